@@ -1,0 +1,3 @@
+"""synelo: skill ratings and optimal team splits for multiplayer team games."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,67 @@
+"""Configuration from the environment (SYNELO_*), with the seed's values as defaults."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+from pydantic import Field, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+from synelo.ratings.params import SynEloParams
+
+TokenList = Annotated[list[str], NoDecode]
+
+
+class Settings(BaseSettings):
+    """Every variable is documented in README.md ("Configuration")."""
+
+    model_config = SettingsConfigDict(env_prefix="SYNELO_", extra="ignore")
+
+    data_dir: Path = Field(Path("data"), description="Folder for the SQLite file and tokens")
+    database_url: str | None = Field(None, description="SQLAlchemy URL; default SQLite in data_dir")
+    admin_tokens: TokenList = Field(default_factory=list)
+    server_tokens: TokenList = Field(default_factory=list)
+    max_body_bytes: int = 64 * 1024
+    db_pool_size: int = 8
+
+    # Seed 000's parameter table: defaults for every new pool.
+    r0: int = 1000
+    r_min: int = 100
+    r_max: int = 10_000
+    r_shadow_cap: int = 2200
+    t_shadow: int = 50
+    t_stale_days: float = 30.0
+    k_min: float = 2.0
+    k_max: float = 72.0
+    kmax: int = 12  # largest team size of the servers feeding a pool (gives Θ)
+    window: int = 500
+    w_vel: float = 0.25
+    w_wre: float = 0.25
+    w_vol: float = 0.50
+    wre_scale: float = 0.10
+    sigma: float = 400.0
+    brier_recent: int = 500
+    n_max: int = 32
+
+    @field_validator("admin_tokens", "server_tokens", mode="before")
+    @classmethod
+    def _split_tokens(cls, value: object) -> object:
+        if isinstance(value, str):
+            return [t.strip() for t in value.split(",") if t.strip()]
+        return value
+
+    @property
+    def sqlalchemy_url(self) -> str:
+        if self.database_url:
+            return self.database_url
+        return f"sqlite:///{(self.data_dir / 'synelo.db').resolve()}"
+
+    def rating_params(self, theta: float) -> SynEloParams:
+        """The defaults a new pool snapshots (its own Θ from k_max or an override)."""
+        return SynEloParams(
+            r0=self.r0, r_min=self.r_min, r_max=self.r_max, r_shadow_cap=self.r_shadow_cap,
+            t_shadow=self.t_shadow, t_stale_days=self.t_stale_days, k_min=self.k_min,
+            k_max=self.k_max, theta=theta, window=self.window, w_vel=self.w_vel,
+            w_wre=self.w_wre, w_vol=self.w_vol, wre_scale=self.wre_scale, sigma=self.sigma,
+        )

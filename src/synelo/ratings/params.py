@@ -1,0 +1,55 @@
+"""The parameters of seed 000's table, with the seed's values as defaults."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields, replace
+from typing import Any
+
+
+def theta_for_kmax(kmax: int) -> float:
+    """F1: Θ = 400·floor(median{1..k_max}) = 400·floor((k_max+1)/2); k_max = 12 gives 2400."""
+    if kmax < 1:
+        raise ValueError("kmax must be at least 1")
+    return 400.0 * ((kmax + 1) // 2)
+
+
+@dataclass(frozen=True, slots=True)
+class SynEloParams:
+    """Everything the SynElo model needs to rate a round; a pool keeps its own copy."""
+
+    r0: int = 1000  # R_0: starting rating
+    r_min: int = 100  # R_min: absolute rating floor
+    r_max: int = 10_000  # highest rating an admin may set
+    r_shadow_cap: int = 2200  # R_T_shadow: maximum rating on shadow graduation
+    t_shadow: int = 50  # T_shadow: rounds before a rating is visible
+    t_stale_days: float = 30.0  # T_stale: days of inactivity before the stale flag
+    k_min: float = 2.0  # K_min
+    k_max: float = 72.0  # K_max
+    theta: float = 2400.0  # Θ: logistic scale (per pool; see theta_for_kmax)
+    window: int = 500  # W: rounds kept in the convergence window
+    w_vel: float = 0.25  # velocity weight in C
+    w_wre: float = 0.25  # win-rate-excess weight in C
+    w_vol: float = 0.50  # volatility weight in C
+    wre_scale: float = 0.10  # a 10 % win-rate deviation saturates v_wre
+    sigma: float = 400.0  # σ: Gaussian compression width
+
+    def __post_init__(self) -> None:
+        if not (0 < self.r_min <= self.r0 <= self.r_max):
+            raise ValueError("need 0 < r_min <= r0 <= r_max")
+        if not (0 <= self.k_min <= self.k_max):
+            raise ValueError("need 0 <= k_min <= k_max")
+        if self.theta <= 0 or self.sigma <= 0 or self.wre_scale <= 0:
+            raise ValueError("theta, sigma and wre_scale must be positive")
+        if self.window < 2 or self.t_shadow < 0:
+            raise ValueError("window must be at least 2 and t_shadow non-negative")
+
+    def with_changes(self, **changes: Any) -> SynEloParams:
+        return replace(self, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> SynEloParams:
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in names})

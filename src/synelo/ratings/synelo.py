@@ -1,0 +1,169 @@
+"""The SynElo model (seed 000, F1–F6 as resolved in issue 2): pure functions, no I/O.
+
+Ratings are integers. A round is rated against the rosters at round start; every participant
+moves by K·(S − P), K shrinking as the player's rating converges (F3) and as it leaves R_0
+(F4). The service, the replay and the simulator all call these functions.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Literal
+
+from synelo.ratings.params import SynEloParams
+from synelo.ratings.window import ConvergenceWindow
+
+Side = Literal["A", "B"]
+Winner = Literal["A", "B", "draw"]
+
+
+def win_probability(sum_a: float, sum_b: float, theta: float) -> float:
+    """F1: P_A = 1/(1+exp(−(Σ_A − Σ_B)/Θ)), Σ over the rosters at round start.
+
+    Written so that neither branch can overflow, whatever the gap.
+    """
+    x = (sum_a - sum_b) / theta
+    if x >= 0:
+        return 1.0 / (1.0 + math.exp(-x))
+    e = math.exp(x)
+    return e / (1.0 + e)
+
+
+def expected_score(p_a: float, side: Side) -> float:
+    """F2: P_i = P_A on team A, 1 − P_A on team B (the same for mid-round joiners)."""
+    return p_a if side == "A" else 1.0 - p_a
+
+
+def round_score(winner: Winner, side: Side) -> float:
+    """F2: S = 1 for a win, 0.5 for a draw or stalemate, 0 for a loss."""
+    if winner == "draw":
+        return 0.5
+    return 1.0 if winner == side else 0.0
+
+
+def convergence(window: ConvergenceWindow, params: SynEloParams) -> float:
+    """F3: C = clamp(w_vel·v_vel + w_wre·v_wre + w_vol·v_vol, 0, 1).
+
+    v_vel = |mean(w_new) − mean(w_old)|/K_max with halves of m = floor(|w|/2) (an odd
+    window's middle entry is in neither), v_wre = |mean(o) − mean(e)|/0.10, v_vol =
+    std(w)/K_max (population std). With fewer than 2 rounds, C = 1: new players move fastest.
+    """
+    if len(window) < 2:
+        return 1.0
+    v_vel = abs(window.mean_new_minus_old()) / params.k_max
+    v_wre = abs(window.outcome_excess()) / params.wre_scale
+    v_vol = window.std() / params.k_max
+    c = params.w_vel * v_vel + params.w_wre * v_wre + params.w_vol * v_vol
+    return min(1.0, max(0.0, c))
+
+
+def gaussian_compression(rating: float, params: SynEloParams) -> float:
+    """F4: G = exp(−(R − R_0)²/(2σ²)), symmetric around R_0."""
+    d = rating - params.r0
+    return math.exp(-(d * d) / (2.0 * params.sigma * params.sigma))
+
+
+def k_factor(c: float, rating: float, params: SynEloParams) -> float:
+    """F5: K = K_min + (K_max − K_min)·C·G, from the rating and window before the round."""
+    return params.k_min + (params.k_max - params.k_min) * c * gaussian_compression(rating, params)
+
+
+def updated_rating(rating: int, k: float, s: float, p: float, rounds_after: int,
+                   params: SynEloParams) -> int:
+    """F2: R' = max(R_min, round_half_even(R + K·(S − P))).
+
+    On the update that brings rounds_played to exactly T_shadow, R' is capped at R_T_shadow
+    (shadow graduation).
+    """
+    new = max(params.r_min, round(rating + k * (s - p)))
+    if rounds_after == params.t_shadow:
+        new = min(new, params.r_shadow_cap)
+    return new
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerChange:
+    """One participant's rating change in one round (a journal row)."""
+
+    player: str
+    side: Side
+    before: int
+    after: int
+    k: float
+    p: float
+    s: float
+    rounds_played: int  # after this round
+
+    @property
+    def delta(self) -> int:
+        return self.after - self.before
+
+
+def rate_player(player: str, side: Side, rating: int, rounds_played: int,
+                window: ConvergenceWindow, p_a: float, winner: Winner,
+                params: SynEloParams) -> PlayerChange:
+    """F2–F5 for one participant: K from the window and rating before the round."""
+    p = expected_score(p_a, side)
+    s = round_score(winner, side)
+    k = k_factor(convergence(window, params), rating, params)
+    after = updated_rating(rating, k, s, p, rounds_played + 1, params)
+    return PlayerChange(player, side, rating, after, k, p, s, rounds_played + 1)
+
+
+@dataclass(frozen=True, slots=True)
+class RoundRating:
+    """The outcome of rating one round: P_A, the round-start sums and every change."""
+
+    p_a: float
+    sum_a: int
+    sum_b: int
+    changes: tuple[PlayerChange, ...]
+
+    def brier_term(self, winner: Winner) -> float:
+        """F6: (P_A − O_A)², O_A being team A's score (1, 0.5 or 0)."""
+        return (self.p_a - round_score(winner, "A")) ** 2
+
+
+@dataclass(slots=True)
+class PlayerRecord:
+    """What the model knows of a player between rounds."""
+
+    rating: int
+    rounds_played: int
+    window: ConvergenceWindow
+
+
+def rate_round(roster_a: Iterable[int], roster_b: Iterable[int],
+               participants: Sequence[tuple[str, Side, PlayerRecord]], winner: Winner,
+               params: SynEloParams) -> RoundRating:
+    """Rate a round: P from the round-start rosters' ratings (F1), then F2–F5 per participant.
+
+    Pure: the records are read, not changed; call `apply_change` to move a record forward.
+    """
+    sum_a, sum_b = sum(roster_a), sum(roster_b)
+    p_a = win_probability(sum_a, sum_b, params.theta)
+    changes = tuple(
+        rate_player(pid, side, rec.rating, rec.rounds_played, rec.window, p_a, winner, params)
+        for pid, side, rec in participants
+    )
+    return RoundRating(p_a, sum_a, sum_b, changes)
+
+
+def apply_change(record: PlayerRecord, change: PlayerChange) -> None:
+    """Move a record past a rated round: new rating, one more round, the round in the window."""
+    record.rating = change.after
+    record.rounds_played = change.rounds_played
+    record.window.append(change.after, change.p, change.s)
+
+
+def is_visible(rounds_played: int, params: SynEloParams) -> bool:
+    """Shadow period: a rating is shown once the player has T_shadow rated rounds."""
+    return rounds_played >= params.t_shadow
+
+
+def is_stale(last_played: datetime | None, now: datetime, params: SynEloParams) -> bool:
+    """Stale: the last rated round is more than T_stale days old (never rated: not stale)."""
+    return last_played is not None and now - last_played > timedelta(days=params.t_stale_days)

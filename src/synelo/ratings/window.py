@@ -1,0 +1,145 @@
+"""F3's convergence window: a player's last W rounds with statistics kept incrementally.
+
+Each entry is (rating after the round, own team's P, own S). Appending is O(1): the sums the
+convergence score needs (Σw, Σw², the old and new halves, Σo, Σe) are updated with the entries
+that enter or leave them, so neither the service nor a replay rescans 500 rounds per player.
+All sums are exact integers (ratings are integers, S is stored as 2·S, and P is scaled by
+2^1074, which turns every double into an integer), so the statistics equal a from-scratch
+computation exactly and never drift.
+"""
+
+from __future__ import annotations
+
+import struct
+from array import array
+
+_P_SHIFT = 1074  # every finite double is an integer multiple of 2^-1074
+_HEADER = struct.Struct("<HHIqqqqH")  # version, size, n, Σw, Σw², Σold, Σnew, len(Σe bytes)
+_VERSION = 1
+
+
+def _scaled(p: float) -> int:
+    """p as an exact integer multiple of 2^-1074."""
+    num, den = p.as_integer_ratio()
+    return num << (_P_SHIFT - (den.bit_length() - 1))
+
+
+class ConvergenceWindow:
+    """The last `size` rounds of one player, oldest first, with exact running sums."""
+
+    __slots__ = ("size", "ratings", "probs", "scores2", "sum_w", "sum_w2", "sum_old", "sum_new",
+                 "sum_s2", "sum_p")
+
+    def __init__(self, size: int = 500) -> None:
+        if size < 2:
+            raise ValueError("window size must be at least 2")
+        self.size = size
+        self.ratings = array("i")
+        self.probs = array("d")
+        self.scores2 = array("b")  # 2·S: 0 loss, 1 draw, 2 win
+        self.sum_w = 0
+        self.sum_w2 = 0
+        self.sum_old = 0  # Σ w[:m]
+        self.sum_new = 0  # Σ w[-m:]
+        self.sum_s2 = 0
+        self.sum_p = 0  # Σ e, scaled by 2^1074
+
+    def __len__(self) -> int:
+        return len(self.ratings)
+
+    def append(self, rating: int, p: float, s: float) -> None:
+        """Add the round just rated; the oldest round leaves once the window holds W."""
+        w = self.ratings
+        n = len(w)
+        m = n // 2
+        s2 = int(round(2 * s))
+        if n == self.size:
+            # w' = w[1:] + [x]; m is unchanged. old' = w[1:m+1], new' = w[n-m+1:] + [x].
+            gone = w[0]
+            self.sum_old += w[m] - gone
+            self.sum_new += rating - w[n - m]
+            self.sum_w -= gone
+            self.sum_w2 -= gone * gone
+            self.sum_s2 -= self.scores2[0]
+            self.sum_p -= _scaled(self.probs[0])
+            w.pop(0)
+            self.probs.pop(0)
+            self.scores2.pop(0)
+        elif n % 2:
+            # n = 2m+1 → 2m+2: the middle element w[m] joins old, x joins new.
+            self.sum_old += w[m]
+            self.sum_new += rating
+        else:
+            # n = 2m → 2m+1: w[m] leaves new (it becomes the middle), x joins new.
+            if m:
+                self.sum_new -= w[m]
+            self.sum_new += rating
+        w.append(rating)
+        self.probs.append(p)
+        self.scores2.append(s2)
+        self.sum_w += rating
+        self.sum_w2 += rating * rating
+        self.sum_s2 += s2
+        self.sum_p += _scaled(p)
+
+    # --- statistics -----------------------------------------------------------------------
+    def half(self) -> int:
+        """m = floor(|w|/2), the length of each half."""
+        return len(self.ratings) // 2
+
+    def mean_new_minus_old(self) -> float:
+        """mean(w_new) − mean(w_old); 0 for fewer than 2 rounds."""
+        m = self.half()
+        return (self.sum_new - self.sum_old) / m if m else 0.0
+
+    def outcome_excess(self) -> float:
+        """mean(o) − mean(e) over the whole window, computed exactly then rounded once."""
+        n = len(self.ratings)
+        if not n:
+            return 0.0
+        return ((self.sum_s2 << (_P_SHIFT - 1)) - self.sum_p) / (n << _P_SHIFT)
+
+    def std(self) -> float:
+        """Population standard deviation (ddof = 0) of the ratings in the window."""
+        n = len(self.ratings)
+        if not n:
+            return 0.0
+        return ((n * self.sum_w2 - self.sum_w * self.sum_w) / (n * n)) ** 0.5
+
+    # --- persistence ----------------------------------------------------------------------
+    def to_bytes(self) -> bytes:
+        sum_p = self.sum_p.to_bytes((self.sum_p.bit_length() + 8) // 8 or 1, "little", signed=True)
+        head = _HEADER.pack(_VERSION, self.size, len(self.ratings), self.sum_w, self.sum_w2,
+                            self.sum_old, self.sum_new, len(sum_p))
+        return b"".join((head, sum_p, self.ratings.tobytes(), self.probs.tobytes(),
+                         self.scores2.tobytes()))
+
+    @classmethod
+    def from_bytes(cls, blob: bytes | None, size: int = 500) -> ConvergenceWindow:
+        """Load a stored window; an empty or missing blob is an empty window of `size`."""
+        if not blob:
+            return cls(size)
+        version, stored_size, n, sw, sw2, so, sn, plen = _HEADER.unpack_from(blob)
+        if version != _VERSION:
+            raise ValueError(f"unknown window format {version}")
+        win = cls(stored_size)
+        at = _HEADER.size
+        win.sum_p = int.from_bytes(blob[at:at + plen], "little", signed=True)
+        at += plen
+        win.ratings.frombytes(blob[at:at + 4 * n])
+        at += 4 * n
+        win.probs.frombytes(blob[at:at + 8 * n])
+        at += 8 * n
+        win.scores2.frombytes(blob[at:at + n])
+        win.sum_w, win.sum_w2, win.sum_old, win.sum_new = sw, sw2, so, sn
+        win.sum_s2 = sum(win.scores2)
+        if stored_size != size:
+            win = win.resized(size)
+        return win
+
+    def resized(self, size: int) -> ConvergenceWindow:
+        """The same history in a window of another size (keeps the most recent rounds)."""
+        win = ConvergenceWindow(size)
+        for r, p, s2 in zip(self.ratings, self.probs, self.scores2, strict=True):
+            win.append(r, p, s2 / 2)
+        return win

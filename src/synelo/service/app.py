@@ -1,0 +1,53 @@
+"""The FastAPI application: wiring only (routers, auth, limits, JSON errors)."""
+
+from __future__ import annotations
+
+import logging
+
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
+
+from synelo import __version__
+from synelo.config import Settings
+from synelo.service.auth import TokenChecker
+from synelo.service.limits import BodyLimit
+from synelo.service.routers import players, pools, rounds
+from synelo.store.engine import create_store_engine
+from synelo.store.repository import Clock, Store, utcnow
+
+log = logging.getLogger("synelo")
+
+
+def create_app(settings: Settings | None = None, *, store: Store | None = None,
+               clock: Clock = utcnow) -> FastAPI:
+    """Build the app. Tests pass their own store or clock; `synelo serve` passes neither."""
+    settings = settings or Settings()
+    if store is None:
+        store = Store(create_store_engine(settings.sqlalchemy_url,
+                                          pool_size=settings.db_pool_size), clock)
+    app = FastAPI(title="synelo", version=__version__,
+                  description="Skill ratings and optimal team splits for team games (SynElo).")
+    app.state.settings = settings
+    app.state.store = store
+    app.state.tokens = TokenChecker(settings.admin_tokens, settings.server_tokens,
+                                    store.token_role)
+
+    @app.exception_handler(Exception)
+    async def internal_error(request: Request, exc: Exception) -> JSONResponse:
+        log.exception("unhandled error on %s %s", request.method, request.url.path)
+        return JSONResponse({"detail": "internal server error"}, status_code=500)
+
+    @app.get("/healthz", tags=["health"])
+    def healthz() -> dict[str, str]:
+        return {"status": "ok", "version": __version__}
+
+    app.include_router(pools.router)
+    app.include_router(players.router)
+    app.include_router(rounds.router)
+    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
+    return app
+
+
+def app_from_env() -> FastAPI:
+    """The factory `synelo serve` hands to uvicorn (one app per worker)."""
+    return create_app()

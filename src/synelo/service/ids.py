@@ -1,0 +1,63 @@
+"""Player ids: 17-digit SteamID64s (as JSON strings or integers), or text ids in text pools."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from fastapi.exceptions import RequestValidationError
+
+STEAM_ID_MIN = 76561197960265729  # account number 1, individual, public universe
+STEAM_ID_MAX = 76561202255233023  # account number 2^32 − 1
+TEXT_ID_MAX = 64
+
+Loc = tuple[str | int, ...]
+
+
+def invalid(loc: Loc, msg: str, kind: str = "value_error",
+            value: Any = None) -> RequestValidationError:
+    """A 422 in FastAPI's own error format, naming the field."""
+    return RequestValidationError([{"loc": loc, "msg": msg, "type": kind, "input": value}])
+
+
+def normalize_id(value: object, player_ids: str, loc: Loc) -> str:
+    """The canonical string form of a player id, or a 422 naming `loc`."""
+    if player_ids == "text":
+        if not isinstance(value, str):
+            raise invalid(loc, "a player id in a text pool must be a string", value=value)
+        if not (1 <= len(value) <= TEXT_ID_MAX) or not all(" " <= ch <= "~" for ch in value):
+            raise invalid(loc, f"a text player id is 1–{TEXT_ID_MAX} printable ASCII characters",
+                          value=value)
+        return value
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        raise invalid(loc, "a SteamID64 is a JSON string or integer", value=value)
+    if isinstance(value, str):
+        if len(value) != 17 or not value.isascii() or not value.isdigit():
+            raise invalid(loc, "a SteamID64 has exactly 17 digits", value=value)
+        number = int(value)
+    else:
+        number = value
+    if not STEAM_ID_MIN <= number <= STEAM_ID_MAX:
+        raise invalid(loc, f"not an individual SteamID64 ({STEAM_ID_MIN}…{STEAM_ID_MAX})",
+                      value=value)
+    return str(number)
+
+
+def normalize_ids(values: Sequence[object], player_ids: str, loc: Loc,
+                  seen: dict[str, Loc] | None = None) -> tuple[str, ...]:
+    """Normalise a roster; a player listed twice (here or in `seen`) is a 422."""
+    seen = {} if seen is None else seen
+    out = []
+    for i, value in enumerate(values):
+        here = (*loc, i)
+        key = normalize_id(value, player_ids, here)
+        if key in seen:
+            raise invalid(here, f"player {key} is listed twice (also at {_dotted(seen[key])})",
+                          value=value)
+        seen[key] = here
+        out.append(key)
+    return tuple(out)
+
+
+def _dotted(loc: Iterable[str | int]) -> str:
+    return ".".join(str(p) for p in loc)

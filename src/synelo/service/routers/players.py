@@ -1,0 +1,99 @@
+"""Player lookups (server) and admin changes: set, reset, history, leaderboard."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, HTTPException, Path, Query
+
+from synelo.ratings import SynEloParams, is_stale, is_visible, k_factor
+from synelo.service.deps import AdminAuth, PoolDep, ServerAuth, StoreDep
+from synelo.service.ids import invalid, normalize_id
+from synelo.service.schemas import (
+    HistoryOut,
+    JournalOut,
+    LeaderboardOut,
+    LeaderOut,
+    LookupIn,
+    LookupOut,
+    PlayerOut,
+    RatingIn,
+)
+from synelo.store.typedefs import PlayerRow, UnknownPool
+
+router = APIRouter(prefix="/v1/pools/{pool}", tags=["players"])
+SteamIdPath = Annotated[str, Path(description="SteamID64 (or the text id in a text pool)")]
+
+
+def player_out(key: str, row: PlayerRow | None, params: SynEloParams, store: StoreDep) -> PlayerOut:
+    """A player as the game server sees it; unknown players get R_0, 0 rounds, C = 1."""
+    if row is None:
+        row = PlayerRow(key, params.r0, 0, None, 1.0)
+    return PlayerOut(
+        steam_id=key, rating=row.rating, visible=is_visible(row.rounds_played, params),
+        rounds_played=row.rounds_played,
+        stale=is_stale(row.last_played, store.clock(), params),
+        last_played=row.last_played, convergence=row.convergence,
+        k=k_factor(row.convergence, row.rating, params),
+    )
+
+
+@router.get("/players/{steam_id}", response_model=PlayerOut, dependencies=[ServerAuth])
+def get_player(pool: PoolDep, steam_id: SteamIdPath, store: StoreDep) -> PlayerOut:
+    key = normalize_id(steam_id, pool.player_ids, ("path", "steam_id"))
+    return player_out(key, store.lookup(pool, [key]).get(key), pool.params, store)
+
+
+@router.post("/players/lookup", response_model=LookupOut, dependencies=[ServerAuth])
+def lookup_players(pool: PoolDep, body: LookupIn, store: StoreDep) -> LookupOut:
+    keys = list(dict.fromkeys(
+        normalize_id(v, pool.player_ids, ("body", "steam_ids", i))
+        for i, v in enumerate(body.steam_ids)))
+    found = store.lookup(pool, keys)
+    return LookupOut(players=[player_out(k, found.get(k), pool.params, store) for k in keys])
+
+
+@router.put("/players/{steam_id}", response_model=PlayerOut, dependencies=[AdminAuth])
+def set_rating(pool: PoolDep, steam_id: SteamIdPath, body: RatingIn,
+               store: StoreDep) -> PlayerOut:
+    key = normalize_id(steam_id, pool.player_ids, ("path", "steam_id"))
+    p = pool.params
+    if not p.r_min <= body.rating <= p.r_max:
+        raise invalid(("body", "rating"), f"rating must be within {p.r_min}…{p.r_max}",
+                      value=body.rating)
+    return player_out(key, store.set_rating(pool.name, key, body.rating), p, store)
+
+
+@router.delete("/players/{steam_id}", response_model=PlayerOut, dependencies=[AdminAuth])
+def reset_player(pool: PoolDep, steam_id: SteamIdPath, store: StoreDep) -> PlayerOut:
+    key = normalize_id(steam_id, pool.player_ids, ("path", "steam_id"))
+    try:
+        row = store.reset_player(pool.name, key)
+    except UnknownPool:  # pragma: no cover - pools are never deleted
+        raise HTTPException(404, "unknown pool") from None
+    return player_out(key, row, pool.params, store)
+
+
+@router.get("/players/{steam_id}/history", response_model=HistoryOut, dependencies=[AdminAuth])
+def player_history(pool: PoolDep, steam_id: SteamIdPath, store: StoreDep,
+                   limit: Annotated[int, Query(ge=1, le=5000)] = 500,
+                   after: Annotated[int, Query(ge=0, description="journal id to page from")] = 0,
+                   ) -> HistoryOut:
+    key = normalize_id(steam_id, pool.player_ids, ("path", "steam_id"))
+    entries = [JournalOut(id=e.id, kind=e.kind, round_id=e.round_id, seq=e.seq, team=e.team,
+                          before=e.before, after=e.after, delta=e.after - e.before, k=e.k,
+                          p=e.p, s=e.s, at=e.created_at)
+               for e in store.history(pool, key, limit, after)]
+    return HistoryOut(steam_id=key, entries=entries)
+
+
+@router.get("/leaderboard", response_model=LeaderboardOut, dependencies=[AdminAuth])
+def leaderboard(pool: PoolDep, store: StoreDep,
+                limit: Annotated[int, Query(ge=1, le=1000)] = 100) -> LeaderboardOut:
+    now = store.clock()
+    return LeaderboardOut(players=[
+        LeaderOut(rank=i, steam_id=r.player_key, rating=r.rating, rounds_played=r.rounds_played,
+                  stale=is_stale(r.last_played, now, pool.params), last_played=r.last_played)
+        for i, r in enumerate(store.leaderboard(pool, limit), start=1)])
+
+

@@ -1,0 +1,50 @@
+"""Round reports: the update endpoint (idempotent on round_id)."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, HTTPException, Response
+
+from synelo.service.deps import PoolDep, ServerAuth, StoreDep
+from synelo.service.ids import invalid, normalize_ids
+from synelo.service.schemas import RoundIn, RoundOut
+from synelo.store.typedefs import Pool, RoundConflict, RoundReport
+
+router = APIRouter(prefix="/v1/pools/{pool}", tags=["rounds"])
+
+
+def to_report(body: RoundIn, pool: Pool) -> RoundReport:
+    """Normalise ids and check the rosters: no player twice, none on both sides."""
+    kind = pool.player_ids
+    seen: dict = {}
+    team_a = normalize_ids(body.teams.A, kind, ("body", "teams", "A"), seen)
+    team_b = normalize_ids(body.teams.B, kind, ("body", "teams", "B"), seen)
+    if body.participants is None:
+        part_a, part_b = team_a, team_b
+    else:
+        seen_p: dict = {}
+        part_a = normalize_ids(body.participants.A, kind, ("body", "participants", "A"), seen_p)
+        part_b = normalize_ids(body.participants.B, kind, ("body", "participants", "B"), seen_p)
+        if not part_a and not part_b:
+            raise invalid(("body", "participants"), "at least one participant is needed")
+        # A participant is rated on one side only: the side of its round-start team, if any.
+        for side, part, other in (("A", part_a, set(team_b)), ("B", part_b, set(team_a))):
+            for i, key in enumerate(part):
+                if key in other:
+                    raise invalid(("body", "participants", side, i),
+                                  f"player {key} is on the other team in teams")
+    return RoundReport(body.round_id, body.server_id, body.map, body.winner,
+                       team_a, team_b, part_a, part_b)
+
+
+@router.post("/rounds", status_code=201, response_model=RoundOut, dependencies=[ServerAuth],
+             responses={200: {"model": RoundOut, "description": "a retry: the stored result"},
+                        409: {"description": "round_id already used for another round"}})
+def submit_round(pool: PoolDep, body: RoundIn, store: StoreDep) -> Response:
+    report = to_report(body, pool)
+    try:
+        result = store.submit_round(pool.name, report)
+    except RoundConflict:
+        raise HTTPException(409, f"round_id {report.round_id!r} was already submitted "
+                                 "with different content") from None
+    return Response(result.body, status_code=201 if result.created else 200,
+                    media_type="application/json")

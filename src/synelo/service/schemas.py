@@ -1,0 +1,170 @@
+"""Request and response bodies of API v1."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
+
+MAX_SIDE = 64
+PlayerId = StrictStr | StrictInt  # checked against the pool's id kind by synelo.service.ids
+
+
+class Sides(BaseModel):
+    A: list[PlayerId] = Field(min_length=1, max_length=MAX_SIDE)
+    B: list[PlayerId] = Field(min_length=1, max_length=MAX_SIDE)
+
+
+class ParticipantSides(BaseModel):
+    A: list[PlayerId] = Field(default_factory=list, max_length=MAX_SIDE)
+    B: list[PlayerId] = Field(default_factory=list, max_length=MAX_SIDE)
+
+
+class RoundIn(BaseModel):
+    """A round report. `teams` are the rosters at round start (they decide P);
+    `participants` are the players rated (default: `teams`)."""
+
+    model_config = ConfigDict(json_schema_extra={"example": {
+        "round_id": "srv1-2026-11-21T20:15:03-17", "server_id": "srv1", "map": "arena_well",
+        "winner": "A", "teams": {"A": ["76561197960265730"], "B": ["76561197960265731"]}}})
+
+    round_id: StrictStr = Field(min_length=1, max_length=128)
+    server_id: StrictStr = Field(min_length=1, max_length=128)
+    map: StrictStr = Field("", max_length=128)
+    winner: Literal["A", "B", "draw"]
+    teams: Sides
+    participants: ParticipantSides | None = None
+
+
+class PlayerChangeOut(BaseModel):
+    steam_id: str
+    team: Literal["A", "B"]
+    before: int
+    after: int
+    delta: int
+    k: float
+    visible: bool
+    rounds_played: int
+
+
+class RoundOut(BaseModel):
+    round_id: str
+    seq: int
+    winner: str
+    p_a: float
+    sum_a: int
+    sum_b: int
+    players: list[PlayerChangeOut]
+
+
+class PlayerOut(BaseModel):
+    steam_id: str
+    rating: int
+    visible: bool
+    rounds_played: int
+    stale: bool
+    last_played: datetime | None
+    convergence: float = Field(description="F3's C for the next round")
+    k: float = Field(description="F5's K for the next round")
+
+
+class LookupIn(BaseModel):
+    steam_ids: list[PlayerId] = Field(min_length=1, max_length=256)
+
+
+class LookupOut(BaseModel):
+    players: list[PlayerOut]
+
+
+class RatingIn(BaseModel):
+    rating: StrictInt
+
+
+class JournalOut(BaseModel):
+    id: int
+    kind: Literal["round", "set", "reset"]
+    round_id: str | None
+    seq: int | None
+    team: str | None
+    before: int
+    after: int
+    delta: int
+    k: float | None
+    p: float | None
+    s: float | None
+    at: datetime
+
+
+class HistoryOut(BaseModel):
+    steam_id: str
+    entries: list[JournalOut]
+
+
+class LeaderOut(BaseModel):
+    rank: int
+    steam_id: str
+    rating: int
+    rounds_played: int
+    stale: bool
+    last_played: datetime | None
+
+
+class LeaderboardOut(BaseModel):
+    players: list[LeaderOut]
+
+
+class ParamsIn(BaseModel):
+    """Optional per-pool overrides of seed 000's parameters (defaults: the settings)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    r0: int | None = Field(None, ge=1)
+    r_min: int | None = Field(None, ge=1)
+    r_max: int | None = Field(None, ge=1)
+    r_shadow_cap: int | None = Field(None, ge=1)
+    t_shadow: int | None = Field(None, ge=0)
+    t_stale_days: float | None = Field(None, gt=0)
+    k_min: float | None = Field(None, ge=0)
+    k_max: float | None = Field(None, gt=0)
+    window: int | None = Field(None, ge=2, le=5000)
+    w_vel: float | None = Field(None, ge=0)
+    w_wre: float | None = Field(None, ge=0)
+    w_vol: float | None = Field(None, ge=0)
+    wre_scale: float | None = Field(None, gt=0)
+    sigma: float | None = Field(None, gt=0)
+
+
+class PoolIn(BaseModel):
+    name: StrictStr = Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")
+    kmax: StrictInt | None = Field(None, ge=1, le=64, description="largest team size; Θ = "
+                                   "400·floor((kmax+1)/2)")
+    theta: float | None = Field(None, gt=0, le=1e6, description="overrides the Θ of kmax")
+    player_ids: Literal["steam", "text"] = "steam"
+    params: ParamsIn | None = None
+
+
+class PoolOut(BaseModel):
+    name: str
+    kmax: int
+    theta: float
+    player_ids: str
+    rounds: int
+    created_at: datetime
+    params: dict[str, float | int]
+
+
+class QualityOut(BaseModel):
+    rounds: int
+    players: int
+    shadow: int
+    stale: int
+    mean_convergence: float | None
+    theta: float
+    kmax: int
+    brier_target: float
+    brier_all: float | None
+    brier_all_distance: float | None
+    brier_recent: float | None
+    brier_recent_distance: float | None
+    brier_recent_rounds: int

@@ -1,0 +1,1 @@
+"""Persistence: SQLAlchemy Core tables, the engine, Alembic migrations and repository code."""

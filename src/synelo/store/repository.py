@@ -1,0 +1,326 @@
+"""All reads and writes of synelo's data. One transaction per operation.
+
+Writers to a pool serialise on the pool: SQLite by ``BEGIN IMMEDIATE`` (the write lock is
+held before anything is read), PostgreSQL by ``SELECT … FOR UPDATE`` on the pool row and then
+on the player rows in player-key order, so locks are always taken in the same order and a
+read-modify-write never interleaves with another.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
+
+import orjson
+from sqlalchemy import Connection, Engine, bindparam, func, insert, select, update
+from sqlalchemy.exc import IntegrityError
+
+from synelo.ratings import (
+    ConvergenceWindow,
+    PlayerRecord,
+    SynEloParams,
+    apply_change,
+    convergence,
+    is_visible,
+    rate_round,
+)
+from synelo.ratings.brier import brier_score
+from synelo.ratings.synelo import round_score
+from synelo.store.engine import IMMEDIATE
+from synelo.store.tables import api_tokens, journal, players, pools, rounds
+from synelo.store.typedefs import (
+    JournalEntry,
+    PlayerRow,
+    Pool,
+    PoolExists,
+    PoolQuality,
+    RoundConflict,
+    RoundReport,
+    SubmitResult,
+    UnknownPool,
+)
+
+Clock = Callable[[], datetime]
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def hash_token(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def _pool(row) -> Pool:  # type: ignore[no-untyped-def]
+    return Pool(row.id, row.name, row.kmax, row.player_ids,
+                SynEloParams.from_dict(json.loads(row.params)), row.rounds, row.brier_sum,
+                row.created_at)
+
+
+_PLAYER_VIEW = (players.c.player_key, players.c.rating, players.c.rounds_played,
+                players.c.last_played, players.c.convergence)
+
+# Prepared once: the statements of the hot path (round submission).
+_UPDATE_PLAYER = (
+    update(players)
+    .where(players.c.id == bindparam("pid"))
+    .values(rating=bindparam("rating"), rounds_played=bindparam("rounds_played"),
+            last_played=bindparam("last_played"), convergence=bindparam("convergence"),
+            window=bindparam("window"))
+)
+
+
+class Store:
+    """The repository: every operation the service needs, each in its own transaction."""
+
+    def __init__(self, engine: Engine, clock: Clock = utcnow) -> None:
+        self.engine = engine
+        self.clock = clock
+
+    # --- transactions -----------------------------------------------------------------------
+    @contextmanager
+    def _write(self) -> Iterator[Connection]:
+        with self.engine.connect().execution_options(**{IMMEDIATE: True}) as conn, conn.begin():
+            yield conn
+
+    @contextmanager
+    def _read(self) -> Iterator[Connection]:
+        with self.engine.connect() as conn, conn.begin():
+            yield conn
+
+    def _locked_pool(self, conn: Connection, name: str) -> Pool:
+        row = conn.execute(select(pools).where(pools.c.name == name).with_for_update()).first()
+        if row is None:
+            raise UnknownPool(name)
+        return _pool(row)
+
+    # --- pools ------------------------------------------------------------------------------
+    def create_pool(self, name: str, kmax: int, params: SynEloParams,
+                    player_ids: str = "steam") -> Pool:
+        try:
+            with self._write() as conn:
+                conn.execute(insert(pools).values(
+                    name=name, kmax=kmax, player_ids=player_ids,
+                    params=json.dumps(params.to_dict()), rounds=0, brier_sum=0.0,
+                    created_at=self.clock()))
+        except IntegrityError as exc:
+            raise PoolExists(name) from exc
+        return self.get_pool(name)
+
+    def get_pool(self, name: str) -> Pool:
+        with self._read() as conn:
+            row = conn.execute(select(pools).where(pools.c.name == name)).first()
+        if row is None:
+            raise UnknownPool(name)
+        return _pool(row)
+
+    def list_pools(self) -> list[Pool]:
+        with self._read() as conn:
+            return [_pool(r) for r in conn.execute(select(pools).order_by(pools.c.name))]
+
+    # --- players ----------------------------------------------------------------------------
+    def lookup(self, pool: Pool, keys: Sequence[str]) -> dict[str, PlayerRow]:
+        """Stored players among `keys`; unknown players are simply absent (nothing stored)."""
+        with self._read() as conn:
+            rows = conn.execute(select(*_PLAYER_VIEW).where(
+                players.c.pool_id == pool.id, players.c.player_key.in_(list(set(keys)))))
+            return {r.player_key: PlayerRow(*r) for r in rows}
+
+    def set_rating(self, pool_name: str, key: str, rating: int) -> PlayerRow:
+        """Admin override, journaled as "set". The convergence window restarts: the old
+        ratings no longer describe this player, so C = 1 until two rounds are rated."""
+        now = self.clock()
+        with self._write() as conn:
+            pool = self._locked_pool(conn, pool_name)
+            row = conn.execute(select(players.c.id, players.c.rating).where(
+                players.c.pool_id == pool.id, players.c.player_key == key).with_for_update()
+            ).first()
+            if row is None:
+                pid = conn.execute(insert(players).values(
+                    pool_id=pool.id, player_key=key, rating=rating, rounds_played=0,
+                    last_played=None, convergence=1.0, window=None).returning(players.c.id)
+                ).scalar_one()
+                before = pool.params.r0
+            else:
+                pid, before = row
+                conn.execute(update(players).where(players.c.id == pid).values(
+                    rating=rating, convergence=1.0, window=None))
+            conn.execute(insert(journal).values(
+                pool_id=pool.id, player_id=pid, round_pk=None, kind="set", team=None,
+                before=before, after=rating, k=None, p=None, s=None, created_at=now))
+            return PlayerRow(*conn.execute(select(*_PLAYER_VIEW).where(players.c.id == pid)).one())
+
+    def reset_player(self, pool_name: str, key: str) -> PlayerRow | None:
+        """Back to R_0 with 0 rounds (shadow again), journaled as "reset"; None if unknown."""
+        now = self.clock()
+        with self._write() as conn:
+            pool = self._locked_pool(conn, pool_name)
+            row = conn.execute(select(players.c.id, players.c.rating).where(
+                players.c.pool_id == pool.id, players.c.player_key == key).with_for_update()
+            ).first()
+            if row is None:
+                return None
+            pid, before = row
+            conn.execute(update(players).where(players.c.id == pid).values(
+                rating=pool.params.r0, rounds_played=0, last_played=None, convergence=1.0,
+                window=None))
+            conn.execute(insert(journal).values(
+                pool_id=pool.id, player_id=pid, round_pk=None, kind="reset", team=None,
+                before=before, after=pool.params.r0, k=None, p=None, s=None, created_at=now))
+            return PlayerRow(*conn.execute(select(*_PLAYER_VIEW).where(players.c.id == pid)).one())
+
+    def history(self, pool: Pool, key: str, limit: int, after: int = 0) -> list[JournalEntry]:
+        """The journal of one player, oldest first, from journal id `after` on."""
+        stmt = (
+            select(journal.c.id, journal.c.kind, rounds.c.round_id, rounds.c.seq, journal.c.team,
+                   journal.c.before, journal.c.after, journal.c.k, journal.c.p, journal.c.s,
+                   journal.c.created_at)
+            .select_from(journal.join(players, journal.c.player_id == players.c.id)
+                         .outerjoin(rounds, journal.c.round_pk == rounds.c.id))
+            .where(players.c.pool_id == pool.id, players.c.player_key == key,
+                   journal.c.id > after)
+            .order_by(journal.c.id).limit(limit)
+        )
+        with self._read() as conn:
+            return [JournalEntry(*r) for r in conn.execute(stmt)]
+
+    def leaderboard(self, pool: Pool, limit: int) -> list[PlayerRow]:
+        """Visible players by rating (ties: more rounds first, then id)."""
+        stmt = (select(*_PLAYER_VIEW)
+                .where(players.c.pool_id == pool.id,
+                       players.c.rounds_played >= pool.params.t_shadow)
+                .order_by(players.c.rating.desc(), players.c.rounds_played.desc(),
+                          players.c.player_key).limit(limit))
+        with self._read() as conn:
+            return [PlayerRow(*r) for r in conn.execute(stmt)]
+
+    def quality(self, pool_name: str, recent: int) -> tuple[Pool, PoolQuality]:
+        """F6 and the pool's health counts, read in one snapshot."""
+        now = self.clock()
+        with self._read() as conn:
+            row = conn.execute(select(pools).where(pools.c.name == pool_name)).first()
+            if row is None:
+                raise UnknownPool(pool_name)
+            pool = _pool(row)
+            stale_before = now - timedelta(days=pool.params.t_stale_days)
+            counts = conn.execute(select(
+                func.count(),
+                func.count().filter(players.c.rounds_played < pool.params.t_shadow),
+                func.count().filter(players.c.last_played < stale_before),
+                func.avg(players.c.convergence),
+            ).where(players.c.pool_id == pool.id)).one()
+            last = conn.execute(select(rounds.c.p_a, rounds.c.winner)
+                                .where(rounds.c.pool_id == pool.id)
+                                .order_by(rounds.c.seq.desc()).limit(recent)).all()
+        recent_brier = brier_score((p - round_score(w, "A")) ** 2 for p, w in last)
+        mean_c = None if counts[3] is None else float(counts[3])
+        return pool, PoolQuality(
+            rounds=pool.rounds, players=counts[0], shadow=counts[1], stale=counts[2],
+            mean_convergence=mean_c,
+            brier_all=pool.brier_sum / pool.rounds if pool.rounds else None,
+            brier_recent=recent_brier, recent_rounds=len(last))
+
+    # --- rounds -----------------------------------------------------------------------------
+    def submit_round(self, pool_name: str, report: RoundReport) -> SubmitResult:
+        """Rate a round once. A retry with the same content replays the stored answer; the
+        same round_id with other content raises RoundConflict. Nothing is written on error."""
+        digest = report.content_hash()
+        now = self.clock()
+        with self._write() as conn:
+            pool = self._locked_pool(conn, pool_name)
+            seen = conn.execute(select(rounds.c.content_hash, rounds.c.result).where(
+                rounds.c.pool_id == pool.id, rounds.c.round_id == report.round_id)).first()
+            if seen is not None:
+                if seen.content_hash != digest:
+                    raise RoundConflict(report.round_id)
+                return SubmitResult(False, seen.result.encode())
+            return SubmitResult(True, self._rate(conn, pool, report, digest, now))
+
+    def _rate(self, conn: Connection, pool: Pool, report: RoundReport, digest: str,
+              now: datetime) -> bytes:
+        params = pool.params
+        keys = sorted({*report.team_a, *report.team_b, *report.participants_a,
+                       *report.participants_b})
+        stored = {r.player_key: r for r in conn.execute(
+            select(players.c.id, players.c.player_key, players.c.rating, players.c.rounds_played,
+                   players.c.window)
+            .where(players.c.pool_id == pool.id, players.c.player_key.in_(keys))
+            .order_by(players.c.player_key).with_for_update())}
+
+        def rating(key: str) -> int:
+            row = stored.get(key)
+            return row.rating if row is not None else params.r0
+
+        records: dict[str, PlayerRecord] = {}
+        entries = []
+        for side, keys_on_side in (("A", report.participants_a), ("B", report.participants_b)):
+            for key in keys_on_side:
+                row = stored.get(key)
+                records[key] = (
+                    PlayerRecord(row.rating, row.rounds_played,
+                                 ConvergenceWindow.from_bytes(row.window, params.window))
+                    if row is not None
+                    else PlayerRecord(params.r0, 0, ConvergenceWindow(params.window)))
+                entries.append((key, side, records[key]))
+        rated = rate_round(map(rating, report.team_a), map(rating, report.team_b), entries,
+                           report.winner, params)
+
+        new_rows, old_rows = [], []
+        for change in rated.changes:
+            rec = records[change.player]
+            apply_change(rec, change)
+            values = {"rating": rec.rating, "rounds_played": rec.rounds_played,
+                      "last_played": now, "convergence": convergence(rec.window, params),
+                      "window": rec.window.to_bytes()}
+            row = stored.get(change.player)
+            if row is None:
+                new_rows.append({"pool_id": pool.id, "player_key": change.player, **values})
+            else:
+                old_rows.append({"pid": row.id, **values})
+        ids = {key: row.id for key, row in stored.items()}
+        if new_rows:
+            ids.update((k, i) for i, k in conn.execute(
+                insert(players).returning(players.c.id, players.c.player_key,
+                                          sort_by_parameter_order=True), new_rows))
+        if old_rows:
+            conn.execute(_UPDATE_PLAYER, old_rows)
+
+        seq = pool.rounds + 1
+        body = orjson.dumps({
+            "round_id": report.round_id, "seq": seq, "winner": report.winner,
+            "p_a": rated.p_a, "sum_a": rated.sum_a, "sum_b": rated.sum_b,
+            "players": [{
+                "steam_id": c.player, "team": c.side, "before": c.before, "after": c.after,
+                "delta": c.delta, "k": c.k, "visible": is_visible(c.rounds_played, params),
+                "rounds_played": c.rounds_played} for c in rated.changes],
+        })
+        round_pk = conn.execute(insert(rounds).values(
+            pool_id=pool.id, seq=seq, round_id=report.round_id, server_id=report.server_id,
+            map=report.map, winner=report.winner, sum_a=rated.sum_a, sum_b=rated.sum_b,
+            p_a=rated.p_a, content_hash=digest, result=body.decode(), created_at=now,
+        ).returning(rounds.c.id)).scalar_one()
+        conn.execute(insert(journal), [{
+            "pool_id": pool.id, "player_id": ids[c.player], "round_pk": round_pk, "kind": "round",
+            "team": c.side, "before": c.before, "after": c.after, "k": c.k, "p": c.p, "s": c.s,
+            "created_at": now} for c in rated.changes])
+        conn.execute(update(pools).where(pools.c.id == pool.id).values(
+            rounds=seq, brier_sum=pools.c.brier_sum + rated.brier_term(report.winner)))
+        return body
+
+    # --- tokens -----------------------------------------------------------------------------
+    def add_token(self, role: str, token: str, label: str) -> None:
+        with self._write() as conn:
+            conn.execute(insert(api_tokens).values(role=role, token_hash=hash_token(token),
+                                                   label=label, created_at=self.clock()))
+
+    def token_role(self, token: str) -> str | None:
+        with self._read() as conn:
+            return conn.execute(select(api_tokens.c.role).where(
+                api_tokens.c.token_hash == hash_token(token))).scalar()
+
+    def count_tokens(self) -> int:
+        with self._read() as conn:
+            return conn.execute(select(func.count()).select_from(api_tokens)).scalar_one()

@@ -1,0 +1,124 @@
+"""The schema. Alembic's migrations create exactly these tables (checked by a test)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from sqlalchemy import (
+    BigInteger,
+    Column,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.engine import Dialect
+from sqlalchemy.types import TypeDecorator
+
+metadata = MetaData()
+
+
+class UtcDateTime(TypeDecorator):
+    """Timestamps are aware UTC datetimes in Python, whatever the database keeps."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        value = value.astimezone(UTC)
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+# A BIGINT primary key that SQLite still treats as its rowid alias.
+Id = BigInteger().with_variant(Integer, "sqlite")
+
+pools = Table(
+    "pools",
+    metadata,
+    Column("id", Id, primary_key=True, autoincrement=True),
+    Column("name", String(64), nullable=False, unique=True),
+    Column("kmax", Integer, nullable=False),
+    Column("player_ids", String(8), nullable=False),  # "steam" or "text"
+    Column("params", Text, nullable=False),  # JSON snapshot of SynEloParams (Θ included)
+    Column("rounds", BigInteger, nullable=False, default=0),  # rounds rated = last seq
+    Column("brier_sum", Float, nullable=False, default=0.0),  # F6 running Σ(P_A − O_A)²
+    Column("created_at", UtcDateTime(), nullable=False),
+)
+
+players = Table(
+    "players",
+    metadata,
+    Column("id", Id, primary_key=True, autoincrement=True),
+    Column("pool_id", ForeignKey("pools.id", ondelete="CASCADE"), nullable=False),
+    Column("player_key", String(64), nullable=False),  # SteamID64 or text id
+    Column("rating", Integer, nullable=False),
+    Column("rounds_played", Integer, nullable=False),
+    Column("last_played", UtcDateTime(), nullable=True),
+    Column("convergence", Float, nullable=False),  # F3's C for the next round
+    Column("window", LargeBinary, nullable=True),  # ConvergenceWindow bytes: O(W) to read
+    UniqueConstraint("pool_id", "player_key", name="uq_players_pool_key"),
+    Index("ix_players_pool_rating", "pool_id", "rating"),
+)
+
+rounds = Table(
+    "rounds",
+    metadata,
+    Column("id", Id, primary_key=True, autoincrement=True),
+    Column("pool_id", ForeignKey("pools.id", ondelete="CASCADE"), nullable=False),
+    Column("seq", BigInteger, nullable=False),  # 1, 2, 3… per pool, in rating order
+    Column("round_id", String(128), nullable=False),
+    Column("server_id", String(128), nullable=False),
+    Column("map", String(128), nullable=False),
+    Column("winner", String(4), nullable=False),
+    Column("sum_a", Integer, nullable=False),
+    Column("sum_b", Integer, nullable=False),
+    Column("p_a", Float, nullable=False),
+    Column("content_hash", String(64), nullable=False),
+    Column("result", Text, nullable=False),  # the JSON answered, replayed on a retry
+    Column("created_at", UtcDateTime(), nullable=False),
+    UniqueConstraint("pool_id", "round_id", name="uq_rounds_pool_round_id"),
+    UniqueConstraint("pool_id", "seq", name="uq_rounds_pool_seq"),
+)
+
+journal = Table(
+    "journal",
+    metadata,
+    Column("id", Id, primary_key=True, autoincrement=True),
+    Column("pool_id", ForeignKey("pools.id", ondelete="CASCADE"), nullable=False),
+    Column("player_id", ForeignKey("players.id", ondelete="CASCADE"), nullable=False),
+    Column("round_pk", ForeignKey("rounds.id", ondelete="CASCADE"), nullable=True),
+    Column("kind", String(8), nullable=False),  # "round", "set" or "reset"
+    Column("team", String(1), nullable=True),
+    Column("before", Integer, nullable=False),
+    Column("after", Integer, nullable=False),
+    Column("k", Float, nullable=True),
+    Column("p", Float, nullable=True),
+    Column("s", Float, nullable=True),
+    Column("created_at", UtcDateTime(), nullable=False),
+    Index("ix_journal_player", "player_id", "id"),
+    Index("ix_journal_round", "round_pk"),
+)
+
+api_tokens = Table(
+    "api_tokens",
+    metadata,
+    Column("id", Id, primary_key=True, autoincrement=True),
+    Column("role", String(8), nullable=False),  # "admin" or "server"
+    Column("token_hash", String(64), nullable=False, unique=True),  # sha256 hex
+    Column("label", String(64), nullable=False),
+    Column("created_at", UtcDateTime(), nullable=False),
+)
