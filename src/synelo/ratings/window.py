@@ -70,10 +70,9 @@ class ConvergenceWindow:
             self.sum_old += w[m]
             self.sum_new += rating
         else:
-            # n = 2m → 2m+1: w[m] leaves new (it becomes the middle), x joins new.
+            # n = 2m → 2m+1: w[m] becomes the middle and x takes its place in new (m ≥ 1).
             if m:
-                self.sum_new -= w[m]
-            self.sum_new += rating
+                self.sum_new += rating - w[m]
         w.append(rating)
         self.probs.append(p)
         self.scores2.append(s2)

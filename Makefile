@@ -1,0 +1,32 @@
+# The two commands of README.md: `make run` and `make test`.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+HOST   ?= 127.0.0.1
+PORT   ?= 8000
+
+.PHONY: run test setup lint bench clean
+
+$(BIN)/synelo: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e ".[dev]"
+	touch $@
+
+setup: $(BIN)/synelo
+
+## Set up, migrate, create the default pool and tokens, then serve on SQLite.
+run: setup
+	$(BIN)/synelo init
+	$(BIN)/synelo serve --host $(HOST) --port $(PORT)
+
+## Set up and run the whole test suite (SQLite and PostgreSQL).
+test: setup
+	$(BIN)/ruff check src tests bench
+	$(BIN)/pytest -q
+
+bench: setup
+	$(BIN)/python bench/update.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache

@@ -1,0 +1,144 @@
+"""Lookups and admin routes over real HTTP, on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import timedelta
+
+import httpx
+
+from tests.conftest import MovableClock, steam
+
+
+def play(server: httpx.Client, pool: str, a: list, b: list, winner: str = "A") -> dict:
+    r = server.post(f"/v1/pools/{pool}/rounds", json={
+        "round_id": uuid.uuid4().hex, "server_id": "s", "map": "m", "winner": winner,
+        "teams": {"A": a, "B": b}})
+    assert r.status_code == 201, r.text
+    return r.json()
+
+
+def test_unknown_player_lookup_is_default_and_not_stored(server: httpx.Client,
+                                                        admin: httpx.Client, pool: str) -> None:
+    r = server.get(f"/v1/pools/{pool}/players/{steam(42)}")
+    assert r.status_code == 200
+    assert r.json() == {"steam_id": steam(42), "rating": 1000, "visible": False,
+                        "rounds_played": 0, "stale": False, "last_played": None,
+                        "convergence": 1.0, "k": 72.0}
+    assert admin.get(f"/v1/pools/{pool}/quality").json()["players"] == 0
+
+
+def test_bulk_lookup_keeps_order_and_drops_duplicates(server: httpx.Client, pool: str) -> None:
+    play(server, pool, [steam(1)], [steam(2)])
+    r = server.post(f"/v1/pools/{pool}/players/lookup",
+                    json={"steam_ids": [steam(3), int(steam(1)), steam(2), steam(1)]})
+    assert r.status_code == 200
+    got = [(p["steam_id"], p["rating"]) for p in r.json()["players"]]
+    assert got == [(steam(3), 1000), (steam(1), 1036), (steam(2), 964)]
+    bad = server.post(f"/v1/pools/{pool}/players/lookup", json={"steam_ids": [steam(1), "12"]})
+    assert bad.status_code == 422 and bad.json()["detail"][0]["loc"] == ["body", "steam_ids", 1]
+
+
+def test_lookup_validates_path_id(server: httpx.Client, pool: str) -> None:
+    r = server.get(f"/v1/pools/{pool}/players/123")
+    assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["path", "steam_id"]
+
+
+def test_lookup_reports_k_and_convergence(server: httpx.Client, pool: str) -> None:
+    play(server, pool, [steam(1)], [steam(2)])
+    # One round in the window → still C = 1; K = 2 + 70·1·G(1036) with
+    # G = exp(−36²/(2·400²)) = exp(−0.00405) → K = 2 + 70·0.995958… = 71.7171…
+    p = server.get(f"/v1/pools/{pool}/players/{steam(1)}").json()
+    assert p["convergence"] == 1.0
+    assert abs(p["k"] - 71.71706) < 1e-4
+    # Round 2 against a new player (1000): P = 1/(1+exp(−36/2400)) = 0.50375 (to 1e-7), a
+    # loss: 1036 + 71.717·(0 − 0.50375) = 999.87 → 1000. Window w = [1036, 1000],
+    # e = [0.5, 0.50375], o = [1, 0]; m = 1:
+    #   v_vel = |1000 − 1036|/72 = 0.5; v_wre = |0.5 − 0.501875|/0.1 = 0.01875;
+    #   v_vol = std([1036, 1000])/72 = 18/72 = 0.25
+    #   C = 0.25·0.5 + 0.25·0.01875 + 0.5·0.25 = 0.2546875
+    body = play(server, pool, [steam(3)], [steam(1)])
+    assert [p["after"] for p in body["players"]] == [1036, 1000]
+    p = server.get(f"/v1/pools/{pool}/players/{steam(1)}").json()
+    assert abs(p["convergence"] - 0.2546875) < 1e-6
+    # K for the next round: G(1000) = 1 → K = 2 + 70·0.2546875 = 19.828125
+    assert abs(p["k"] - 19.828125) < 1e-4
+
+
+def test_shadow_graduation_caps_at_2200_and_makes_visible(server: httpx.Client,
+                                                         admin: httpx.Client, pool: str) -> None:
+    # Put the player at 3000 by hand, then play 50 rounds: the 50th caps at 2200.
+    assert admin.put(f"/v1/pools/{pool}/players/{steam(1)}", json={"rating": 3000}).status_code \
+        == 200
+    for i in range(49):
+        body = play(server, pool, [steam(1)], [steam(100 + i)])
+    me = next(p for p in body["players"] if p["steam_id"] == steam(1))
+    assert me["rounds_played"] == 49 and me["visible"] is False and me["after"] > 2200
+    body = play(server, pool, [steam(1)], [steam(200)])
+    me = next(p for p in body["players"] if p["steam_id"] == steam(1))
+    assert me["rounds_played"] == 50 and me["visible"] is True and me["after"] == 2200
+    board = admin.get(f"/v1/pools/{pool}/leaderboard").json()["players"]
+    assert [(p["rank"], p["steam_id"], p["rating"]) for p in board] == [(1, steam(1), 2200)]
+
+
+def test_set_rating_is_journaled_and_bounded(admin: httpx.Client, server: httpx.Client,
+                                            pool: str) -> None:
+    play(server, pool, [steam(1)], [steam(2)])
+    r = admin.put(f"/v1/pools/{pool}/players/{steam(1)}", json={"rating": 1500})
+    assert r.status_code == 200
+    assert r.json()["rating"] == 1500 and r.json()["rounds_played"] == 1
+    assert r.json()["convergence"] == 1.0  # the window restarts after a manual rating
+    for bad in (99, 10_001, "1500", 1500.5):
+        r = admin.put(f"/v1/pools/{pool}/players/{steam(1)}", json={"rating": bad})
+        assert r.status_code == 422, bad
+        assert r.json()["detail"][0]["loc"] == ["body", "rating"]
+    hist = admin.get(f"/v1/pools/{pool}/players/{steam(1)}/history").json()["entries"]
+    assert [(e["kind"], e["before"], e["after"]) for e in hist] == [
+        ("round", 1000, 1036), ("set", 1036, 1500)]
+    assert hist[0]["p"] == 0.5 and hist[0]["s"] == 1.0 and hist[0]["k"] == 72.0
+    assert hist[0]["round_id"] and hist[1]["round_id"] is None
+
+
+def test_reset_returns_player_to_shadow(admin: httpx.Client, server: httpx.Client,
+                                        pool: str) -> None:
+    play(server, pool, [steam(1)], [steam(2)])
+    r = admin.delete(f"/v1/pools/{pool}/players/{steam(1)}")
+    assert r.status_code == 200
+    assert (r.json()["rating"], r.json()["rounds_played"], r.json()["visible"]) == (1000, 0, False)
+    hist = admin.get(f"/v1/pools/{pool}/players/{steam(1)}/history").json()["entries"]
+    assert [(e["kind"], e["before"], e["after"]) for e in hist][-1] == ("reset", 1036, 1000)
+    # Resetting an unknown player stores nothing.
+    assert admin.delete(f"/v1/pools/{pool}/players/{steam(77)}").json()["rating"] == 1000
+    assert admin.get(f"/v1/pools/{pool}/quality").json()["players"] == 2
+
+
+def test_history_pages(admin: httpx.Client, server: httpx.Client, pool: str) -> None:
+    for _ in range(3):
+        play(server, pool, [steam(1)], [steam(2)])
+    page1 = admin.get(f"/v1/pools/{pool}/players/{steam(1)}/history?limit=2").json()["entries"]
+    page2 = admin.get(f"/v1/pools/{pool}/players/{steam(1)}/history",
+                      params={"limit": 2, "after": page1[-1]["id"]}).json()["entries"]
+    assert len(page1) == 2 and len(page2) == 1
+    assert [e["seq"] for e in page1 + page2] == [1, 2, 3]
+    # Consecutive entries chain: each starts where the last ended.
+    chain = page1 + page2
+    assert all(a["after"] == b["before"] for a, b in zip(chain, chain[1:], strict=False))
+
+
+def test_stale_after_30_days(server: httpx.Client, admin: httpx.Client, pool: str,
+                             clock: MovableClock) -> None:
+    play(server, pool, [steam(1)], [steam(2)])
+    clock.offset = timedelta(days=29, hours=23)
+    assert server.get(f"/v1/pools/{pool}/players/{steam(1)}").json()["stale"] is False
+    clock.offset = timedelta(days=30, minutes=1)
+    assert server.get(f"/v1/pools/{pool}/players/{steam(1)}").json()["stale"] is True
+    assert admin.get(f"/v1/pools/{pool}/quality").json()["stale"] == 2
+    # Playing again clears it.
+    play(server, pool, [steam(1)], [steam(3)])
+    assert server.get(f"/v1/pools/{pool}/players/{steam(1)}").json()["stale"] is False
+
+
+def test_leaderboard_only_visible(admin: httpx.Client, server: httpx.Client, pool: str) -> None:
+    play(server, pool, [steam(1)], [steam(2)])
+    assert admin.get(f"/v1/pools/{pool}/leaderboard").json()["players"] == []
+    assert admin.get(f"/v1/pools/{pool}/leaderboard?limit=0").status_code == 422

@@ -1,0 +1,111 @@
+"""Pools, quality (F6) and auth over real HTTP."""
+
+from __future__ import annotations
+
+import uuid
+
+import httpx
+import pytest
+
+from tests.conftest import SERVER, LiveServer, steam
+from tests.integration.test_api_players import play
+
+
+def test_create_and_show_pool(admin: httpx.Client) -> None:
+    name = f"p{uuid.uuid4().hex[:10]}"
+    r = admin.post("/v1/pools", json={"name": name, "kmax": 6})
+    assert r.status_code == 201
+    # Θ = 400·floor((6+1)/2) = 400·3 = 1200
+    assert r.json()["theta"] == 1200 and r.json()["kmax"] == 6
+    shown = admin.get(f"/v1/pools/{name}").json()
+    assert shown["params"]["theta"] == 1200 and shown["params"]["r0"] == 1000
+    assert admin.post("/v1/pools", json={"name": name, "kmax": 6}).status_code == 409
+    assert admin.get("/v1/pools/unknown-pool").status_code == 404
+
+
+@pytest.mark.parametrize(("kmax", "theta"), [(1, 400), (2, 400), (3, 800), (12, 2400),
+                                             (13, 2800)])
+def test_theta_from_kmax(admin: httpx.Client, kmax: int, theta: int) -> None:
+    name = f"k{uuid.uuid4().hex[:10]}"
+    assert admin.post("/v1/pools", json={"name": name, "kmax": kmax}).json()["theta"] == theta
+
+
+def test_theta_override_and_params(admin: httpx.Client, server: httpx.Client) -> None:
+    name = f"o{uuid.uuid4().hex[:10]}"
+    r = admin.post("/v1/pools", json={"name": name, "theta": 1000,
+                                      "params": {"k_max": 40, "r0": 1500}})
+    assert r.status_code == 201, r.text
+    assert r.json()["theta"] == 1000 and r.json()["params"]["k_max"] == 40
+    body = play(server, name, [steam(1)], [steam(2)])
+    # New players at r0 1500, K = K_max = 40: 1500 + 40·0.5 = 1520.
+    assert [p["after"] for p in body["players"]] == [1520, 1480]
+
+
+@pytest.mark.parametrize("body", [
+    {"name": "bad name", "kmax": 2}, {"name": "x", "kmax": 0}, {"name": "x", "theta": -1},
+    {"name": "x", "player_ids": "email"}, {"name": "x", "params": {"k_min": 100}},
+    {"name": "x", "params": {"nonsense": 1}}])
+def test_create_pool_validation(admin: httpx.Client, body: dict) -> None:
+    r = admin.post("/v1/pools", json=body)
+    assert r.status_code == 422, r.text
+    assert r.json()["detail"][0]["loc"][0] == "body"
+
+
+def test_quality_brier(admin: httpx.Client, server: httpx.Client, pool: str) -> None:
+    q = admin.get(f"/v1/pools/{pool}/quality").json()
+    assert q["rounds"] == 0 and q["brier_all"] is None and q["theta"] == 2400
+    # Round 1: equal teams, P_A = 0.5, A wins: (0.5 − 1)² = 0.25.
+    first = play(server, pool, [steam(1)], [steam(2)], "A")
+    # Round 2: 1036 vs 964 → P_A = 1/(1+exp(−72/2400)); B wins: (P_A − 0)².
+    second = play(server, pool, [steam(1)], [steam(2)], "B")
+    p2 = second["p_a"]
+    assert abs(p2 - 1 / (1 + 2.718281828459045 ** (-72 / 2400))) < 1e-12
+    q = admin.get(f"/v1/pools/{pool}/quality").json()
+    expected = (0.25 + p2 ** 2) / 2
+    assert first["p_a"] == 0.5
+    assert abs(q["brier_all"] - expected) < 1e-12
+    assert abs(q["brier_recent"] - expected) < 1e-12
+    assert abs(q["brier_all_distance"] - abs(expected - 0.25)) < 1e-12
+    assert q["brier_recent_rounds"] == 2
+    assert (q["players"], q["shadow"], q["stale"], q["kmax"]) == (2, 2, 0, 12)
+    assert 0 <= q["mean_convergence"] <= 1
+
+
+def test_auth(live: LiveServer, pool: str) -> None:
+    with live.client(None) as anon, live.client("wrong") as wrong, \
+            live.client(SERVER) as srv:
+        assert anon.get("/healthz").status_code == 200
+        for c in (anon, wrong):
+            r = c.get(f"/v1/pools/{pool}/players/{steam(1)}")
+            assert r.status_code == 401 and r.headers["www-authenticate"] == "Bearer"
+            assert "detail" in r.json()
+        # Server tokens: lookups and rounds yes, admin routes no.
+        assert srv.get(f"/v1/pools/{pool}/players/{steam(1)}").status_code == 200
+        for method, path, body in [
+            ("GET", f"/v1/pools/{pool}/quality", None),
+            ("GET", f"/v1/pools/{pool}/leaderboard", None),
+            ("GET", f"/v1/pools/{pool}", None),
+            ("POST", "/v1/pools", {"name": "zz", "kmax": 2}),
+            ("PUT", f"/v1/pools/{pool}/players/{steam(1)}", {"rating": 1200}),
+            ("DELETE", f"/v1/pools/{pool}/players/{steam(1)}", None),
+            ("GET", f"/v1/pools/{pool}/players/{steam(1)}/history", None),
+        ]:
+            r = srv.request(method, path, json=body)
+            assert r.status_code == 403, (method, path, r.text)
+
+
+def test_db_tokens(live: LiveServer, pool: str) -> None:
+    live.store.add_token("server", "db-made-token", "test")
+    with live.client("db-made-token") as c:
+        assert c.get(f"/v1/pools/{pool}/players/{steam(1)}").status_code == 200
+        assert c.get(f"/v1/pools/{pool}/quality").status_code == 403
+
+
+def test_every_error_is_json(live: LiveServer) -> None:
+    with live.client(None) as c:
+        for r in (c.get("/nowhere"), c.put("/healthz")):
+            assert r.status_code in (404, 405)
+            assert r.headers["content-type"] == "application/json"
+    with live.client() as c:
+        assert c.get("/docs").status_code == 200
+        assert "/v1/pools/{pool}/rounds" in c.get("/openapi.json").json()["paths"]

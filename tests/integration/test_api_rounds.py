@@ -1,0 +1,185 @@
+"""POST /v1/pools/{pool}/rounds over real HTTP, on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import uuid
+
+import httpx
+import pytest
+
+from tests.conftest import steam
+
+
+def report(a: list, b: list, winner: str = "A", round_id: str | None = None, **extra) -> dict:
+    return {"round_id": round_id or uuid.uuid4().hex, "server_id": "srv1", "map": "arena_well",
+            "winner": winner, "teams": {"A": a, "B": b}, **extra}
+
+
+def test_first_round_rates_everyone(server: httpx.Client, pool: str) -> None:
+    # 2v2 of new players: Σ_A = Σ_B = 2000 → P_A = 0.5; C = 1, G = 1 → K = 72;
+    # winners 1000 + 72·(1 − 0.5) = 1036, losers 1000 + 72·(0 − 0.5) = 964.
+    r = server.post(f"/v1/pools/{pool}/rounds",
+                    json=report([steam(1), int(steam(2))], [steam(3), steam(4)]))
+    assert r.status_code == 201, r.text
+    body = r.json()
+    assert body["p_a"] == 0.5 and body["sum_a"] == 2000 and body["sum_b"] == 2000
+    assert body["seq"] == 1
+    got = {p["steam_id"]: (p["team"], p["before"], p["after"], p["delta"], p["k"])
+           for p in body["players"]}
+    assert got == {steam(1): ("A", 1000, 1036, 36, 72.0), steam(2): ("A", 1000, 1036, 36, 72.0),
+                   steam(3): ("B", 1000, 964, -36, 72.0), steam(4): ("B", 1000, 964, -36, 72.0)}
+    assert all(p["visible"] is False and p["rounds_played"] == 1 for p in body["players"])
+    # Ids come back as strings even when sent as integers, and lookups see the new rating.
+    assert isinstance(body["players"][1]["steam_id"], str)
+    look = server.get(f"/v1/pools/{pool}/players/{steam(2)}").json()
+    assert look["rating"] == 1036 and look["rounds_played"] == 1
+
+
+def test_draw_between_equal_teams_changes_nothing(server: httpx.Client, pool: str) -> None:
+    # P_A = 0.5 and S = 0.5 → K·(S − P) = 0 for everyone.
+    body = server.post(f"/v1/pools/{pool}/rounds",
+                       json=report([steam(1)], [steam(2)], winner="draw")).json()
+    assert [p["delta"] for p in body["players"]] == [0, 0]
+
+
+def test_p_uses_round_start_rosters_and_rates_participants(server: httpx.Client,
+                                                            pool: str) -> None:
+    # Make player 1 strong (1036) with a first round, then play 1+2 vs 3+4 where only
+    # 1 and 3 took part, and 9 joined team B mid-round.
+    server.post(f"/v1/pools/{pool}/rounds", json=report([steam(1)], [steam(5)]))
+    body = server.post(f"/v1/pools/{pool}/rounds", json=report(
+        [steam(1), steam(2)], [steam(3), steam(4)], winner="B",
+        participants={"A": [steam(1)], "B": [steam(3), steam(9)]})).json()
+    # Σ_A = 1036 + 1000 = 2036, Σ_B = 2000 (9 is not in the round-start rosters).
+    assert (body["sum_a"], body["sum_b"]) == (2036, 2000)
+    rated = {p["steam_id"]: p for p in body["players"]}
+    assert set(rated) == {steam(1), steam(3), steam(9)}
+    # The joiner shares B's P (a property of the match): same delta as 3 (both new, K = 72).
+    assert rated[steam(9)]["delta"] == rated[steam(3)]["delta"] > 0
+    assert rated[steam(9)]["team"] == "B"
+    # Player 2 took no part: not rated, not stored.
+    assert server.get(f"/v1/pools/{pool}/players/{steam(2)}").json()["rounds_played"] == 0
+
+
+def test_retry_is_idempotent(server: httpx.Client, admin: httpx.Client, pool: str) -> None:
+    payload = report([steam(1)], [steam(2)], round_id="retry-1")
+    first = server.post(f"/v1/pools/{pool}/rounds", json=payload)
+    assert first.status_code == 201
+    # Same content, ids in another form and order → 200 with the stored answer.
+    again = dict(payload, teams={"A": [int(steam(1))], "B": [steam(2)]})
+    second = server.post(f"/v1/pools/{pool}/rounds", json=again)
+    assert second.status_code == 200
+    assert second.json() == first.json()
+    assert server.get(f"/v1/pools/{pool}/players/{steam(1)}").json()["rounds_played"] == 1
+    assert admin.get(f"/v1/pools/{pool}/quality").json()["rounds"] == 1
+    hist = admin.get(f"/v1/pools/{pool}/players/{steam(1)}/history").json()["entries"]
+    assert len(hist) == 1
+
+
+def test_same_round_id_other_content_is_409(server: httpx.Client, pool: str) -> None:
+    payload = report([steam(1)], [steam(2)], round_id="dup")
+    assert server.post(f"/v1/pools/{pool}/rounds", json=payload).status_code == 201
+    other = dict(payload, winner="B")
+    r = server.post(f"/v1/pools/{pool}/rounds", json=other)
+    assert r.status_code == 409
+    assert "dup" in r.json()["detail"]
+    assert server.get(f"/v1/pools/{pool}/players/{steam(1)}").json()["rating"] == 1036
+
+
+def test_round_ids_are_per_pool(server: httpx.Client, admin: httpx.Client, pool: str) -> None:
+    other = f"o{uuid.uuid4().hex[:12]}"
+    assert admin.post("/v1/pools", json={"name": other, "kmax": 1}).status_code == 201
+    payload = report([steam(1)], [steam(2)], round_id="shared-id")
+    assert server.post(f"/v1/pools/{pool}/rounds", json=payload).status_code == 201
+    r = server.post(f"/v1/pools/{other}/rounds", json=payload)
+    # kmax 1 → Θ = 400, still a fresh round there.
+    assert r.status_code == 201 and r.json()["seq"] == 1
+
+
+BAD_CASES = [
+    ("unknown winner", {"winner": "C"}, ["body", "winner"]),
+    ("empty team", {"teams": {"A": [], "B": ["76561197960265730"]}}, ["body", "teams", "A"]),
+    ("player twice", {"teams": {"A": ["76561197960265729", "76561197960265729"],
+                                "B": ["76561197960265730"]}}, ["body", "teams", "A", 1]),
+    ("player on both sides", {"teams": {"A": ["76561197960265729"],
+                                        "B": [76561197960265729]}}, ["body", "teams", "B", 0]),
+    ("participant on the other side", {"participants": {"A": [], "B": ["76561197960265729"]}},
+     ["body", "participants", "B", 0]),
+    ("participant twice", {"participants": {"A": ["76561197960265731"],
+                                            "B": ["76561197960265731"]}},
+     ["body", "participants", "B", 0]),
+    ("no participant", {"participants": {"A": [], "B": []}}, ["body", "participants"]),
+    ("short id", {"teams": {"A": ["7656119796026572"], "B": ["76561197960265730"]}},
+     ["body", "teams", "A", 0]),
+    ("id below range", {"teams": {"A": ["76561197960265728"], "B": ["76561197960265730"]}},
+     ["body", "teams", "A", 0]),
+    ("id above range", {"teams": {"A": [76561202255233024], "B": ["76561197960265730"]}},
+     ["body", "teams", "A", 0]),
+    ("non-digit id", {"teams": {"A": ["7656119796026573x"], "B": ["76561197960265730"]}},
+     ["body", "teams", "A", 0]),
+    ("float id", {"teams": {"A": [7.6e16], "B": ["76561197960265730"]}},
+     ["body", "teams", "A", 0]),
+    ("65 players a side", {"teams": {"A": [str(76561197960265800 + i) for i in range(65)],
+                                     "B": ["76561197960265730"]}}, ["body", "teams", "A"]),
+    ("missing round_id", {"round_id": None}, ["body", "round_id"]),
+    ("numeric round_id", {"round_id": 17}, ["body", "round_id"]),
+    ("missing teams", {"teams": None}, ["body", "teams"]),
+]
+
+
+@pytest.mark.parametrize(("case", "change", "loc"), BAD_CASES, ids=[c[0] for c in BAD_CASES])
+def test_invalid_reports_are_422_and_store_nothing(server: httpx.Client, admin: httpx.Client,
+                                                   pool: str, case: str, change: dict,
+                                                   loc: list) -> None:
+    payload = report(["76561197960265729"], ["76561197960265730"])
+    payload.update(change)
+    payload = {k: v for k, v in payload.items() if v is not None}
+    r = server.post(f"/v1/pools/{pool}/rounds", json=payload)
+    assert r.status_code == 422, r.text
+    assert r.headers["content-type"].startswith("application/json")
+    assert [e["loc"] for e in r.json()["detail"]][0][:len(loc)] == loc
+    assert admin.get(f"/v1/pools/{pool}/quality").json()["rounds"] == 0
+    assert admin.get(f"/v1/pools/{pool}/quality").json()["players"] == 0
+
+
+def test_malformed_json_is_422(server: httpx.Client, pool: str) -> None:
+    r = server.post(f"/v1/pools/{pool}/rounds", content=b'{"round_id": "x", ',
+                    headers={"content-type": "application/json"})
+    assert r.status_code == 422
+    assert r.json()["detail"][0]["type"] == "json_invalid"
+
+
+def test_body_over_64_kib_is_413(server: httpx.Client, admin: httpx.Client, pool: str) -> None:
+    payload = report([steam(1)], [steam(2)], map="x" * (65 * 1024))
+    r = server.post(f"/v1/pools/{pool}/rounds", json=payload)
+    assert r.status_code == 413
+    assert "65536" in r.json()["detail"]
+    # Chunked upload without Content-Length is cut off the same way.
+    body = httpx.Request("POST", "/", json=payload).read()
+
+    def chunks():
+        for i in range(0, len(body), 4096):
+            yield body[i:i + 4096]
+
+    r = server.post(f"/v1/pools/{pool}/rounds", content=chunks(),
+                    headers={"content-type": "application/json"})
+    assert r.status_code == 413
+    assert admin.get(f"/v1/pools/{pool}/quality").json()["rounds"] == 0
+
+
+def test_unknown_pool_is_404(server: httpx.Client) -> None:
+    r = server.post("/v1/pools/nope-nope/rounds", json=report([steam(1)], [steam(2)]))
+    assert r.status_code == 404 and "nope-nope" in r.json()["detail"]
+
+
+def test_text_pool_takes_text_ids(server: httpx.Client, admin: httpx.Client) -> None:
+    name = f"txt{uuid.uuid4().hex[:10]}"
+    assert admin.post("/v1/pools", json={"name": name, "kmax": 2,
+                                         "player_ids": "text"}).status_code == 201
+    body = server.post(f"/v1/pools/{name}/rounds",
+                       json=report(["alice", "bob 2"], ["carol", "~dave~"])).json()
+    assert {p["steam_id"] for p in body["players"]} == {"alice", "bob 2", "carol", "~dave~"}
+    for bad in ["", "x" * 65, "tab\there", "é", 17]:
+        r = server.post(f"/v1/pools/{name}/rounds", json=report([bad], ["carol"]))
+        assert r.status_code == 422, bad
+        assert r.json()["detail"][0]["loc"] == ["body", "teams", "A", 0]

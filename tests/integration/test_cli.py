@@ -1,0 +1,91 @@
+"""The command line as an operator uses it: init, pools, tokens, and a real `synelo serve`."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+SYNELO = [sys.executable, "-m", "synelo"]
+
+
+def run(args: list[str], data: Path, **env: str) -> subprocess.CompletedProcess:
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith("SYNELO_")}
+    full_env.update(SYNELO_DATA_DIR=str(data), COLUMNS="200", **env)
+    return subprocess.run([*SYNELO, *args], env=full_env, capture_output=True, text=True,
+                          timeout=60, check=False)
+
+
+def test_init_generates_tokens_once(tmp_path: Path) -> None:
+    first = run(["init"], tmp_path)
+    assert first.returncode == 0, first.stderr
+    assert "created pool default" in first.stdout
+    tokens = tmp_path / "tokens"
+    admin = (tokens / "admin.token").read_text().strip()
+    server = (tokens / "server.token").read_text().strip()
+    assert len(admin) >= 40 and admin != server
+    assert (tokens / "admin.token").stat().st_mode & 0o077 == 0
+    assert str(tokens.resolve()) in first.stdout.replace("\n", "")
+    second = run(["init"], tmp_path)
+    assert second.returncode == 0
+    assert (tokens / "admin.token").read_text().strip() == admin
+
+
+def test_init_with_configured_tokens_generates_none(tmp_path: Path) -> None:
+    r = run(["init"], tmp_path, SYNELO_ADMIN_TOKENS="a1,a2", SYNELO_SERVER_TOKENS="s1")
+    assert r.returncode == 0, r.stderr
+    assert not (tmp_path / "tokens").exists()
+
+
+def test_pool_and_token_commands(tmp_path: Path) -> None:
+    assert run(["migrate"], tmp_path).returncode == 0
+    r = run(["pool", "create", "arena", "--kmax", "3"], tmp_path)
+    assert r.returncode == 0 and "Θ 800" in r.stdout
+    assert run(["pool", "create", "arena", "--kmax", "3"], tmp_path).returncode == 1
+    assert "arena" in run(["pool", "list"], tmp_path).stdout
+    token = run(["token", "create", "--role", "server"], tmp_path).stdout.strip()
+    assert len(token) >= 40
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_serve_answers_with_generated_tokens(tmp_path: Path) -> None:
+    assert run(["init"], tmp_path).returncode == 0
+    port = _free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SYNELO_")}
+    env["SYNELO_DATA_DIR"] = str(tmp_path)
+    proc = subprocess.Popen([*SYNELO, "serve", "--port", str(port), "--log-level", "warning"],
+                            env=env)
+    try:
+        url = f"http://127.0.0.1:{port}"
+        for _ in range(200):
+            try:
+                if httpx.get(f"{url}/healthz").status_code == 200:
+                    break
+            except httpx.TransportError:
+                time.sleep(0.05)
+        else:
+            pytest.fail("synelo serve did not come up")
+        server = (tmp_path / "tokens" / "server.token").read_text().strip()
+        admin = (tmp_path / "tokens" / "admin.token").read_text().strip()
+        r = httpx.post(f"{url}/v1/pools/default/rounds",
+                       headers={"Authorization": f"Bearer {server}"},
+                       json={"round_id": "1", "server_id": "s", "winner": "B",
+                             "teams": {"A": ["76561197960265729"], "B": ["76561197960265730"]}})
+        assert r.status_code == 201, r.text
+        q = httpx.get(f"{url}/v1/pools/default/quality",
+                      headers={"Authorization": f"Bearer {admin}"}).json()
+        assert q["rounds"] == 1 and q["theta"] == 2400
+    finally:
+        proc.terminate()
+        proc.wait(10)
