@@ -22,7 +22,7 @@ run: setup
 
 ## Set up and run the whole test suite (SQLite and PostgreSQL).
 test: setup
-	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff check .
 	$(BIN)/pytest -q
 
 bench: setup

@@ -13,9 +13,10 @@ import json
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
+from functools import lru_cache
 
 import orjson
-from sqlalchemy import Connection, Engine, bindparam, func, insert, select, update
+from sqlalchemy import Connection, Engine, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from synelo.ratings import (
@@ -29,6 +30,7 @@ from synelo.ratings import (
 )
 from synelo.ratings.brier import brier_score
 from synelo.ratings.synelo import round_score
+from synelo.store import driver_sql as sql
 from synelo.store.engine import IMMEDIATE
 from synelo.store.tables import api_tokens, journal, players, pools, rounds
 from synelo.store.typedefs import (
@@ -56,21 +58,17 @@ def hash_token(token: str) -> str:
 
 def _pool(row) -> Pool:  # type: ignore[no-untyped-def]
     return Pool(row.id, row.name, row.kmax, row.player_ids,
-                SynEloParams.from_dict(json.loads(row.params)), row.rounds, row.brier_sum,
+                _params(row.params), row.rounds, row.brier_sum,
                 row.created_at)
 
 
 _PLAYER_VIEW = (players.c.player_key, players.c.rating, players.c.rounds_played,
                 players.c.last_played, players.c.convergence)
 
-# Prepared once: the statements of the hot path (round submission).
-_UPDATE_PLAYER = (
-    update(players)
-    .where(players.c.id == bindparam("pid"))
-    .values(rating=bindparam("rating"), rounds_played=bindparam("rounds_played"),
-            last_played=bindparam("last_played"), convergence=bindparam("convergence"),
-            window=bindparam("window"))
-)
+@lru_cache(maxsize=256)
+def _params(text: str) -> SynEloParams:
+    """A pool's parameters from their stored JSON (immutable, so parsed once)."""
+    return SynEloParams.from_dict(json.loads(text))
 
 
 class Store:
@@ -141,13 +139,13 @@ class Store:
             if row is None:
                 pid = conn.execute(insert(players).values(
                     pool_id=pool.id, player_key=key, rating=rating, rounds_played=0,
-                    last_played=None, convergence=1.0, window=None).returning(players.c.id)
+                    last_played=None, convergence=1.0, window_state=None).returning(players.c.id)
                 ).scalar_one()
                 before = pool.params.r0
             else:
                 pid, before = row
                 conn.execute(update(players).where(players.c.id == pid).values(
-                    rating=rating, convergence=1.0, window=None))
+                    rating=rating, convergence=1.0, window_state=None))
             conn.execute(insert(journal).values(
                 pool_id=pool.id, player_id=pid, round_pk=None, kind="set", team=None,
                 before=before, after=rating, k=None, p=None, s=None, created_at=now))
@@ -166,7 +164,7 @@ class Store:
             pid, before = row
             conn.execute(update(players).where(players.c.id == pid).values(
                 rating=pool.params.r0, rounds_played=0, last_played=None, convergence=1.0,
-                window=None))
+                window_state=None))
             conn.execute(insert(journal).values(
                 pool_id=pool.id, player_id=pid, round_pk=None, kind="reset", team=None,
                 before=before, after=pool.params.r0, k=None, p=None, s=None, created_at=now))
@@ -230,29 +228,30 @@ class Store:
         digest = report.content_hash()
         now = self.clock()
         with self._write() as conn:
-            pool = self._locked_pool(conn, pool_name)
-            seen = conn.execute(select(rounds.c.content_hash, rounds.c.result).where(
-                rounds.c.pool_id == pool.id, rounds.c.round_id == report.round_id)).first()
+            pool = sql.lock_pool(conn, pool_name)
+            if pool is None:
+                raise UnknownPool(pool_name)
+            pool_id, params_json, rounds_before = pool
+            seen = sql.ROUND_SEEN.first(conn, (pool_id, report.round_id))
             if seen is not None:
-                if seen.content_hash != digest:
+                if seen[0] != digest:
                     raise RoundConflict(report.round_id)
-                return SubmitResult(False, seen.result.encode())
-            return SubmitResult(True, self._rate(conn, pool, report, digest, now))
+                return SubmitResult(False, seen[1].encode())
+            body = self._rate(conn, pool_id, _params(params_json), rounds_before + 1, report,
+                              digest, now)
+            return SubmitResult(True, body)
 
-    def _rate(self, conn: Connection, pool: Pool, report: RoundReport, digest: str,
-              now: datetime) -> bytes:
-        params = pool.params
+    @staticmethod
+    def _rate(conn: Connection, pool_id: int, params: SynEloParams, seq: int,
+              report: RoundReport, digest: str, now: datetime) -> bytes:
+        """Read the players, rate with the pure math, write players, round and journal."""
         keys = sorted({*report.team_a, *report.team_b, *report.participants_a,
                        *report.participants_b})
-        stored = {r.player_key: r for r in conn.execute(
-            select(players.c.id, players.c.player_key, players.c.rating, players.c.rounds_played,
-                   players.c.window)
-            .where(players.c.pool_id == pool.id, players.c.player_key.in_(keys))
-            .order_by(players.c.player_key).with_for_update())}
+        stored = {row[1]: row for row in sql.lock_players(conn, pool_id, keys)}
 
         def rating(key: str) -> int:
             row = stored.get(key)
-            return row.rating if row is not None else params.r0
+            return row[2] if row is not None else params.r0
 
         records: dict[str, PlayerRecord] = {}
         entries = []
@@ -260,35 +259,30 @@ class Store:
             for key in keys_on_side:
                 row = stored.get(key)
                 records[key] = (
-                    PlayerRecord(row.rating, row.rounds_played,
-                                 ConvergenceWindow.from_bytes(row.window, params.window))
+                    PlayerRecord(row[2], row[3], ConvergenceWindow.from_bytes(row[4],
+                                                                              params.window))
                     if row is not None
                     else PlayerRecord(params.r0, 0, ConvergenceWindow(params.window)))
                 entries.append((key, side, records[key]))
         rated = rate_round(map(rating, report.team_a), map(rating, report.team_b), entries,
                            report.winner, params)
 
-        new_rows, old_rows = [], []
+        stamp = sql.timestamp(conn, now)
+        ids = {key: row[0] for key, row in stored.items()}
+        updates = []
         for change in rated.changes:
             rec = records[change.player]
             apply_change(rec, change)
-            values = {"rating": rec.rating, "rounds_played": rec.rounds_played,
-                      "last_played": now, "convergence": convergence(rec.window, params),
-                      "window": rec.window.to_bytes()}
-            row = stored.get(change.player)
-            if row is None:
-                new_rows.append({"pool_id": pool.id, "player_key": change.player, **values})
+            values = (rec.rating, rec.rounds_played, stamp, convergence(rec.window, params),
+                      rec.window.to_bytes())
+            if change.player in ids:
+                updates.append((*values, ids[change.player]))
             else:
-                old_rows.append({"pid": row.id, **values})
-        ids = {key: row.id for key, row in stored.items()}
-        if new_rows:
-            ids.update((k, i) for i, k in conn.execute(
-                insert(players).returning(players.c.id, players.c.player_key,
-                                          sort_by_parameter_order=True), new_rows))
-        if old_rows:
-            conn.execute(_UPDATE_PLAYER, old_rows)
+                ids[change.player] = sql.INSERT_PLAYER.first(
+                    conn, (pool_id, change.player, *values))[0]
+        if updates:
+            sql.UPDATE_PLAYER.many(conn, updates)
 
-        seq = pool.rounds + 1
         body = orjson.dumps({
             "round_id": report.round_id, "seq": seq, "winner": report.winner,
             "p_a": rated.p_a, "sum_a": rated.sum_a, "sum_b": rated.sum_b,
@@ -297,17 +291,13 @@ class Store:
                 "delta": c.delta, "k": c.k, "visible": is_visible(c.rounds_played, params),
                 "rounds_played": c.rounds_played} for c in rated.changes],
         })
-        round_pk = conn.execute(insert(rounds).values(
-            pool_id=pool.id, seq=seq, round_id=report.round_id, server_id=report.server_id,
-            map=report.map, winner=report.winner, sum_a=rated.sum_a, sum_b=rated.sum_b,
-            p_a=rated.p_a, content_hash=digest, result=body.decode(), created_at=now,
-        ).returning(rounds.c.id)).scalar_one()
-        conn.execute(insert(journal), [{
-            "pool_id": pool.id, "player_id": ids[c.player], "round_pk": round_pk, "kind": "round",
-            "team": c.side, "before": c.before, "after": c.after, "k": c.k, "p": c.p, "s": c.s,
-            "created_at": now} for c in rated.changes])
-        conn.execute(update(pools).where(pools.c.id == pool.id).values(
-            rounds=seq, brier_sum=pools.c.brier_sum + rated.brier_term(report.winner)))
+        round_pk = sql.INSERT_ROUND.first(conn, (
+            pool_id, seq, report.round_id, report.server_id, report.map, report.winner,
+            rated.sum_a, rated.sum_b, rated.p_a, digest, body.decode(), stamp))[0]
+        sql.INSERT_JOURNAL.many(conn, [
+            (pool_id, ids[c.player], round_pk, c.side, c.before, c.after, c.k, c.p, c.s, stamp)
+            for c in rated.changes])
+        sql.COUNT_ROUND.many(conn, [(seq, rated.brier_term(report.winner), pool_id)])
         return body
 
     # --- tokens -----------------------------------------------------------------------------

@@ -69,7 +69,7 @@ players = Table(
     Column("rounds_played", Integer, nullable=False),
     Column("last_played", UtcDateTime(), nullable=True),
     Column("convergence", Float, nullable=False),  # F3's C for the next round
-    Column("window", LargeBinary, nullable=True),  # ConvergenceWindow bytes: O(W) to read
+    Column("window_state", LargeBinary, nullable=True),  # ConvergenceWindow bytes: O(W) to read
     UniqueConstraint("pool_id", "player_key", name="uq_players_pool_key"),
     Index("ix_players_pool_rating", "pool_id", "rating"),
 )

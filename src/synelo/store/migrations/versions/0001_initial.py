@@ -51,7 +51,7 @@ def upgrade() -> None:
     sa.Column('rounds_played', sa.Integer(), nullable=False),
     sa.Column('last_played', sa.DateTime(timezone=True), nullable=True),
     sa.Column('convergence', sa.Float(), nullable=False),
-    sa.Column('window', sa.LargeBinary(), nullable=True),
+    sa.Column('window_state', sa.LargeBinary(), nullable=True),
     sa.ForeignKeyConstraint(['pool_id'], ['pools.id'], ondelete='CASCADE'),
     sa.PrimaryKeyConstraint('id'),
     sa.UniqueConstraint('pool_id', 'player_key', name='uq_players_pool_key')

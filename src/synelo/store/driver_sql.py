@@ -1,0 +1,83 @@
+"""The SQL of round submission, sent straight to the database driver.
+
+A 12v12 round runs eight statements and touches 24 players; through SQLAlchemy's Core
+execution each statement costs more in Python than the database spends on it. These
+statements are plain SQL that SQLite and PostgreSQL both accept, written with ``?`` and
+translated once to the driver's paramstyle. Everything else in the store uses Core.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Connection
+
+from synelo.store.tables import journal
+
+
+class DriverSql:
+    """One statement in both paramstyles (qmark for sqlite3, format for psycopg)."""
+
+    __slots__ = ("_qmark", "_format")
+
+    def __init__(self, sql: str) -> None:
+        self._qmark = sql
+        self._format = sql.replace("?", "%s")
+
+    def sql(self, conn: Connection) -> str:
+        return self._qmark if conn.dialect.paramstyle == "qmark" else self._format
+
+    def rows(self, conn: Connection, params: Sequence[Any]) -> list[tuple]:
+        return [tuple(r) for r in conn.exec_driver_sql(self.sql(conn), tuple(params))]
+
+    def first(self, conn: Connection, params: Sequence[Any]) -> tuple | None:
+        row = conn.exec_driver_sql(self.sql(conn), tuple(params)).first()
+        return None if row is None else tuple(row)
+
+    def many(self, conn: Connection, rows: list[tuple]) -> None:
+        conn.exec_driver_sql(self.sql(conn), rows)
+
+
+def for_update(conn: Connection) -> str:
+    """Row locks where the database has them; SQLite already holds its write lock."""
+    return "" if conn.dialect.name == "sqlite" else " FOR UPDATE"
+
+
+def timestamp(conn: Connection, when: datetime) -> object:
+    """`when` as the driver takes it for a timestamp column (what SQLAlchemy would send)."""
+    process = journal.c.created_at.type.dialect_impl(conn.dialect).bind_processor(conn.dialect)
+    return process(when) if process else when
+
+
+POOL = "SELECT id, params, rounds FROM pools WHERE name = ?"
+ROUND_SEEN = DriverSql("SELECT content_hash, result FROM rounds WHERE pool_id = ? AND round_id = ?")
+INSERT_PLAYER = DriverSql(
+    "INSERT INTO players (pool_id, player_key, rating, rounds_played, last_played, convergence, "
+    "window_state) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id")
+UPDATE_PLAYER = DriverSql(
+    "UPDATE players SET rating = ?, rounds_played = ?, last_played = ?, convergence = ?, "
+    "window_state = ? WHERE id = ?")
+INSERT_ROUND = DriverSql(
+    "INSERT INTO rounds (pool_id, seq, round_id, server_id, map, winner, sum_a, sum_b, p_a, "
+    "content_hash, result, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id")
+INSERT_JOURNAL = DriverSql(
+    "INSERT INTO journal (pool_id, player_id, round_pk, kind, team, before, after, k, p, s, "
+    "created_at) VALUES (?, ?, ?, 'round', ?, ?, ?, ?, ?, ?, ?)")
+COUNT_ROUND = DriverSql("UPDATE pools SET rounds = ?, brier_sum = brier_sum + ? WHERE id = ?")
+
+
+def lock_pool(conn: Connection, name: str) -> tuple | None:
+    """(id, params JSON, rounds) of the pool, its row locked on PostgreSQL."""
+    return DriverSql(POOL + for_update(conn)).first(conn, (name,))
+
+
+def lock_players(conn: Connection, pool_id: int, keys: Sequence[str]) -> list[tuple]:
+    """(id, key, rating, rounds_played, window_state) of the stored players among `keys`,
+    locked in key order on PostgreSQL (the fixed order that keeps writers deadlock-free)."""
+    marks = ", ".join("?" * len(keys))
+    stmt = DriverSql(
+        "SELECT id, player_key, rating, rounds_played, window_state FROM players "
+        f"WHERE pool_id = ? AND player_key IN ({marks}) ORDER BY player_key" + for_update(conn))
+    return stmt.rows(conn, (pool_id, *keys))
