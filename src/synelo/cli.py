@@ -12,7 +12,7 @@ from rich.console import Console
 
 from synelo.config import Settings
 from synelo.ratings import theta_for_kmax
-from synelo.store.engine import create_store_engine, migrate
+from synelo.store.engine import create_store_engine, migrate, pending_migrations
 from synelo.store.repository import Store
 from synelo.store.typedefs import PoolExists
 
@@ -78,6 +78,12 @@ def serve_cmd(host: Annotated[str, typer.Option(help="address to bind")] = "127.
               log_level: Annotated[str, typer.Option()] = "info") -> None:
     """Run the HTTP API with uvicorn."""
     import uvicorn
+
+    settings = Settings()
+    if pending_migrations(create_store_engine(settings.sqlalchemy_url, pool_size=1)):
+        console.print(f"[red]the database at {_redact(settings.sqlalchemy_url)} needs its "
+                      "migrations: run `synelo migrate` (or `synelo init`) first[/]")
+        raise typer.Exit(1)
 
     uvicorn.run("synelo.service.app:app_from_env", factory=True, host=host, port=port,
                 workers=workers, log_level=log_level, access_log=False)

@@ -89,3 +89,9 @@ def test_serve_answers_with_generated_tokens(tmp_path: Path) -> None:
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+def test_serve_refuses_an_unmigrated_database(tmp_path: Path) -> None:
+    r = run(["serve", "--port", str(_free_port())], tmp_path)
+    assert r.returncode == 1
+    assert "synelo migrate" in r.stdout

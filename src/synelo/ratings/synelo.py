@@ -104,11 +104,15 @@ class PlayerChange:
 
 def rate_player(player: str, side: Side, rating: int, rounds_played: int,
                 window: ConvergenceWindow, p_a: float, winner: Winner,
-                params: SynEloParams) -> PlayerChange:
-    """F2–F5 for one participant: K from the window and rating before the round."""
+                params: SynEloParams, c: float | None = None) -> PlayerChange:
+    """F2–F5 for one participant: K from the window and rating before the round.
+
+    `c` is F3's score of `window` when the caller already has it (it is stored with the
+    player), so that each round computes it once.
+    """
     p = expected_score(p_a, side)
     s = round_score(winner, side)
-    k = k_factor(convergence(window, params), rating, params)
+    k = k_factor(convergence(window, params) if c is None else c, rating, params)
     after = updated_rating(rating, k, s, p, rounds_played + 1, params)
     return PlayerChange(player, side, rating, after, k, p, s, rounds_played + 1)
 
@@ -129,11 +133,19 @@ class RoundRating:
 
 @dataclass(slots=True)
 class PlayerRecord:
-    """What the model knows of a player between rounds."""
+    """What the model knows of a player between rounds. `convergence` caches F3's C of
+    `window` (None: not computed yet)."""
 
     rating: int
     rounds_played: int
     window: ConvergenceWindow
+    convergence: float | None = None
+
+    def current_convergence(self, params: SynEloParams) -> float:
+        """F3: C of the window as it stands, computed once per change of the window."""
+        if self.convergence is None:
+            self.convergence = convergence(self.window, params)
+        return self.convergence
 
 
 def rate_round(roster_a: Iterable[int], roster_b: Iterable[int],
@@ -141,12 +153,13 @@ def rate_round(roster_a: Iterable[int], roster_b: Iterable[int],
                params: SynEloParams) -> RoundRating:
     """Rate a round: P from the round-start rosters' ratings (F1), then F2–F5 per participant.
 
-    Pure: the records are read, not changed; call `apply_change` to move a record forward.
+    Pure apart from caching each record's C; call `apply_change` to move a record forward.
     """
     sum_a, sum_b = sum(roster_a), sum(roster_b)
     p_a = win_probability(sum_a, sum_b, params.theta)
     changes = tuple(
-        rate_player(pid, side, rec.rating, rec.rounds_played, rec.window, p_a, winner, params)
+        rate_player(pid, side, rec.rating, rec.rounds_played, rec.window, p_a, winner, params,
+                    rec.current_convergence(params))
         for pid, side, rec in participants
     )
     return RoundRating(p_a, sum_a, sum_b, changes)
@@ -157,6 +170,7 @@ def apply_change(record: PlayerRecord, change: PlayerChange) -> None:
     record.rating = change.after
     record.rounds_played = change.rounds_played
     record.window.append(change.after, change.p, change.s)
+    record.convergence = None
 
 
 def is_visible(rounds_played: int, params: SynEloParams) -> bool:

@@ -38,8 +38,11 @@ def create_app(settings: Settings | None = None, *, store: Store | None = None,
         return JSONResponse({"detail": "internal server error"}, status_code=500)
 
     @app.get("/healthz", tags=["health"])
-    def healthz() -> dict[str, str]:
-        return {"status": "ok", "version": __version__}
+    def healthz() -> JSONResponse:
+        """Liveness and database reachability (503 when the database does not answer)."""
+        ok = store.ping()
+        return JSONResponse({"status": "ok" if ok else "database unreachable",
+                             "version": __version__}, status_code=200 if ok else 503)
 
     app.include_router(pools.router)
     app.include_router(players.router)

@@ -74,10 +74,11 @@ def lock_pool(conn: Connection, name: str) -> tuple | None:
 
 
 def lock_players(conn: Connection, pool_id: int, keys: Sequence[str]) -> list[tuple]:
-    """(id, key, rating, rounds_played, window_state) of the stored players among `keys`,
-    locked in key order on PostgreSQL (the fixed order that keeps writers deadlock-free)."""
+    """(id, key, rating, rounds_played, window_state, convergence) of the stored players
+    among `keys`, locked in key order on PostgreSQL (the fixed order that keeps writers
+    deadlock-free)."""
     marks = ", ".join("?" * len(keys))
     stmt = DriverSql(
-        "SELECT id, player_key, rating, rounds_played, window_state FROM players "
+        "SELECT id, player_key, rating, rounds_played, window_state, convergence FROM players "
         f"WHERE pool_id = ? AND player_key IN ({marks}) ORDER BY player_key" + for_update(conn))
     return stmt.rows(conn, (pool_id, *keys))

@@ -56,6 +56,16 @@ def alembic_config(engine: Engine) -> Config:
     return cfg
 
 
+def pending_migrations(engine: Engine) -> bool:
+    """True when the database is not at the newest revision (never migrated, or older)."""
+    from alembic.runtime.migration import MigrationContext
+    from alembic.script import ScriptDirectory
+
+    head = ScriptDirectory.from_config(alembic_config(engine)).get_current_head()
+    with engine.connect() as conn:
+        return MigrationContext.configure(conn).get_current_revision() != head
+
+
 def migrate(engine: Engine, revision: str = "head") -> None:
     """Apply the Alembic migrations up to `revision` (idempotent)."""
     command.upgrade(alembic_config(engine), revision)

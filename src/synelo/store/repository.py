@@ -24,7 +24,6 @@ from synelo.ratings import (
     PlayerRecord,
     SynEloParams,
     apply_change,
-    convergence,
     is_visible,
     rate_round,
 )
@@ -94,6 +93,15 @@ class Store:
         if row is None:
             raise UnknownPool(name)
         return _pool(row)
+
+    def ping(self) -> bool:
+        """Whether the database answers."""
+        try:
+            with self._read() as conn:
+                conn.exec_driver_sql("SELECT 1")
+            return True
+        except Exception:
+            return False
 
     # --- pools ------------------------------------------------------------------------------
     def create_pool(self, name: str, kmax: int, params: SynEloParams,
@@ -259,8 +267,8 @@ class Store:
             for key in keys_on_side:
                 row = stored.get(key)
                 records[key] = (
-                    PlayerRecord(row[2], row[3], ConvergenceWindow.from_bytes(row[4],
-                                                                              params.window))
+                    PlayerRecord(row[2], row[3],
+                                 ConvergenceWindow.from_bytes(row[4], params.window), row[5])
                     if row is not None
                     else PlayerRecord(params.r0, 0, ConvergenceWindow(params.window)))
                 entries.append((key, side, records[key]))
@@ -273,7 +281,7 @@ class Store:
         for change in rated.changes:
             rec = records[change.player]
             apply_change(rec, change)
-            values = (rec.rating, rec.rounds_played, stamp, convergence(rec.window, params),
+            values = (rec.rating, rec.rounds_played, stamp, rec.current_convergence(params),
                       rec.window.to_bytes())
             if change.player in ids:
                 updates.append((*values, ids[change.player]))
