@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import hmac
+import time
 from collections.abc import Callable
 from typing import Literal
 
@@ -17,10 +19,12 @@ class TokenChecker:
     (looked up by SHA-256, which reveals nothing of the token)."""
 
     def __init__(self, admin: list[str], server: list[str],
-                 stored: Callable[[str], str | None]) -> None:
+                 stored: Callable[[str], str | None], remember_s: float = 60.0) -> None:
         self._configured = [(t.encode(), "admin") for t in admin] + \
                            [(t.encode(), "server") for t in server]
         self._stored = stored
+        self._remember_s = remember_s
+        self._seen: dict[str, tuple[str, float]] = {}  # token hash → (role, when looked up)
 
     def role(self, token: str) -> str | None:
         given = token.encode()
@@ -28,7 +32,22 @@ class TokenChecker:
         for known, role in self._configured:
             if hmac.compare_digest(known, given) and found is None:
                 found = role
-        return found or self._stored(token)
+        return found or self._stored_role(token)
+
+    def _stored_role(self, token: str) -> str | None:
+        """A stored token's role, remembered for a minute so that a game server's requests
+        do not each cost a database read."""
+        key = hashlib.sha256(token.encode()).hexdigest()
+        now = time.monotonic()
+        hit = self._seen.get(key)
+        if hit is not None and now - hit[1] < self._remember_s:
+            return hit[0]
+        role = self._stored(token)
+        if role is not None:
+            if len(self._seen) > 10_000:
+                self._seen.clear()
+            self._seen[key] = (role, now)
+        return role
 
 
 def require(role: Role) -> Callable[[Request], str]:

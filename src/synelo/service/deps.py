@@ -17,8 +17,9 @@ def get_store(request: Request) -> Store:
 
 def get_pool(request: Request,
              pool: Annotated[str, Path(description="pool name", max_length=64)]) -> Pool:
+    """The pool's settings (404 when there is no such pool)."""
     try:
-        return request.app.state.store.get_pool(pool)
+        return request.app.state.store.pool_settings(pool)
     except UnknownPool:
         raise HTTPException(404, f"unknown pool {pool!r}") from None
 

@@ -76,6 +76,7 @@ class Store:
     def __init__(self, engine: Engine, clock: Clock = utcnow) -> None:
         self.engine = engine
         self.clock = clock
+        self._pools: dict[str, Pool] = {}
 
     # --- transactions -----------------------------------------------------------------------
     @contextmanager
@@ -117,11 +118,20 @@ class Store:
         return self.get_pool(name)
 
     def get_pool(self, name: str) -> Pool:
+        """The pool as stored now (its counters included)."""
         with self._read() as conn:
             row = conn.execute(select(pools).where(pools.c.name == name)).first()
         if row is None:
             raise UnknownPool(name)
-        return _pool(row)
+        pool = _pool(row)
+        self._pools[name] = pool
+        return pool
+
+    def pool_settings(self, name: str) -> Pool:
+        """The pool for routes that need only its settings, which never change once it is
+        created: remembered after the first read (its counters are those of that read)."""
+        pool = self._pools.get(name)
+        return pool if pool is not None else self.get_pool(name)
 
     def list_pools(self) -> list[Pool]:
         with self._read() as conn:

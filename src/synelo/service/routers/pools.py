@@ -44,8 +44,8 @@ def list_pools(store: StoreDep) -> list[PoolOut]:
 
 
 @router.get("/{pool}", response_model=PoolOut)
-def show_pool(pool: PoolDep) -> PoolOut:
-    return pool_out(pool)
+def show_pool(pool: PoolDep, store: StoreDep) -> PoolOut:
+    return pool_out(store.get_pool(pool.name))
 
 
 @router.get("/{pool}/quality", response_model=QualityOut)
