@@ -94,9 +94,9 @@ def test_set_rating_is_journaled_and_bounded(admin: httpx.Client, server: httpx.
         assert r.json()["detail"][0]["loc"] == ["body", "rating"]
     hist = admin.get(f"/v1/pools/{pool}/players/{steam(1)}/history").json()["entries"]
     assert [(e["kind"], e["before"], e["after"]) for e in hist] == [
-        ("round", 1000, 1036), ("set", 1036, 1500)]
-    assert hist[0]["p"] == 0.5 and hist[0]["s"] == 1.0 and hist[0]["k"] == 72.0
-    assert hist[0]["round_id"] and hist[1]["round_id"] is None
+        ("set", 1036, 1500), ("round", 1000, 1036)]
+    assert hist[1]["p"] == 0.5 and hist[1]["s"] == 1.0 and hist[1]["k"] == 72.0
+    assert hist[1]["round_id"] and hist[0]["round_id"] is None
 
 
 def test_reset_returns_player_to_shadow(admin: httpx.Client, server: httpx.Client,
@@ -106,23 +106,32 @@ def test_reset_returns_player_to_shadow(admin: httpx.Client, server: httpx.Clien
     assert r.status_code == 200
     assert (r.json()["rating"], r.json()["rounds_played"], r.json()["visible"]) == (1000, 0, False)
     hist = admin.get(f"/v1/pools/{pool}/players/{steam(1)}/history").json()["entries"]
-    assert [(e["kind"], e["before"], e["after"]) for e in hist][-1] == ("reset", 1036, 1000)
+    assert [(e["kind"], e["before"], e["after"]) for e in hist][0] == ("reset", 1036, 1000)
     # Resetting an unknown player stores nothing.
     assert admin.delete(f"/v1/pools/{pool}/players/{steam(77)}").json()["rating"] == 1000
     assert admin.get(f"/v1/pools/{pool}/quality").json()["players"] == 2
 
 
-def test_history_pages(admin: httpx.Client, server: httpx.Client, pool: str) -> None:
+def test_history_pages_newest_first(admin: httpx.Client, server: httpx.Client,
+                                    pool: str) -> None:
     for _ in range(3):
         play(server, pool, [steam(1)], [steam(2)])
-    page1 = admin.get(f"/v1/pools/{pool}/players/{steam(1)}/history?limit=2").json()["entries"]
-    page2 = admin.get(f"/v1/pools/{pool}/players/{steam(1)}/history",
-                      params={"limit": 2, "after": page1[-1]["id"]}).json()["entries"]
-    assert len(page1) == 2 and len(page2) == 1
-    assert [e["seq"] for e in page1 + page2] == [1, 2, 3]
-    # Consecutive entries chain: each starts where the last ended.
-    chain = page1 + page2
-    assert all(a["after"] == b["before"] for a, b in zip(chain, chain[1:], strict=False))
+    admin.put(f"/v1/pools/{pool}/players/{steam(1)}", json={"rating": 1200})
+    play(server, pool, [steam(1)], [steam(3)])
+    url = f"/v1/pools/{pool}/players/{steam(1)}/history"
+    page1 = admin.get(url, params={"limit": 2}).json()["entries"]
+    page2 = admin.get(url, params={"limit": 2, "before": page1[-1]["id"]}).json()["entries"]
+    page3 = admin.get(url, params={"limit": 2, "before": page2[-1]["id"]}).json()["entries"]
+    assert [len(page1), len(page2), len(page3)] == [2, 2, 1]
+    chain = page1 + page2 + page3
+    assert [e["kind"] for e in chain] == ["round", "set", "round", "round", "round"]
+    assert [e["seq"] for e in chain] == [4, None, 3, 2, 1]
+    # Each entry starts where the one before it in time ended.
+    assert all(new["before"] == old["after"] for new, old in zip(chain, chain[1:], strict=False))
+    # Another player's journal id is no cursor for this player.
+    other = admin.get(f"/v1/pools/{pool}/players/{steam(2)}/history").json()["entries"]
+    assert admin.get(url, params={"before": other[0]["id"]}).json()["entries"] == []
+    assert admin.get(f"/v1/pools/{pool}/players/{steam(99)}/history").json()["entries"] == []
 
 
 def test_stale_after_30_days(server: httpx.Client, admin: httpx.Client, pool: str,

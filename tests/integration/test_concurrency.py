@@ -68,8 +68,9 @@ def test_parallel_submissions_equal_sequential_replay(live: LiveServer, pool: st
     # The journal of every player chains: each entry starts where the previous ended.
     for key in expected:
         entries = admin.get(f"/v1/pools/{pool}/players/{key}/history").json()["entries"]
-        assert all(x["after"] == y["before"] for x, y in zip(entries, entries[1:], strict=False))
-        assert [e["seq"] for e in entries] == sorted(e["seq"] for e in entries)
+        assert len(entries) == expected[key].rounds_played
+        assert all(x["before"] == y["after"] for x, y in zip(entries, entries[1:], strict=False))
+        assert [e["seq"] for e in entries] == sorted((e["seq"] for e in entries), reverse=True)
 
 
 def test_concurrent_retries_rate_once(live: LiveServer, pool: str, admin: httpx.Client) -> None:

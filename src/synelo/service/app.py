@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
@@ -14,6 +16,7 @@ from synelo.service.limits import BodyLimit
 from synelo.service.routers import players, pools, rounds
 from synelo.store.engine import create_store_engine
 from synelo.store.repository import Clock, Store, utcnow
+from synelo.store.writer import RoundWriter
 
 log = logging.getLogger("synelo")
 
@@ -25,10 +28,18 @@ def create_app(settings: Settings | None = None, *, store: Store | None = None,
     if store is None:
         store = Store(create_store_engine(settings.sqlalchemy_url,
                                           pool_size=settings.db_pool_size), clock)
-    app = FastAPI(title="synelo", version=__version__,
+    writer = RoundWriter(store)
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        yield
+        writer.close()
+
+    app = FastAPI(title="synelo", version=__version__, lifespan=lifespan,
                   description="Skill ratings and optimal team splits for team games (SynElo).")
     app.state.settings = settings
     app.state.store = store
+    app.state.writer = writer
     app.state.tokens = TokenChecker(settings.admin_tokens, settings.server_tokens,
                                     store.token_role)
 

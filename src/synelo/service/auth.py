@@ -5,10 +5,11 @@ from __future__ import annotations
 import hashlib
 import hmac
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Literal
 
 from fastapi import HTTPException, Request
+from starlette.concurrency import run_in_threadpool
 
 Role = Literal["server", "admin"]
 
@@ -26,40 +27,50 @@ class TokenChecker:
         self._remember_s = remember_s
         self._seen: dict[str, tuple[str, float]] = {}  # token hash → (role, when looked up)
 
-    def role(self, token: str) -> str | None:
+    def configured_role(self, token: str) -> str | None:
+        """The role of a configured token; every one is compared, in constant time."""
         given = token.encode()
         found = None
         for known, role in self._configured:
             if hmac.compare_digest(known, given) and found is None:
                 found = role
-        return found or self._stored_role(token)
+        return found
 
-    def _stored_role(self, token: str) -> str | None:
-        """A stored token's role, remembered for a minute so that a game server's requests
-        do not each cost a database read."""
-        key = hashlib.sha256(token.encode()).hexdigest()
-        now = time.monotonic()
-        hit = self._seen.get(key)
-        if hit is not None and now - hit[1] < self._remember_s:
+    def remembered_role(self, token: str) -> str | None:
+        """The role of a stored token looked up in the last minute (no database read)."""
+        hit = self._seen.get(_digest(token))
+        if hit is not None and time.monotonic() - hit[1] < self._remember_s:
             return hit[0]
+        return None
+
+    def stored_role(self, token: str) -> str | None:
+        """The role of a token in the token table (a database read), then remembered."""
         role = self._stored(token)
         if role is not None:
             if len(self._seen) > 10_000:
                 self._seen.clear()
-            self._seen[key] = (role, now)
+            self._seen[_digest(token)] = (role, time.monotonic())
         return role
 
 
-def require(role: Role) -> Callable[[Request], str]:
+def _digest(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def require(role: Role) -> Callable[[Request], Awaitable[str]]:
     """A dependency: 401 without a valid token, 403 when a server token calls an admin route."""
 
-    def check(request: Request) -> str:
+    async def check(request: Request) -> str:
         header = request.headers.get("authorization", "")
         scheme, _, token = header.partition(" ")
-        if scheme.lower() != "bearer" or not token.strip():
+        token = token.strip()
+        if scheme.lower() != "bearer" or not token:
             raise HTTPException(401, "missing bearer token",
                                 headers={"WWW-Authenticate": "Bearer"})
-        found = request.app.state.tokens.role(token.strip())
+        tokens: TokenChecker = request.app.state.tokens
+        found = tokens.configured_role(token) or tokens.remembered_role(token)
+        if found is None:
+            found = await run_in_threadpool(tokens.stored_role, token)
         if found is None:
             raise HTTPException(401, "invalid token", headers={"WWW-Authenticate": "Bearer"})
         if role == "admin" and found != "admin":

@@ -5,21 +5,27 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import Depends, HTTPException, Path, Request
+from starlette.concurrency import run_in_threadpool
 
 from synelo.service.auth import require
 from synelo.store.repository import Store
 from synelo.store.typedefs import Pool, UnknownPool
 
 
-def get_store(request: Request) -> Store:
+async def get_store(request: Request) -> Store:
     return request.app.state.store
 
 
-def get_pool(request: Request,
-             pool: Annotated[str, Path(description="pool name", max_length=64)]) -> Pool:
-    """The pool's settings (404 when there is no such pool)."""
+async def get_pool(request: Request,
+                   pool: Annotated[str, Path(description="pool name", max_length=64)]) -> Pool:
+    """The pool's settings (404 when there is no such pool); read from the database only
+    the first time (in the thread pool, so the event loop never waits on it)."""
+    store: Store = request.app.state.store
+    known = store.known_pool(pool)
+    if known is not None:
+        return known
     try:
-        return request.app.state.store.pool_settings(pool)
+        return await run_in_threadpool(store.get_pool, pool)
     except UnknownPool:
         raise HTTPException(404, f"unknown pool {pool!r}") from None
 

@@ -54,17 +54,17 @@ def timestamp(conn: Connection, when: datetime) -> object:
 POOL = "SELECT id, params, rounds FROM pools WHERE name = ?"
 ROUND_SEEN = DriverSql("SELECT content_hash, result FROM rounds WHERE pool_id = ? AND round_id = ?")
 INSERT_PLAYER = DriverSql(
-    "INSERT INTO players (pool_id, player_key, rating, rounds_played, last_played, convergence, "
-    "window_state) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id")
+    "INSERT INTO players (pool_id, player_key, rating, rounds_played, convergence) "
+    "VALUES (?, ?, ?, 0, 1.0) RETURNING id")
 UPDATE_PLAYER = DriverSql(
     "UPDATE players SET rating = ?, rounds_played = ?, last_played = ?, convergence = ?, "
-    "window_state = ? WHERE id = ?")
+    "window_state = ?, last_journal = ? WHERE id = ?")
 INSERT_ROUND = DriverSql(
     "INSERT INTO rounds (pool_id, seq, round_id, server_id, map, winner, sum_a, sum_b, p_a, "
     "content_hash, result, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id")
-INSERT_JOURNAL = DriverSql(
-    "INSERT INTO journal (pool_id, player_id, round_pk, kind, team, before, after, k, p, s, "
-    "created_at) VALUES (?, ?, ?, 'round', ?, ?, ?, ?, ?, ?, ?)")
+_JOURNAL_COLUMNS = ("INSERT INTO journal (pool_id, player_id, round_pk, kind, team, before, "
+                    "after, k, p, s, created_at, prev_id) VALUES ")
+_JOURNAL_ROW = "(?, ?, ?, 'round', ?, ?, ?, ?, ?, ?, ?, ?)"
 COUNT_ROUND = DriverSql("UPDATE pools SET rounds = ?, brier_sum = brier_sum + ? WHERE id = ?")
 
 
@@ -74,11 +74,21 @@ def lock_pool(conn: Connection, name: str) -> tuple | None:
 
 
 def lock_players(conn: Connection, pool_id: int, keys: Sequence[str]) -> list[tuple]:
-    """(id, key, rating, rounds_played, window_state, convergence) of the stored players
+    """(id, key, rating, rounds_played, window_state, convergence, last_journal) of the
+    stored players
     among `keys`, locked in key order on PostgreSQL (the fixed order that keeps writers
     deadlock-free)."""
     marks = ", ".join("?" * len(keys))
     stmt = DriverSql(
-        "SELECT id, player_key, rating, rounds_played, window_state, convergence FROM players "
+        "SELECT id, player_key, rating, rounds_played, window_state, convergence, last_journal "
+        "FROM players "
         f"WHERE pool_id = ? AND player_key IN ({marks}) ORDER BY player_key" + for_update(conn))
     return stmt.rows(conn, (pool_id, *keys))
+
+
+def insert_journal(conn: Connection, rows: list[tuple]) -> dict[int, int]:
+    """Insert a round's journal rows in one statement; {player id: new journal row id}."""
+    stmt = DriverSql(_JOURNAL_COLUMNS + ", ".join([_JOURNAL_ROW] * len(rows))
+                     + " RETURNING id, player_id")
+    flat = [value for row in rows for value in row]
+    return {player: jid for jid, player in stmt.rows(conn, flat)}

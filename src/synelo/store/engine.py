@@ -36,6 +36,10 @@ def create_store_engine(url: str, *, pool_size: int = 8) -> Engine:
             cur.execute("PRAGMA synchronous=NORMAL")
             cur.execute("PRAGMA foreign_keys=ON")
             cur.execute("PRAGMA busy_timeout=30000")
+            # Keep the hot pages (players, index leaves) in memory instead of re-reading them
+            # through the OS on every round: 64 MiB of page cache, reads through mmap.
+            cur.execute("PRAGMA cache_size=-65536")
+            cur.execute("PRAGMA mmap_size=268435456")
             cur.close()
 
         @event.listens_for(engine, "begin")

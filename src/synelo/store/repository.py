@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 
 import orjson
-from sqlalchemy import Connection, Engine, func, insert, select, update
+from sqlalchemy import Connection, Engine, func, insert, literal, select, update
 from sqlalchemy.exc import IntegrityError
 
 from synelo.ratings import (
@@ -77,11 +78,15 @@ class Store:
         self.engine = engine
         self.clock = clock
         self._pools: dict[str, Pool] = {}
+        self._writer = threading.Lock() if engine.dialect.name == "sqlite" else nullcontext()
 
     # --- transactions -----------------------------------------------------------------------
     @contextmanager
     def _write(self) -> Iterator[Connection]:
-        with self.engine.connect().execution_options(**{IMMEDIATE: True}) as conn, conn.begin():
+        """A write transaction. On SQLite the threads of this process queue on a lock first:
+        SQLite's own busy handler would make them poll with sleeps of up to 100 ms."""
+        with self._writer, self.engine.connect().execution_options(**{IMMEDIATE: True}) as conn, \
+                conn.begin():
             yield conn
 
     @contextmanager
@@ -127,11 +132,10 @@ class Store:
         self._pools[name] = pool
         return pool
 
-    def pool_settings(self, name: str) -> Pool:
-        """The pool for routes that need only its settings, which never change once it is
-        created: remembered after the first read (its counters are those of that read)."""
-        pool = self._pools.get(name)
-        return pool if pool is not None else self.get_pool(name)
+    def known_pool(self, name: str) -> Pool | None:
+        """The pool's settings if it was read before (they never change once it is
+        created; its counters are those of that read), without touching the database."""
+        return self._pools.get(name)
 
     def list_pools(self) -> list[Pool]:
         with self._read() as conn:
@@ -148,59 +152,79 @@ class Store:
     def set_rating(self, pool_name: str, key: str, rating: int) -> PlayerRow:
         """Admin override, journaled as "set". The convergence window restarts: the old
         ratings no longer describe this player, so C = 1 until two rounds are rated."""
-        now = self.clock()
         with self._write() as conn:
             pool = self._locked_pool(conn, pool_name)
-            row = conn.execute(select(players.c.id, players.c.rating).where(
-                players.c.pool_id == pool.id, players.c.player_key == key).with_for_update()
-            ).first()
+            row = self._locked_player(conn, pool, key)
             if row is None:
                 pid = conn.execute(insert(players).values(
                     pool_id=pool.id, player_key=key, rating=rating, rounds_played=0,
-                    last_played=None, convergence=1.0, window_state=None).returning(players.c.id)
-                ).scalar_one()
-                before = pool.params.r0
-            else:
-                pid, before = row
-                conn.execute(update(players).where(players.c.id == pid).values(
-                    rating=rating, convergence=1.0, window_state=None))
-            conn.execute(insert(journal).values(
-                pool_id=pool.id, player_id=pid, round_pk=None, kind="set", team=None,
-                before=before, after=rating, k=None, p=None, s=None, created_at=now))
-            return PlayerRow(*conn.execute(select(*_PLAYER_VIEW).where(players.c.id == pid)).one())
+                    convergence=1.0).returning(players.c.id)).scalar_one()
+                row = (pid, pool.params.r0, None)
+            self._journal_admin(conn, pool, row, "set", rating, rating=rating)
+            return self._player_view(conn, row[0])
 
     def reset_player(self, pool_name: str, key: str) -> PlayerRow | None:
         """Back to R_0 with 0 rounds (shadow again), journaled as "reset"; None if unknown."""
-        now = self.clock()
         with self._write() as conn:
             pool = self._locked_pool(conn, pool_name)
-            row = conn.execute(select(players.c.id, players.c.rating).where(
-                players.c.pool_id == pool.id, players.c.player_key == key).with_for_update()
-            ).first()
+            row = self._locked_player(conn, pool, key)
             if row is None:
                 return None
-            pid, before = row
-            conn.execute(update(players).where(players.c.id == pid).values(
-                rating=pool.params.r0, rounds_played=0, last_played=None, convergence=1.0,
-                window_state=None))
-            conn.execute(insert(journal).values(
-                pool_id=pool.id, player_id=pid, round_pk=None, kind="reset", team=None,
-                before=before, after=pool.params.r0, k=None, p=None, s=None, created_at=now))
-            return PlayerRow(*conn.execute(select(*_PLAYER_VIEW).where(players.c.id == pid)).one())
+            self._journal_admin(conn, pool, row, "reset", pool.params.r0,
+                                rating=pool.params.r0, rounds_played=0, last_played=None)
+            return self._player_view(conn, row[0])
 
-    def history(self, pool: Pool, key: str, limit: int, after: int = 0) -> list[JournalEntry]:
-        """The journal of one player, oldest first, from journal id `after` on."""
-        stmt = (
-            select(journal.c.id, journal.c.kind, rounds.c.round_id, rounds.c.seq, journal.c.team,
-                   journal.c.before, journal.c.after, journal.c.k, journal.c.p, journal.c.s,
-                   journal.c.created_at)
-            .select_from(journal.join(players, journal.c.player_id == players.c.id)
-                         .outerjoin(rounds, journal.c.round_pk == rounds.c.id))
-            .where(players.c.pool_id == pool.id, players.c.player_key == key,
-                   journal.c.id > after)
-            .order_by(journal.c.id).limit(limit)
-        )
+    @staticmethod
+    def _locked_player(conn: Connection, pool: Pool, key: str) -> tuple | None:
+        """(id, rating, last_journal) of a stored player, its row locked."""
+        row = conn.execute(select(players.c.id, players.c.rating, players.c.last_journal).where(
+            players.c.pool_id == pool.id, players.c.player_key == key).with_for_update()).first()
+        return None if row is None else tuple(row)
+
+    def _journal_admin(self, conn: Connection, pool: Pool, row: tuple, kind: str, after: int,
+                       **changes: object) -> None:
+        """Journal an admin change at the head of the player's chain and apply `changes`;
+        the convergence window restarts (C = 1)."""
+        pid, before, last_journal = row
+        jid = conn.execute(insert(journal).values(
+            pool_id=pool.id, player_id=pid, round_pk=None, kind=kind, team=None, before=before,
+            after=after, k=None, p=None, s=None, created_at=self.clock(), prev_id=last_journal,
+        ).returning(journal.c.id)).scalar_one()
+        conn.execute(update(players).where(players.c.id == pid).values(
+            convergence=1.0, window_state=None, last_journal=jid, **changes))
+
+    @staticmethod
+    def _player_view(conn: Connection, pid: int) -> PlayerRow:
+        return PlayerRow(*conn.execute(select(*_PLAYER_VIEW).where(players.c.id == pid)).one())
+
+    def history(self, pool: Pool, key: str, limit: int,
+                before: int | None = None) -> list[JournalEntry]:
+        """The journal of one player, newest first: from its newest entry, or from the entry
+        preceding journal id `before`. Walks the player's chain by primary key."""
         with self._read() as conn:
+            head = conn.execute(select(players.c.id, players.c.last_journal).where(
+                players.c.pool_id == pool.id, players.c.player_key == key)).first()
+            if head is None:
+                return []
+            start = head.last_journal
+            if before is not None:
+                start = conn.execute(select(journal.c.prev_id).where(
+                    journal.c.id == before, journal.c.player_id == head.id)).scalar()
+            if start is None:
+                return []
+            chain = select(journal.c.id, journal.c.prev_id, literal(1).label("depth")).where(
+                journal.c.id == start).cte("chain", recursive=True)
+            chain = chain.union_all(
+                select(journal.c.id, journal.c.prev_id, (chain.c.depth + 1).label("depth"))
+                .join(chain, journal.c.id == chain.c.prev_id)
+                .where(chain.c.depth < limit))
+            stmt = (
+                select(journal.c.id, journal.c.kind, rounds.c.round_id, rounds.c.seq,
+                       journal.c.team, journal.c.before, journal.c.after, journal.c.k,
+                       journal.c.p, journal.c.s, journal.c.created_at)
+                .select_from(chain.join(journal, journal.c.id == chain.c.id)
+                             .outerjoin(rounds, journal.c.round_pk == rounds.c.id))
+                .order_by(chain.c.depth))
             return [JournalEntry(*r) for r in conn.execute(stmt)]
 
     def leaderboard(self, pool: Pool, limit: int) -> list[PlayerRow]:
@@ -241,23 +265,33 @@ class Store:
 
     # --- rounds -----------------------------------------------------------------------------
     def submit_round(self, pool_name: str, report: RoundReport) -> SubmitResult:
-        """Rate a round once. A retry with the same content replays the stored answer; the
-        same round_id with other content raises RoundConflict. Nothing is written on error."""
-        digest = report.content_hash()
-        now = self.clock()
+        """Rate a round once, in a transaction of its own (see `submit_in`)."""
         with self._write() as conn:
-            pool = sql.lock_pool(conn, pool_name)
-            if pool is None:
-                raise UnknownPool(pool_name)
-            pool_id, params_json, rounds_before = pool
-            seen = sql.ROUND_SEEN.first(conn, (pool_id, report.round_id))
-            if seen is not None:
-                if seen[0] != digest:
-                    raise RoundConflict(report.round_id)
-                return SubmitResult(False, seen[1].encode())
-            body = self._rate(conn, pool_id, _params(params_json), rounds_before + 1, report,
-                              digest, now)
-            return SubmitResult(True, body)
+            return self.submit_in(conn, pool_name, report)
+
+    @contextmanager
+    def write_transaction(self) -> Iterator[Connection]:
+        """A write transaction for `submit_in` (the round writer rates batches in one)."""
+        with self._write() as conn:
+            yield conn
+
+    def submit_in(self, conn: Connection, pool_name: str, report: RoundReport) -> SubmitResult:
+        """Rate a round within `conn`'s write transaction. A retry with the same content
+        replays the stored answer; the same round_id with other content raises
+        RoundConflict, and an unknown pool UnknownPool, both before anything is written."""
+        digest = report.content_hash()
+        pool = sql.lock_pool(conn, pool_name)
+        if pool is None:
+            raise UnknownPool(pool_name)
+        pool_id, params_json, rounds_before = pool
+        seen = sql.ROUND_SEEN.first(conn, (pool_id, report.round_id))
+        if seen is not None:
+            if seen[0] != digest:
+                raise RoundConflict(report.round_id)
+            return SubmitResult(False, seen[1].encode())
+        body = self._rate(conn, pool_id, _params(params_json), rounds_before + 1, report,
+                          digest, self.clock())
+        return SubmitResult(True, body)
 
     @staticmethod
     def _rate(conn: Connection, pool_id: int, params: SynEloParams, seq: int,
@@ -287,19 +321,11 @@ class Store:
 
         stamp = sql.timestamp(conn, now)
         ids = {key: row[0] for key, row in stored.items()}
-        updates = []
+        last = {row[0]: row[6] for row in stored.values()}
         for change in rated.changes:
-            rec = records[change.player]
-            apply_change(rec, change)
-            values = (rec.rating, rec.rounds_played, stamp, rec.current_convergence(params),
-                      rec.window.to_bytes())
-            if change.player in ids:
-                updates.append((*values, ids[change.player]))
-            else:
+            if change.player not in ids:
                 ids[change.player] = sql.INSERT_PLAYER.first(
-                    conn, (pool_id, change.player, *values))[0]
-        if updates:
-            sql.UPDATE_PLAYER.many(conn, updates)
+                    conn, (pool_id, change.player, params.r0))[0]
 
         body = orjson.dumps({
             "round_id": report.round_id, "seq": seq, "winner": report.winner,
@@ -312,9 +338,17 @@ class Store:
         round_pk = sql.INSERT_ROUND.first(conn, (
             pool_id, seq, report.round_id, report.server_id, report.map, report.winner,
             rated.sum_a, rated.sum_b, rated.p_a, digest, body.decode(), stamp))[0]
-        sql.INSERT_JOURNAL.many(conn, [
-            (pool_id, ids[c.player], round_pk, c.side, c.before, c.after, c.k, c.p, c.s, stamp)
-            for c in rated.changes])
+        journal_ids = sql.insert_journal(conn, [
+            (pool_id, ids[c.player], round_pk, c.side, c.before, c.after, c.k, c.p, c.s, stamp,
+             last.get(ids[c.player])) for c in rated.changes])
+        updates = []
+        for change in rated.changes:
+            rec = records[change.player]
+            apply_change(rec, change)
+            pid = ids[change.player]
+            updates.append((rec.rating, rec.rounds_played, stamp, rec.current_convergence(params),
+                            rec.window.to_bytes(), journal_ids[pid], pid))
+        sql.UPDATE_PLAYER.many(conn, updates)
         sql.COUNT_ROUND.many(conn, [(seq, rated.brier_term(report.winner), pool_id)])
         return body
 

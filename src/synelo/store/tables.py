@@ -70,8 +70,8 @@ players = Table(
     Column("last_played", UtcDateTime(), nullable=True),
     Column("convergence", Float, nullable=False),  # F3's C for the next round
     Column("window_state", LargeBinary, nullable=True),  # ConvergenceWindow bytes: O(W) to read
+    Column("last_journal", BigInteger, nullable=True),  # newest journal row (see journal)
     UniqueConstraint("pool_id", "player_key", name="uq_players_pool_key"),
-    Index("ix_players_pool_rating", "pool_id", "rating"),
 )
 
 rounds = Table(
@@ -94,6 +94,10 @@ rounds = Table(
     UniqueConstraint("pool_id", "seq", name="uq_rounds_pool_seq"),
 )
 
+# One row per rated player per round and per admin change. A player's rows form a chain,
+# newest first: players.last_journal → prev_id → prev_id … Walking it reads a player's history
+# by primary key, so the journal needs no (player, id) index, whose random inserts (24 per
+# 12v12 round) would be the most expensive write of a round.
 journal = Table(
     "journal",
     metadata,
@@ -109,7 +113,7 @@ journal = Table(
     Column("p", Float, nullable=True),
     Column("s", Float, nullable=True),
     Column("created_at", UtcDateTime(), nullable=False),
-    Index("ix_journal_player", "player_id", "id"),
+    Column("prev_id", BigInteger, nullable=True),  # this player's previous journal row
     Index("ix_journal_round", "round_pk"),
 )
 

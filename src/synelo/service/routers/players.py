@@ -77,13 +77,15 @@ def reset_player(pool: PoolDep, steam_id: SteamIdPath, store: StoreDep) -> Playe
 @router.get("/players/{steam_id}/history", response_model=HistoryOut, dependencies=[AdminAuth])
 def player_history(pool: PoolDep, steam_id: SteamIdPath, store: StoreDep,
                    limit: Annotated[int, Query(ge=1, le=5000)] = 500,
-                   after: Annotated[int, Query(ge=0, description="journal id to page from")] = 0,
+                   before: Annotated[int | None, Query(
+                       ge=1, description="continue after this journal id (the last "
+                       "entry of the previous page)")] = None,
                    ) -> HistoryOut:
     key = normalize_id(steam_id, pool.player_ids, ("path", "steam_id"))
     entries = [JournalOut(id=e.id, kind=e.kind, round_id=e.round_id, seq=e.seq, team=e.team,
                           before=e.before, after=e.after, delta=e.after - e.before, k=e.k,
                           p=e.p, s=e.s, at=e.created_at)
-               for e in store.history(pool, key, limit, after)]
+               for e in store.history(pool, key, limit, before)]
     return HistoryOut(steam_id=key, entries=entries)
 
 

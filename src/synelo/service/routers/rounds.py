@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, HTTPException, Response
+import asyncio
 
-from synelo.service.deps import PoolDep, ServerAuth, StoreDep
+from fastapi import APIRouter, HTTPException, Request, Response
+
+from synelo.service.deps import PoolDep, ServerAuth
 from synelo.service.ids import invalid, normalize_ids
 from synelo.service.schemas import RoundIn, RoundOut
 from synelo.store.typedefs import Pool, RoundConflict, RoundReport
@@ -39,10 +41,10 @@ def to_report(body: RoundIn, pool: Pool) -> RoundReport:
 @router.post("/rounds", status_code=201, response_model=RoundOut, dependencies=[ServerAuth],
              responses={200: {"model": RoundOut, "description": "a retry: the stored result"},
                         409: {"description": "round_id already used for another round"}})
-def submit_round(pool: PoolDep, body: RoundIn, store: StoreDep) -> Response:
+async def submit_round(pool: PoolDep, body: RoundIn, request: Request) -> Response:
     report = to_report(body, pool)
     try:
-        result = store.submit_round(pool.name, report)
+        result = await asyncio.wrap_future(request.app.state.writer.submit(pool.name, report))
     except RoundConflict:
         raise HTTPException(409, f"round_id {report.round_id!r} was already submitted "
                                  "with different content") from None

@@ -52,13 +52,11 @@ def upgrade() -> None:
     sa.Column('last_played', sa.DateTime(timezone=True), nullable=True),
     sa.Column('convergence', sa.Float(), nullable=False),
     sa.Column('window_state', sa.LargeBinary(), nullable=True),
+    sa.Column('last_journal', sa.BigInteger(), nullable=True),
     sa.ForeignKeyConstraint(['pool_id'], ['pools.id'], ondelete='CASCADE'),
     sa.PrimaryKeyConstraint('id'),
     sa.UniqueConstraint('pool_id', 'player_key', name='uq_players_pool_key')
     )
-    with op.batch_alter_table('players', schema=None) as batch_op:
-        batch_op.create_index('ix_players_pool_rating', ['pool_id', 'rating'], unique=False)
-
     op.create_table('rounds',
     sa.Column('id', ID, autoincrement=True, nullable=False),
     sa.Column('pool_id', ID, nullable=False),
@@ -91,13 +89,13 @@ def upgrade() -> None:
     sa.Column('p', sa.Float(), nullable=True),
     sa.Column('s', sa.Float(), nullable=True),
     sa.Column('created_at', sa.DateTime(timezone=True), nullable=False),
+    sa.Column('prev_id', sa.BigInteger(), nullable=True),
     sa.ForeignKeyConstraint(['player_id'], ['players.id'], ondelete='CASCADE'),
     sa.ForeignKeyConstraint(['pool_id'], ['pools.id'], ondelete='CASCADE'),
     sa.ForeignKeyConstraint(['round_pk'], ['rounds.id'], ondelete='CASCADE'),
     sa.PrimaryKeyConstraint('id')
     )
     with op.batch_alter_table('journal', schema=None) as batch_op:
-        batch_op.create_index('ix_journal_player', ['player_id', 'id'], unique=False)
         batch_op.create_index('ix_journal_round', ['round_pk'], unique=False)
 
 
@@ -106,13 +104,9 @@ def downgrade() -> None:
     """Downgrade schema."""
     with op.batch_alter_table('journal', schema=None) as batch_op:
         batch_op.drop_index('ix_journal_round')
-        batch_op.drop_index('ix_journal_player')
 
     op.drop_table('journal')
     op.drop_table('rounds')
-    with op.batch_alter_table('players', schema=None) as batch_op:
-        batch_op.drop_index('ix_players_pool_rating')
-
     op.drop_table('players')
     op.drop_table('pools')
     op.drop_table('api_tokens')
