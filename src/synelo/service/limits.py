@@ -1,4 +1,8 @@
-"""An ASGI middleware that answers 413 for a body over the limit, before anything reads it."""
+"""An ASGI middleware that answers 413 for a body over the limit, before anything reads it.
+
+FastAPI's own `max_body_size` answers a too-long Content-Length with a plain-text 413; game
+servers' HTTP extensions throw on a body that is not JSON, so synelo keeps its own.
+"""
 
 from __future__ import annotations
 

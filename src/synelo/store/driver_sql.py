@@ -1,9 +1,11 @@
 """The SQL of round submission, sent straight to the database driver.
 
-A 12v12 round runs eight statements and touches 24 players; through SQLAlchemy's Core
-execution each statement costs more in Python than the database spends on it. These
-statements are plain SQL that SQLite and PostgreSQL both accept, written with ``?`` and
-translated once to the driver's paramstyle. Everything else in the store uses Core.
+A 12v12 round runs eight statements and touches 24 players; through SQLAlchemy's execution
+machinery (statement contexts, result metadata) each statement costs more in Python than the
+database spends on it. These statements are plain SQL that SQLite and PostgreSQL both
+accept, written with ``?``, translated once to the driver's paramstyle and run on a cursor of
+the connection SQLAlchemy manages, inside the transaction it began. Everything else in the
+store uses Core.
 """
 
 from __future__ import annotations
@@ -30,14 +32,23 @@ class DriverSql:
         return self._qmark if conn.dialect.paramstyle == "qmark" else self._format
 
     def rows(self, conn: Connection, params: Sequence[Any]) -> list[tuple]:
-        return [tuple(r) for r in conn.exec_driver_sql(self.sql(conn), tuple(params))]
+        cur = _cursor(conn)
+        cur.execute(self.sql(conn), tuple(params))
+        return [tuple(r) for r in cur.fetchall()]
 
     def first(self, conn: Connection, params: Sequence[Any]) -> tuple | None:
-        row = conn.exec_driver_sql(self.sql(conn), tuple(params)).first()
+        cur = _cursor(conn)
+        cur.execute(self.sql(conn), tuple(params))
+        row = cur.fetchone()
         return None if row is None else tuple(row)
 
     def many(self, conn: Connection, rows: list[tuple]) -> None:
-        conn.exec_driver_sql(self.sql(conn), rows)
+        _cursor(conn).executemany(self.sql(conn), rows)
+
+
+def _cursor(conn: Connection) -> Any:
+    """A cursor of the connection's DBAPI connection, inside the transaction `conn` began."""
+    return conn.connection.cursor()
 
 
 def for_update(conn: Connection) -> str:
