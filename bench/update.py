@@ -1,0 +1,444 @@
+"""Benchmark of the update endpoint, POST /v1/pools/{pool}/rounds, on SQLite.
+
+Method
+------
+1. A temporary data folder (SYNELO_DATA_DIR) gets ``synelo init`` with known admin and server
+   tokens, then ``synelo serve`` runs as a subprocess on a free local port with one worker.
+2. A load generator runs in a separate process (spawned with multiprocessing, so its CPU use
+   and GIL are not the server's). It posts 12v12 rounds: 24 distinct SteamID64s drawn from a
+   population of players (account n is 76561197960265728 + n), a random winner and a unique
+   round_id. It keeps a fixed number of requests in flight: ``--concurrency`` threads, each
+   with its own keep-alive httpx connection, pulling from one shared list of pre-encoded
+   bodies. A warm-up is posted first and not measured. Reported: rounds/s over the measured
+   rounds (wall clock from first send to last answer), the p50/p99 latency of one POST and,
+   on Linux, the CPU time per round of the server process and of the load generator (they
+   share the machine's cores: this tells how much they compete).
+   Any answer other than 201 Created (an error, or a 200 replay of a reused round_id) stops
+   the benchmark with exit status 1.
+3. Phase "empty": the freshly created pool. Then the server is stopped and ``--history``
+   more rounds are rated in this process by the service's own write path: a ``RoundWriter``
+   over a ``Store`` on the same database, the object the route hands each round to. Kept
+   busy by a queue of rounds, it rates them in group-commit transactions exactly as the
+   server does under load. Only the fill's own connection uses ``synchronous=OFF`` and a
+   large page cache, which changes no row. The history is thus real: rounds with their
+   stored answers, journal rows, and (by default 100,000 rounds over 2,000 players, ~1,200
+   each) full convergence windows. SQLite has one writer, so the fill is one process. The
+   fill time and the resulting row counts are printed.
+4. Phase "history": the server is started again on the filled database and measured the
+   same way with fresh round_ids.
+
+The table shows both phases, the ratio throughput(history)/throughput(empty) and the
+targets. The server and the temporary folder are removed at the end, also on errors and
+Ctrl-C. The client shares the machine with the server: on a small machine it takes CPU the
+server would otherwise have, so the figures are a lower bound for a remote client.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import math
+import os
+import random
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import deque
+from collections.abc import Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from multiprocessing import get_context
+from pathlib import Path
+
+import httpx
+from sqlalchemy import Engine, event, func, select
+
+from synelo.config import Settings
+from synelo.store.engine import create_store_engine
+from synelo.store.repository import Store
+from synelo.store.tables import journal, players, rounds
+from synelo.store.typedefs import RoundReport, SubmitResult
+from synelo.store.writer import RoundWriter
+
+SYNELO = Path(sys.executable).with_name("synelo")
+STEAM_BASE = 76561197960265728
+TEAM_SIZE = 12
+POOL = "default"
+ADMIN_TOKEN = "bench-admin-token"
+SERVER_TOKEN = "bench-server-token"
+FILL_IN_FLIGHT = 1000  # history rounds queued to the writer at a time
+
+TARGET_RPS = 400.0
+TARGET_P99_MS = 20.0
+TARGET_RATIO = 0.8
+
+
+class BenchError(RuntimeError):
+    """Something went wrong that makes the figures meaningless."""
+
+
+# --- round generation ---------------------------------------------------------------------
+def steam_ids(rng: random.Random, population: int) -> list[str]:
+    """Two teams' worth of distinct SteamID64s (accounts 1..population)."""
+    return [str(STEAM_BASE + n) for n in rng.sample(range(1, population + 1), 2 * TEAM_SIZE)]
+
+
+def round_body(rng: random.Random, round_id: str, population: int) -> dict:
+    ids = steam_ids(rng, population)
+    return {"round_id": round_id, "server_id": "bench", "map": "bench_map",
+            "winner": rng.choice("AB"), "teams": {"A": ids[:TEAM_SIZE], "B": ids[TEAM_SIZE:]}}
+
+
+# --- load generator (runs in its own process) ------------------------------------------------
+@dataclass(frozen=True)
+class LoadSpec:
+    url: str
+    token: str
+    prefix: str  # round_id prefix, unique per phase
+    seed: int
+    population: int
+    warmup: int
+    rounds: int
+    concurrency: int
+    server_pid: int  # to read the server's CPU time (Linux /proc; NaN elsewhere)
+
+
+@dataclass
+class LoadResult:
+    rounds: int = 0
+    seconds: float = 0.0
+    latencies_ms: list[float] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    server_cpu: float = math.nan  # CPU seconds used by the server while measured
+    client_cpu: float = math.nan  # and by the load generator
+
+    @property
+    def rate(self) -> float:
+        return self.rounds / self.seconds if self.seconds else 0.0
+
+    def cpu_ms(self, seconds: float) -> float:
+        """CPU milliseconds per measured round."""
+        return seconds * 1000.0 / self.rounds
+
+    def percentile(self, q: float) -> float:
+        """Nearest-rank percentile of the latencies, q in (0, 1]."""
+        ordered = sorted(self.latencies_ms)
+        return ordered[max(0, math.ceil(q * len(ordered)) - 1)] if ordered else math.nan
+
+
+def encoded_bodies(spec: LoadSpec, start: int, count: int) -> list[bytes]:
+    rng = random.Random(f"{spec.seed}-{spec.prefix}-{start}")
+    return [json.dumps(round_body(rng, f"{spec.prefix}-{i}", spec.population)).encode()
+            for i in range(start, start + count)]
+
+
+def post_all(clients: list[httpx.Client], url: str, bodies: list[bytes]) -> LoadResult:
+    """Post every body, one thread per client; each thread takes the next body when free."""
+    result = LoadResult(rounds=len(bodies))
+    next_index = itertools.count().__next__  # atomic under the GIL
+    lock = threading.Lock()
+
+    def worker(client: httpx.Client) -> None:
+        while (i := next_index()) < len(bodies) and not result.errors:
+            t0 = time.perf_counter()
+            try:
+                resp = client.post(url, content=bodies[i])
+                error = None if resp.status_code == 201 else \
+                    f"HTTP {resp.status_code}: {resp.text[:300]}"
+            except Exception as exc:  # a transport error, or a bug here: both stop the run
+                error = f"{type(exc).__name__}: {exc}"
+            ms = (time.perf_counter() - t0) * 1000.0
+            with lock:
+                result.latencies_ms.append(ms)
+                if error:
+                    result.errors.append(error)
+
+    # Daemon threads: on Ctrl-C this process exits without finishing the list.
+    threads = [threading.Thread(target=worker, args=(c,), daemon=True) for c in clients]
+    start = time.perf_counter()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    result.seconds = time.perf_counter() - start
+    return result
+
+
+def process_cpu(pid: int) -> float:
+    """User + system CPU seconds of a process so far, from /proc (NaN without it)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    except OSError:
+        return math.nan
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def run_load(spec: LoadSpec) -> LoadResult:
+    """The child process: warm up, then measure `spec.rounds` posts."""
+    warmup = encoded_bodies(spec, 0, spec.warmup)
+    measured = encoded_bodies(spec, spec.warmup, spec.rounds)
+    headers = {"authorization": f"Bearer {spec.token}", "content-type": "application/json"}
+    clients = [httpx.Client(headers=headers, timeout=60.0) for _ in range(spec.concurrency)]
+    try:
+        if warmup:
+            result = post_all(clients, spec.url, warmup)
+            if result.errors:
+                return result
+        server0, client0 = process_cpu(spec.server_pid), time.process_time()
+        result = post_all(clients, spec.url, measured)
+        result.server_cpu = process_cpu(spec.server_pid) - server0
+        result.client_cpu = time.process_time() - client0
+        return result
+    finally:
+        for c in clients:
+            c.close()
+
+
+def measure(spec: LoadSpec) -> LoadResult:
+    with ProcessPoolExecutor(max_workers=1, mp_context=get_context("spawn")) as ex:
+        result = ex.submit(run_load, spec).result()
+    if result.errors:
+        shown = "\n  ".join(result.errors[:5])
+        raise BenchError(f"{len(result.errors)} failed request(s) in phase {spec.prefix}:\n"
+                         f"  {shown}")
+    return result
+
+
+# --- server -------------------------------------------------------------------------------
+def bench_env(data_dir: Path) -> dict[str, str]:
+    """This environment without any SYNELO_* setting, plus the benchmark's own."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SYNELO_")}
+    env.update(SYNELO_DATA_DIR=str(data_dir), SYNELO_ADMIN_TOKENS=ADMIN_TOKEN,
+               SYNELO_SERVER_TOKENS=SERVER_TOKEN)
+    return env
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def synelo_init(env: dict[str, str]) -> None:
+    done = subprocess.run([str(SYNELO), "init"], env=env, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise BenchError(f"synelo init failed:\n{done.stdout}{done.stderr}")
+
+
+def log_tail(log: Path, chars: int = 3000) -> str:
+    return log.read_text(errors="replace")[-chars:] if log.exists() else ""
+
+
+def wait_healthy(base: str, proc: subprocess.Popen, log: Path, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise BenchError(f"the server exited ({proc.returncode}):\n{log_tail(log)}")
+        try:
+            if httpx.get(f"{base}/healthz", timeout=1.0).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+    raise BenchError(f"no /healthz answer within {timeout:.0f} s:\n{log_tail(log)}")
+
+
+def stop(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@contextmanager
+def server(env: dict[str, str], log: Path) -> Iterator[tuple[str, int]]:
+    """`synelo serve` (one worker) on a free port; yields its base URL and process id."""
+    port = free_port()
+    cmd = [str(SYNELO), "serve", "--host", "127.0.0.1", "--port", str(port), "--workers", "1",
+           "--log-level", "warning"]
+    with log.open("ab") as out:
+        # Its own session: Ctrl-C reaches this script only, which stops the server last.
+        proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_healthy(base, proc, log)
+        yield base, proc.pid
+    finally:
+        stop(proc)
+
+
+# --- history fill (in this process, server stopped) -----------------------------------------
+def fill_engine(data_dir: Path) -> Engine:
+    """The server's engine for this folder, tuned for one bulk writer (content unchanged)."""
+    url = Settings(data_dir=data_dir, database_url=None).sqlalchemy_url
+    engine = create_store_engine(url, pool_size=1)
+
+    @event.listens_for(engine, "connect")
+    def _bulk(dbapi_conn, _record) -> None:  # type: ignore[no-untyped-def]
+        dbapi_conn.execute("PRAGMA synchronous=OFF")
+        dbapi_conn.execute("PRAGMA cache_size=-262144")  # 256 MiB
+
+    return engine
+
+
+def history_reports(count: int, population: int, seed: int) -> Iterator[RoundReport]:
+    rng = random.Random(f"{seed}-history")
+    for i in range(count):
+        body = round_body(rng, f"fill-{i}", population)
+        a, b = tuple(body["teams"]["A"]), tuple(body["teams"]["B"])
+        yield RoundReport(body["round_id"], body["server_id"], body["map"], body["winner"],
+                          a, b, a, b)
+
+
+def fill_history(data_dir: Path, count: int, population: int, seed: int) -> float:
+    """Rate `count` rounds through the service's RoundWriter; returns seconds."""
+    engine = fill_engine(data_dir)
+    writer = RoundWriter(Store(engine))
+    pending: deque[Future[SubmitResult]] = deque()
+    done = 0
+    start = time.perf_counter()
+
+    def settle_oldest() -> None:
+        nonlocal done
+        if not pending.popleft().result().created:
+            raise BenchError("a history round was not rated (round_id reused?)")
+        done += 1
+        progress(done, count, time.perf_counter() - start)
+
+    try:
+        for report in history_reports(count, population, seed):
+            pending.append(writer.submit(POOL, report))
+            if len(pending) >= FILL_IN_FLIGHT:
+                settle_oldest()
+        while pending:
+            settle_oldest()
+    finally:
+        writer.close()
+        engine.dispose()
+    return time.perf_counter() - start
+
+
+def progress(done: int, total: int, seconds: float) -> None:
+    if done % 10_000 == 0 or done == total:
+        print(f"  filled {done:,}/{total:,} rounds in {seconds:.0f} s", flush=True)
+
+
+def history_summary(data_dir: Path) -> str:
+    """Row counts that show the history is real."""
+    engine = fill_engine(data_dir)
+    try:
+        window = Store(engine).get_pool(POOL).params.window
+        with engine.connect() as conn:
+            n_rounds, n_journal, n_players, n_full = (conn.execute(q).scalar_one() for q in (
+                select(func.count()).select_from(rounds),
+                select(func.count()).select_from(journal),
+                select(func.count()).select_from(players),
+                select(func.count()).where(players.c.rounds_played >= window)))
+    finally:
+        engine.dispose()
+    return (f"{n_rounds:,} rounds, {n_journal:,} journal rows, {n_players:,} players, "
+            f"{n_full:,} with a full window of {window} rounds")
+
+
+# --- report ---------------------------------------------------------------------------------
+def machine() -> str:
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    return f"{os.cpu_count()} CPUs, load average {load}"
+
+
+def print_table(rows: list[tuple[str, LoadResult]]) -> None:
+    print(f"\n{'phase':<16}{'rounds':>8}{'rounds/s':>11}{'p50 ms':>9}{'p99 ms':>9}"
+          f"{'server CPU ms/round':>21}{'client CPU ms/round':>21}")
+    for name, r in rows:
+        print(f"{name:<16}{r.rounds:>8}{r.rate:>11.1f}{r.percentile(0.5):>9.1f}"
+              f"{r.percentile(0.99):>9.1f}{r.cpu_ms(r.server_cpu):>21.2f}"
+              f"{r.cpu_ms(r.client_cpu):>21.2f}")
+
+
+def print_targets(empty: LoadResult, history: LoadResult) -> None:
+    ratio = history.rate / empty.rate
+
+    def verdict(ok: bool) -> str:
+        return "met" if ok else "MISSED"
+
+    print(f"\nratio throughput(history)/throughput(empty): {ratio:.2f}")
+    print("targets:")
+    for name, r in (("empty", empty), ("history", history)):
+        print(f"  {name:<8} >= {TARGET_RPS:.0f} rounds/s: {r.rate:7.1f}  "
+              f"{verdict(r.rate >= TARGET_RPS)}")
+        print(f"  {name:<8} p99 <= {TARGET_P99_MS:.0f} ms:    {r.percentile(0.99):7.1f}  "
+              f"{verdict(r.percentile(0.99) <= TARGET_P99_MS)}")
+    print(f"  ratio >= {TARGET_RATIO}:            {ratio:7.2f}  {verdict(ratio >= TARGET_RATIO)}")
+
+
+# --- main -----------------------------------------------------------------------------------
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    p.add_argument("--rounds", type=int, default=3000, help="measured rounds per phase")
+    p.add_argument("--warmup", type=int, default=200, help="unmeasured rounds before each phase")
+    p.add_argument("--history", type=int, default=100_000, help="rounds filled between phases")
+    p.add_argument("--concurrency", type=int, default=4, help="requests in flight")
+    p.add_argument("--population", type=int, default=2000, help="distinct players")
+    p.add_argument("--seed", type=int, default=1)
+    args = p.parse_args(argv)
+    if args.rounds < 1 or args.concurrency < 1 or args.population < 2 * TEAM_SIZE:
+        p.error("need --rounds >= 1, --concurrency >= 1 and --population >= 24")
+    return args
+
+
+def phase(name: str, env: dict[str, str], log: Path, args: argparse.Namespace) -> LoadResult:
+    print(f"phase {name}: {args.warmup} warm-up + {args.rounds} measured rounds, "
+          f"{args.concurrency} in flight ({machine()})", flush=True)
+    with server(env, log) as (base, pid):
+        spec = LoadSpec(f"{base}/v1/pools/{POOL}/rounds", SERVER_TOKEN, name, args.seed,
+                        args.population, args.warmup, args.rounds, args.concurrency, pid)
+        try:
+            result = measure(spec)
+        except BenchError as exc:
+            raise BenchError(f"{exc}\nend of the server log:\n{log_tail(log)}") from None
+    print(f"  {result.rate:.1f} rounds/s, p50 {result.percentile(0.5):.1f} ms, "
+          f"p99 {result.percentile(0.99):.1f} ms; CPU per round: server "
+          f"{result.cpu_ms(result.server_cpu):.2f} ms, load generator "
+          f"{result.cpu_ms(result.client_cpu):.2f} ms", flush=True)
+    return result
+
+
+def run(args: argparse.Namespace) -> None:
+    with tempfile.TemporaryDirectory(prefix="synelo-bench-") as tmp:
+        data_dir = Path(tmp)
+        env, log = bench_env(data_dir), data_dir / "server.log"
+        synelo_init(env)
+        empty = phase("empty", env, log, args)
+        print(f"filling {args.history:,} rounds of history in-process ...", flush=True)
+        seconds = fill_history(data_dir, args.history, args.population, args.seed)
+        print(f"  fill took {seconds:.1f} s ({args.history / seconds:.0f} rounds/s); "
+              f"database now: {history_summary(data_dir)}", flush=True)
+        history = phase("history", env, log, args)
+    print_table([("empty", empty), (f"{args.history:,} history", history)])
+    print_targets(empty, history)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    try:
+        run(args)
+    except BenchError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("\ninterrupted", file=sys.stderr)
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
