@@ -14,7 +14,7 @@ import struct
 from array import array
 
 _P_SHIFT = 1074  # every finite double is an integer multiple of 2^-1074
-_HEADER = struct.Struct("<HHIqqqqH")  # version, size, n, Σw, Σw², Σold, Σnew, len(Σe bytes)
+_HEADER = struct.Struct("<HHIqqqqIH")  # version, size, n, Σw, Σw², Σold, Σnew, Σ2o, len(Σe)
 _VERSION = 1
 
 
@@ -109,7 +109,7 @@ class ConvergenceWindow:
     def to_bytes(self) -> bytes:
         sum_p = self.sum_p.to_bytes((self.sum_p.bit_length() + 8) // 8 or 1, "little", signed=True)
         head = _HEADER.pack(_VERSION, self.size, len(self.ratings), self.sum_w, self.sum_w2,
-                            self.sum_old, self.sum_new, len(sum_p))
+                            self.sum_old, self.sum_new, self.sum_s2, len(sum_p))
         return b"".join((head, sum_p, self.ratings.tobytes(), self.probs.tobytes(),
                          self.scores2.tobytes()))
 
@@ -118,7 +118,7 @@ class ConvergenceWindow:
         """Load a stored window; an empty or missing blob is an empty window of `size`."""
         if not blob:
             return cls(size)
-        version, stored_size, n, sw, sw2, so, sn, plen = _HEADER.unpack_from(blob)
+        version, stored_size, n, sw, sw2, so, sn, ss2, plen = _HEADER.unpack_from(blob)
         if version != _VERSION:
             raise ValueError(f"unknown window format {version}")
         win = cls(stored_size)
@@ -130,8 +130,7 @@ class ConvergenceWindow:
         win.probs.frombytes(blob[at:at + 8 * n])
         at += 8 * n
         win.scores2.frombytes(blob[at:at + n])
-        win.sum_w, win.sum_w2, win.sum_old, win.sum_new = sw, sw2, so, sn
-        win.sum_s2 = sum(win.scores2)
+        win.sum_w, win.sum_w2, win.sum_old, win.sum_new, win.sum_s2 = sw, sw2, so, sn, ss2
         if stored_size != size:
             win = win.resized(size)
         return win

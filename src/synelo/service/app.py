@@ -14,6 +14,7 @@ from synelo.config import Settings
 from synelo.service.auth import TokenChecker
 from synelo.service.limits import BodyLimit
 from synelo.service.routers import players, pools, rounds
+from synelo.store.checkpoint import Checkpointer
 from synelo.store.engine import create_store_engine
 from synelo.store.repository import Clock, Store, utcnow
 from synelo.store.writer import RoundWriter
@@ -29,11 +30,14 @@ def create_app(settings: Settings | None = None, *, store: Store | None = None,
         store = Store(create_store_engine(settings.sqlalchemy_url,
                                           pool_size=settings.db_pool_size), clock)
     writer = RoundWriter(store)
+    checkpointer = Checkpointer(store.engine) if store.engine.dialect.name == "sqlite" else None
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         yield
         writer.close()
+        if checkpointer is not None:
+            checkpointer.stop()
 
     app = FastAPI(title="synelo", version=__version__, lifespan=lifespan,
                   description="Skill ratings and optimal team splits for team games (SynElo).")
