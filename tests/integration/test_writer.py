@@ -1,0 +1,119 @@
+"""The round writer (group commit) and the WAL checkpointer, on a real database."""
+
+from __future__ import annotations
+
+import sqlite3
+import uuid
+from pathlib import Path
+
+import pytest
+from sqlalchemy import Engine
+
+from synelo.ratings import SynEloParams
+from synelo.store.checkpoint import Checkpointer
+from synelo.store.engine import create_store_engine, migrate
+from synelo.store.repository import Store
+from synelo.store.typedefs import RoundConflict, RoundReport, UnknownPool
+from synelo.store.writer import RoundWriter
+from tests.conftest import steam
+
+
+def report(n: int, a: int, b: int, winner: str = "A") -> RoundReport:
+    return RoundReport(f"r{n}", "s", "m", winner, (steam(a),), (steam(b),), (steam(a),),
+                       (steam(b),))
+
+
+@pytest.fixture
+def store(backend: Engine) -> Store:
+    return Store(backend)
+
+
+@pytest.fixture
+def pool(store: Store) -> str:
+    name = f"w{uuid.uuid4().hex[:12]}"
+    store.create_pool(name, 1, SynEloParams(theta=400))
+    return name
+
+
+def test_batch_equals_one_transaction_per_round(store: Store, pool: str) -> None:
+    other = f"w{uuid.uuid4().hex[:12]}"
+    store.create_pool(other, 1, SynEloParams(theta=400))
+    rounds = [report(i, 1 + i % 3, 4 + i % 2, "AB"[i % 2]) for i in range(12)]
+    for r in rounds:
+        store.submit_round(other, r)
+    writer = RoundWriter(store)
+    futures = [writer.submit(pool, r) for r in rounds]  # queued at once: batched
+    bodies = [f.result(30).body for f in futures]
+    writer.close()
+    expected = [store.submit_round(other, r).body for r in rounds]  # replays
+    assert bodies == expected
+
+
+def test_expected_errors_fail_only_their_round(store: Store, pool: str) -> None:
+    writer = RoundWriter(store)
+    ok = writer.submit(pool, report(1, 1, 2))
+    missing = writer.submit("no-such-pool", report(2, 1, 2))
+    clash = writer.submit(pool, report(1, 1, 2, "B"))  # same round_id, other content
+    after = writer.submit(pool, report(3, 1, 2))
+    assert ok.result(30).created and after.result(30).created
+    with pytest.raises(UnknownPool):
+        missing.result(30)
+    with pytest.raises(RoundConflict):
+        clash.result(30)
+    writer.close()
+    assert store.get_pool(pool).rounds == 2
+
+
+def test_a_failing_batch_is_retried_round_by_round(store: Store, pool: str,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """A round that breaks its transaction half-way rolls the batch back; the writer then
+    rates every round alone, so only the faulty one fails and nothing is counted twice."""
+    real = store.submit_in
+
+    def fault(conn, pool_name, rep):  # type: ignore[no-untyped-def]
+        result = real(conn, pool_name, rep)
+        if rep.round_id == "r2":
+            raise RuntimeError("disk on fire")
+        return result
+
+    monkeypatch.setattr(store, "submit_in", fault)
+    writer = RoundWriter(store)
+    futures = [writer.submit(pool, report(i, 1, 2)) for i in range(1, 4)]
+    outcomes = []
+    for f in futures:
+        try:
+            outcomes.append(f.result(30).created)
+        except RuntimeError:
+            outcomes.append("failed")
+    writer.close()
+    assert outcomes == [True, "failed", True]
+    assert store.get_pool(pool).rounds == 2
+    assert store.lookup(store.get_pool(pool), [steam(1)])[steam(1)].rounds_played == 2
+
+
+def _rounds_in_database_file(path: Path) -> int:
+    """Rounds in the main database file alone, not counting what is still in the WAL."""
+    con = sqlite3.connect(f"file:{path}?immutable=1", uri=True)
+    try:
+        return con.execute("SELECT count(*) FROM rounds").fetchone()[0]
+    finally:
+        con.close()
+
+
+def test_checkpointer_moves_the_wal_into_the_database(tmp_path: Path) -> None:
+    path = tmp_path / "c.db"
+    engine = create_store_engine(f"sqlite:///{path}")
+    migrate(engine)
+    checkpointer = Checkpointer(engine, interval_s=3600)
+    checkpointer.checkpoint()  # the schema, into the file
+    with engine.connect() as conn:
+        assert conn.exec_driver_sql("PRAGMA wal_autocheckpoint").scalar() == 0
+    store = Store(engine)
+    store.create_pool("p", 1, SynEloParams(theta=400))
+    for i in range(20):
+        store.submit_round("p", report(i, 1, 2))
+    assert _rounds_in_database_file(path) == 0  # committed, but only in the WAL
+    checkpointer.checkpoint()
+    assert _rounds_in_database_file(path) == 20
+    checkpointer.stop()
+    engine.dispose()
