@@ -151,3 +151,19 @@ def test_leaderboard_only_visible(admin: httpx.Client, server: httpx.Client, poo
     play(server, pool, [steam(1)], [steam(2)])
     assert admin.get(f"/v1/pools/{pool}/leaderboard").json()["players"] == []
     assert admin.get(f"/v1/pools/{pool}/leaderboard?limit=0").status_code == 422
+
+
+def test_set_rating_restarts_the_window_the_writer_had(server: httpx.Client, admin: httpx.Client,
+                                                      pool: str) -> None:
+    # As in test_lookup_reports_k_and_convergence: after two rounds player 1 is at 1000 with
+    # C = 0.2546875 (its window is cached by the round writer).
+    play(server, pool, [steam(1)], [steam(2)])
+    play(server, pool, [steam(3)], [steam(1)])
+    assert abs(server.get(f"/v1/pools/{pool}/players/{steam(1)}").json()["convergence"]
+               - 0.2546875) < 1e-6
+    admin.put(f"/v1/pools/{pool}/players/{steam(1)}", json={"rating": 1500})
+    body = play(server, pool, [steam(1)], [steam(4)])
+    me = next(p for p in body["players"] if p["steam_id"] == steam(1))
+    # The window restarted: C = 1, G(1500) = exp(−500²/(2·400²)) = exp(−0.78125) = 0.457833
+    # → K = 2 + 70·0.457833 = 34.0483 (the old window would give 2 + 70·0.2547·0.4578 = 10.16).
+    assert abs(me["k"] - 34.0483) < 1e-3

@@ -117,3 +117,19 @@ def test_checkpointer_moves_the_wal_into_the_database(tmp_path: Path) -> None:
     assert _rounds_in_database_file(path) == 20
     checkpointer.stop()
     engine.dispose()
+
+
+def test_two_processes_never_use_a_stale_window(backend: Engine, pool: str) -> None:
+    """Two stores on one database stand for two workers: each caches windows, and each must
+    notice the rounds the other rated (the journal stamp changed) and reload."""
+    first, second, alone = Store(backend), Store(backend), Store(backend, window_cache=0)
+    reference = f"w{uuid.uuid4().hex[:12]}"
+    alone.create_pool(reference, 1, SynEloParams(theta=400))
+    sequence = [report(i, 1, 2 + i % 3, "AB"[i % 2]) for i in range(8)]
+    for i, r in enumerate(sequence):
+        (first if i % 3 else second).submit_round(pool, r)
+        alone.submit_round(reference, r)
+    mine = first.lookup(first.get_pool(pool), [steam(1)])[steam(1)]
+    ref = alone.lookup(alone.get_pool(reference), [steam(1)])[steam(1)]
+    assert (mine.rating, mine.rounds_played, mine.convergence) == (
+        ref.rating, ref.rounds_played, ref.convergence)

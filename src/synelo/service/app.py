@@ -28,7 +28,8 @@ def create_app(settings: Settings | None = None, *, store: Store | None = None,
     settings = settings or Settings()
     if store is None:
         store = Store(create_store_engine(settings.sqlalchemy_url,
-                                          pool_size=settings.db_pool_size), clock)
+                                          pool_size=settings.db_pool_size), clock,
+                      window_cache=settings.window_cache)
     writer = RoundWriter(store)
     checkpointer = Checkpointer(store.engine) if store.engine.dialect.name == "sqlite" else None
 

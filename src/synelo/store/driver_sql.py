@@ -85,16 +85,21 @@ def lock_pool(conn: Connection, name: str) -> tuple | None:
 
 
 def lock_players(conn: Connection, pool_id: int, keys: Sequence[str]) -> list[tuple]:
-    """(id, key, rating, rounds_played, window_state, convergence, last_journal) of the
-    stored players
+    """(id, key, rating, rounds_played, convergence, last_journal) of the stored players
     among `keys`, locked in key order on PostgreSQL (the fixed order that keeps writers
     deadlock-free)."""
     marks = ", ".join("?" * len(keys))
     stmt = DriverSql(
-        "SELECT id, player_key, rating, rounds_played, window_state, convergence, last_journal "
-        "FROM players "
+        "SELECT id, player_key, rating, rounds_played, convergence, last_journal FROM players "
         f"WHERE pool_id = ? AND player_key IN ({marks}) ORDER BY player_key" + for_update(conn))
     return stmt.rows(conn, (pool_id, *keys))
+
+
+def windows(conn: Connection, player_ids: Sequence[int]) -> dict[int, bytes | None]:
+    """The stored convergence windows of these players (rows already locked)."""
+    marks = ", ".join("?" * len(player_ids))
+    stmt = DriverSql(f"SELECT id, window_state FROM players WHERE id IN ({marks})")
+    return dict(stmt.rows(conn, player_ids))
 
 
 def insert_journal(conn: Connection, rows: list[tuple]) -> dict[int, int]:

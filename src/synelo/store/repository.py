@@ -44,6 +44,7 @@ from synelo.store.typedefs import (
     SubmitResult,
     UnknownPool,
 )
+from synelo.store.window_cache import WindowCache
 
 Clock = Callable[[], datetime]
 
@@ -74,9 +75,10 @@ def _params(text: str) -> SynEloParams:
 class Store:
     """The repository: every operation the service needs, each in its own transaction."""
 
-    def __init__(self, engine: Engine, clock: Clock = utcnow) -> None:
+    def __init__(self, engine: Engine, clock: Clock = utcnow, window_cache: int = 20_000) -> None:
         self.engine = engine
         self.clock = clock
+        self._windows = WindowCache(window_cache)
         self._pools: dict[str, Pool] = {}
         self._writer = threading.Lock() if engine.dialect.name == "sqlite" else nullcontext()
 
@@ -85,9 +87,14 @@ class Store:
     def _write(self) -> Iterator[Connection]:
         """A write transaction. On SQLite the threads of this process queue on a lock first:
         SQLite's own busy handler would make them poll with sleeps of up to 100 ms."""
-        with self._writer, self.engine.connect().execution_options(**{IMMEDIATE: True}) as conn, \
-                conn.begin():
-            yield conn
+        try:
+            with self._writer, \
+                    self.engine.connect().execution_options(**{IMMEDIATE: True}) as conn, \
+                    conn.begin():
+                yield conn
+        except BaseException:
+            self._windows.clear()  # windows advanced in a rolled-back transaction
+            raise
 
     @contextmanager
     def _read(self) -> Iterator[Connection]:
@@ -293,35 +300,47 @@ class Store:
                           digest, self.clock())
         return SubmitResult(True, body)
 
-    @staticmethod
-    def _rate(conn: Connection, pool_id: int, params: SynEloParams, seq: int,
+    def _rate(self, conn: Connection, pool_id: int, params: SynEloParams, seq: int,
               report: RoundReport, digest: str, now: datetime) -> bytes:
         """Read the players, rate with the pure math, write players, round and journal."""
         keys = sorted({*report.team_a, *report.team_b, *report.participants_a,
                        *report.participants_b})
+        # (id, key, rating, rounds_played, convergence, last_journal) by key
         stored = {row[1]: row for row in sql.lock_players(conn, pool_id, keys)}
 
         def rating(key: str) -> int:
             row = stored.get(key)
             return row[2] if row is not None else params.r0
 
+        participants = [(key, side) for side, on_side in (("A", report.participants_a),
+                                                          ("B", report.participants_b))
+                        for key in on_side]
+        cached = {}
+        for key, _ in participants:
+            row = stored.get(key)
+            if row is not None and (hit := self._windows.get(row[0], row[5])) is not None:
+                cached[key] = hit
+        missing = [stored[k][0] for k, _ in participants if k in stored and k not in cached]
+        blobs = sql.windows(conn, missing) if missing else {}
+
         records: dict[str, PlayerRecord] = {}
-        entries = []
-        for side, keys_on_side in (("A", report.participants_a), ("B", report.participants_b)):
-            for key in keys_on_side:
-                row = stored.get(key)
-                records[key] = (
-                    PlayerRecord(row[2], row[3],
-                                 ConvergenceWindow.from_bytes(row[4], params.window), row[5])
-                    if row is not None
-                    else PlayerRecord(params.r0, 0, ConvergenceWindow(params.window)))
-                entries.append((key, side, records[key]))
-        rated = rate_round(map(rating, report.team_a), map(rating, report.team_b), entries,
+        for key, _ in participants:
+            row = stored.get(key)
+            if row is None:
+                records[key] = PlayerRecord(params.r0, 0, ConvergenceWindow(params.window))
+            elif key in cached:
+                records[key] = PlayerRecord(row[2], row[3], *cached[key])
+            else:
+                records[key] = PlayerRecord(
+                    row[2], row[3], ConvergenceWindow.from_bytes(blobs[row[0]], params.window),
+                    row[4])
+        rated = rate_round(map(rating, report.team_a), map(rating, report.team_b),
+                           [(key, side, records[key]) for key, side in participants],
                            report.winner, params)
 
         stamp = sql.timestamp(conn, now)
         ids = {key: row[0] for key, row in stored.items()}
-        last = {row[0]: row[6] for row in stored.values()}
+        last = {row[0]: row[5] for row in stored.values()}
         for change in rated.changes:
             if change.player not in ids:
                 ids[change.player] = sql.INSERT_PLAYER.first(
@@ -346,8 +365,10 @@ class Store:
             rec = records[change.player]
             apply_change(rec, change)
             pid = ids[change.player]
-            updates.append((rec.rating, rec.rounds_played, stamp, rec.current_convergence(params),
-                            rec.window.to_bytes(), journal_ids[pid], pid))
+            c = rec.current_convergence(params)
+            updates.append((rec.rating, rec.rounds_played, stamp, c, rec.window.to_bytes(),
+                            journal_ids[pid], pid))
+            self._windows.put(pid, journal_ids[pid], rec.window, c)
         sql.UPDATE_PLAYER.many(conn, updates)
         sql.COUNT_ROUND.many(conn, [(seq, rated.brier_term(report.winner), pool_id)])
         return body
