@@ -66,6 +66,7 @@ def _pool(row) -> Pool:  # type: ignore[no-untyped-def]
 _PLAYER_VIEW = (players.c.player_key, players.c.rating, players.c.rounds_played,
                 players.c.last_played, players.c.convergence)
 
+
 @lru_cache(maxsize=256)
 def _params(text: str) -> SynEloParams:
     """A pool's parameters from their stored JSON (immutable, so parsed once)."""
@@ -84,16 +85,18 @@ class Store:
 
     # --- transactions -----------------------------------------------------------------------
     @contextmanager
-    def _write(self) -> Iterator[Connection]:
-        """A write transaction. On SQLite the threads of this process queue on a lock first:
-        SQLite's own busy handler would make them poll with sleeps of up to 100 ms."""
+    def write_transaction(self) -> Iterator[Connection]:
+        """A write transaction (the round writer rates whole batches in one). On SQLite the
+        threads of this process queue on a lock first: SQLite's own busy handler would make
+        them poll with sleeps of up to 100 ms. A failure forgets the cached windows, which
+        the rolled-back transaction had advanced."""
         try:
             with self._writer, \
                     self.engine.connect().execution_options(**{IMMEDIATE: True}) as conn, \
                     conn.begin():
                 yield conn
         except BaseException:
-            self._windows.clear()  # windows advanced in a rolled-back transaction
+            self._windows.clear()
             raise
 
     @contextmanager
@@ -120,7 +123,7 @@ class Store:
     def create_pool(self, name: str, kmax: int, params: SynEloParams,
                     player_ids: str = "steam") -> Pool:
         try:
-            with self._write() as conn:
+            with self.write_transaction() as conn:
                 conn.execute(insert(pools).values(
                     name=name, kmax=kmax, player_ids=player_ids,
                     params=json.dumps(params.to_dict()), rounds=0, brier_sum=0.0,
@@ -159,7 +162,7 @@ class Store:
     def set_rating(self, pool_name: str, key: str, rating: int) -> PlayerRow:
         """Admin override, journaled as "set". The convergence window restarts: the old
         ratings no longer describe this player, so C = 1 until two rounds are rated."""
-        with self._write() as conn:
+        with self.write_transaction() as conn:
             pool = self._locked_pool(conn, pool_name)
             row = self._locked_player(conn, pool, key)
             if row is None:
@@ -172,7 +175,7 @@ class Store:
 
     def reset_player(self, pool_name: str, key: str) -> PlayerRow | None:
         """Back to R_0 with 0 rounds (shadow again), journaled as "reset"; None if unknown."""
-        with self._write() as conn:
+        with self.write_transaction() as conn:
             pool = self._locked_pool(conn, pool_name)
             row = self._locked_player(conn, pool, key)
             if row is None:
@@ -273,14 +276,8 @@ class Store:
     # --- rounds -----------------------------------------------------------------------------
     def submit_round(self, pool_name: str, report: RoundReport) -> SubmitResult:
         """Rate a round once, in a transaction of its own (see `submit_in`)."""
-        with self._write() as conn:
+        with self.write_transaction() as conn:
             return self.submit_in(conn, pool_name, report)
-
-    @contextmanager
-    def write_transaction(self) -> Iterator[Connection]:
-        """A write transaction for `submit_in` (the round writer rates batches in one)."""
-        with self._write() as conn:
-            yield conn
 
     def submit_in(self, conn: Connection, pool_name: str, report: RoundReport) -> SubmitResult:
         """Rate a round within `conn`'s write transaction. A retry with the same content
@@ -375,7 +372,7 @@ class Store:
 
     # --- tokens -----------------------------------------------------------------------------
     def add_token(self, role: str, token: str, label: str) -> None:
-        with self._write() as conn:
+        with self.write_transaction() as conn:
             conn.execute(insert(api_tokens).values(role=role, token_hash=hash_token(token),
                                                    label=label, created_at=self.clock()))
 
