@@ -23,6 +23,7 @@ token_app = typer.Typer(help="API tokens.", no_args_is_help=True)
 app.add_typer(pool_app, name="pool")
 app.add_typer(token_app, name="token")
 console = Console()
+err_console = Console(stderr=True)
 
 
 def _store(settings: Settings) -> Store:
@@ -91,12 +92,14 @@ def serve_cmd(host: Annotated[str, typer.Option(help="address to bind")] = "127.
 
 @pool_app.command("create")
 def pool_create(name: str,
-                kmax: Annotated[int, typer.Option(help="largest team size (Θ from it)")] = 12,
+                kmax: Annotated[int | None, typer.Option(
+                    help="largest team size (Θ from it); default SYNELO_KMAX")] = None,
                 theta: Annotated[float | None, typer.Option(help="override Θ")] = None,
                 text_ids: Annotated[bool, typer.Option(help="ids are text, not SteamID64")]
                 = False) -> None:
     """Create a rating pool."""
     settings = Settings()
+    kmax = settings.kmax if kmax is None else kmax
     params = settings.rating_params(theta if theta is not None else theta_for_kmax(kmax))
     try:
         pool = _store(settings).create_pool(name, kmax, params, "text" if text_ids else "steam")
@@ -116,8 +119,13 @@ def pool_list() -> None:
 @token_app.command("create")
 def token_create(role: Annotated[Literal["server", "admin"], typer.Option()] = "server",
                  label: Annotated[str, typer.Option()] = "") -> None:
-    """Create a token and print it (only its hash is stored)."""
-    print(_new_token(_store(Settings()), role, label or role))
+    """Create a token and print it (only its hash is stored). Stored tokens are not used
+    while SYNELO_ADMIN_TOKENS or SYNELO_SERVER_TOKENS is set."""
+    settings = Settings()
+    if settings.admin_tokens or settings.server_tokens:
+        err_console.print("[yellow]SYNELO_ADMIN_TOKENS/SYNELO_SERVER_TOKENS are set: they are "
+                          "the only tokens, so this one is not accepted while they are[/]")
+    print(_new_token(_store(settings), role, label or role))
 
 
 def _write_secret(path: Path, text: str) -> None:

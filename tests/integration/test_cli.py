@@ -49,6 +49,8 @@ def test_pool_and_token_commands(tmp_path: Path) -> None:
     assert r.returncode == 0 and "Θ 800" in r.stdout
     assert run(["pool", "create", "arena", "--kmax", "3"], tmp_path).returncode == 1
     assert "arena" in run(["pool", "list"], tmp_path).stdout
+    # Without --kmax the pool takes SYNELO_KMAX: 5 → Θ = 400·floor(6/2) = 1200.
+    assert "Θ 1200" in run(["pool", "create", "five"], tmp_path, SYNELO_KMAX="5").stdout
     token = run(["token", "create", "--role", "server"], tmp_path).stdout.strip()
     assert len(token) >= 40
 

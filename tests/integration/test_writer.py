@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import sqlite3
+import threading
+import time
 import uuid
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -133,3 +136,54 @@ def test_two_processes_never_use_a_stale_window(backend: Engine, pool: str) -> N
     ref = alone.lookup(alone.get_pool(reference), [steam(1)])[steam(1)]
     assert (mine.rating, mine.rounds_played, mine.convergence) == (
         ref.rating, ref.rounds_played, ref.convergence)
+
+
+def test_a_cancelled_request_does_not_stop_the_writer(store: Store, pool: str) -> None:
+    """A round whose future was cancelled before it was rated is skipped; the writer goes on."""
+    writer = RoundWriter(store)
+    gate = threading.Event()
+    real = store.submit_in
+
+    def slow(conn, pool_name, rep):  # type: ignore[no-untyped-def]
+        gate.wait(10)  # hold the first batch until the second round is queued and cancelled
+        return real(conn, pool_name, rep)
+
+    store.submit_in = slow  # type: ignore[method-assign]
+    first = writer.submit(pool, report(1, 1, 2))
+    time.sleep(0.2)  # the writer has taken the first round and waits at the gate
+    cancelled = writer.submit(pool, report(2, 1, 2))
+    assert cancelled.cancel()
+    gate.set()
+    assert first.result(30).created
+    store.submit_in = real  # type: ignore[method-assign]
+    later = writer.submit(pool, report(3, 1, 2))
+    assert later.result(30).created  # the writer is alive
+    writer.close()
+    assert store.get_pool(pool).rounds == 2  # the cancelled round was not rated
+
+
+def test_batches_never_lock_two_pools(store: Store, pool: str) -> None:
+    """Rounds of several pools queued together are rated one pool per transaction."""
+    other = f"w{uuid.uuid4().hex[:12]}"
+    store.create_pool(other, 1, SynEloParams(theta=400))
+    seen: list[set[str]] = []
+    real_tx = store.write_transaction
+    real_submit = store.submit_in
+
+    @contextmanager
+    def tx():  # type: ignore[no-untyped-def]
+        seen.append(set())
+        with real_tx() as conn:
+            yield conn
+
+    def submit(conn, pool_name, rep):  # type: ignore[no-untyped-def]
+        seen[-1].add(pool_name)
+        return real_submit(conn, pool_name, rep)
+
+    store.write_transaction = tx  # type: ignore[method-assign]
+    store.submit_in = submit  # type: ignore[method-assign]
+    writer = RoundWriter(store)
+    futures = [writer.submit(pool if i % 2 else other, report(i, 1, 2)) for i in range(10)]
+    assert all(f.result(30).created for f in futures)
+    writer.close()
+    assert all(len(pools) == 1 for pools in seen)

@@ -34,8 +34,8 @@ class SynEloParams:
     sigma: float = 400.0  # σ: Gaussian compression width
 
     def __post_init__(self) -> None:
-        if not (0 < self.r_min <= self.r0 <= self.r_max):
-            raise ValueError("need 0 < r_min <= r0 <= r_max")
+        if not (0 < self.r_min <= self.r0 <= self.r_max < 2**31 - 100_000):
+            raise ValueError("need 0 < r_min <= r0 <= r_max, r_max well inside 32 bits")
         if not (0 <= self.k_min <= self.k_max):
             raise ValueError("need 0 <= k_min <= k_max")
         if self.theta <= 0 or self.sigma <= 0 or self.wre_scale <= 0:

@@ -45,8 +45,11 @@ def create_app(settings: Settings | None = None, *, store: Store | None = None,
     app.state.settings = settings
     app.state.store = store
     app.state.writer = writer
+    # Configured tokens, when there are any, are the only tokens (the token table is not
+    # consulted); otherwise the generated and created ones of the token table are.
+    configured = bool(settings.admin_tokens or settings.server_tokens)
     app.state.tokens = TokenChecker(settings.admin_tokens, settings.server_tokens,
-                                    store.token_role)
+                                    (lambda _token: None) if configured else store.token_role)
 
     @app.exception_handler(Exception)
     async def internal_error(request: Request, exc: Exception) -> JSONResponse:

@@ -119,10 +119,10 @@ class ParamsIn(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    r0: int | None = Field(None, ge=1)
-    r_min: int | None = Field(None, ge=1)
-    r_max: int | None = Field(None, ge=1)
-    r_shadow_cap: int | None = Field(None, ge=1)
+    r0: int | None = Field(None, ge=1, le=10_000)
+    r_min: int | None = Field(None, ge=1, le=10_000)
+    r_max: int | None = Field(None, ge=1, le=10_000)
+    r_shadow_cap: int | None = Field(None, ge=1, le=10_000)
     t_shadow: int | None = Field(None, ge=0)
     t_stale_days: float | None = Field(None, gt=0)
     k_min: float | None = Field(None, ge=0)

@@ -54,13 +54,22 @@ class RoundWriter:
                 except queue.Empty:
                     break
             stop = _STOP in batch
-            work = [item for item in batch if item is not _STOP]
-            if work:
-                self._rate_batch(work)
+            # A request cancelled before its round is rated gets no rating (its game server
+            # retries); the rest are marked running, so they can no longer be cancelled.
+            work = [item for item in batch
+                    if item is not _STOP and item[2].set_running_or_notify_cancel()]
+            # One pool per transaction: a transaction that locked two pools could deadlock
+            # with another worker locking them the other way round (PostgreSQL).
+            by_pool: dict[str, list[tuple[str, RoundReport, Future]]] = {}
+            for item in work:
+                by_pool.setdefault(item[0], []).append(item)
+            for items in by_pool.values():
+                self._rate_batch(items)
             if stop:
                 return
 
     def _rate_batch(self, batch: list[tuple[str, RoundReport, Future]]) -> None:
+        """Rate one pool's rounds, in arrival order, in one transaction."""
         outcomes: list[SubmitResult | BaseException] = []
         try:
             with self.store.write_transaction() as conn:
@@ -75,9 +84,11 @@ class RoundWriter:
             log.exception("a batch of %d rounds failed; retrying them one by one", len(batch))
             for pool_name, report, future in batch:
                 try:
-                    future.set_result(self.store.submit_round(pool_name, report))
+                    result = self.store.submit_round(pool_name, report)
                 except Exception as exc:
                     future.set_exception(exc)
+                else:
+                    future.set_result(result)
             return
         for (_, _, future), outcome in zip(batch, outcomes, strict=True):
             if isinstance(outcome, BaseException):
