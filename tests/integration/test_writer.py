@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-import time
 import uuid
 from contextlib import contextmanager
 from pathlib import Path
@@ -141,16 +140,17 @@ def test_two_processes_never_use_a_stale_window(backend: Engine, pool: str) -> N
 def test_a_cancelled_request_does_not_stop_the_writer(store: Store, pool: str) -> None:
     """A round whose future was cancelled before it was rated is skipped; the writer goes on."""
     writer = RoundWriter(store)
-    gate = threading.Event()
+    entered, gate = threading.Event(), threading.Event()
     real = store.submit_in
 
     def slow(conn, pool_name, rep):  # type: ignore[no-untyped-def]
+        entered.set()
         gate.wait(10)  # hold the first batch until the second round is queued and cancelled
         return real(conn, pool_name, rep)
 
     store.submit_in = slow  # type: ignore[method-assign]
     first = writer.submit(pool, report(1, 1, 2))
-    time.sleep(0.2)  # the writer has taken the first round and waits at the gate
+    assert entered.wait(10)  # the writer is rating the first round, alone in its batch
     cancelled = writer.submit(pool, report(2, 1, 2))
     assert cancelled.cancel()
     gate.set()
