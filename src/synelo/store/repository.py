@@ -380,7 +380,3 @@ class Store:
         with self._read() as conn:
             return conn.execute(select(api_tokens.c.role).where(
                 api_tokens.c.token_hash == hash_token(token))).scalar()
-
-    def count_tokens(self) -> int:
-        with self._read() as conn:
-            return conn.execute(select(func.count()).select_from(api_tokens)).scalar_one()
