@@ -1,0 +1,167 @@
+"""One split problem in solver terms: parties become units, ratings become integers.
+
+The solver never sees player ids or floats. Ratings are scaled to integers at a stated
+resolution (1 for SynElo's integer ratings, hundredths for models that rate in floats), so the
+optimum it proves is exact at that resolution. Every party that fits is one unit that goes to A,
+to B or to the bench as a whole; a must-play unit may not be benched.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+A, B, BENCH = 0, 1, 2
+SIGN = (1, -1, 0)  # what a unit on A, B or the bench adds to Σ_A − Σ_B, per unit of weight
+
+
+def integer_ratings(ratings: Sequence[float], resolution: float | None) -> tuple[list[int], float]:
+    """Ratings as integers and the resolution they are exact at.
+
+    Integer ratings are used as they are (resolution 1). Otherwise each rating is rounded to the
+    nearest multiple of `resolution` (default 0.01) and counted in those steps.
+    """
+    if resolution is None and all(isinstance(r, int) for r in ratings):
+        return [int(r) for r in ratings], 1.0
+    step = Fraction(str(resolution if resolution is not None else 0.01))
+    if step <= 0:
+        raise ValueError("resolution must be positive")
+    return [round(Fraction(str(r)) / step) for r in ratings], float(step)
+
+
+@dataclass(frozen=True, slots=True)
+class Unit:
+    """Players who go to the same place: a party, or one player."""
+
+    members: tuple[int, ...]
+    weight: int  # Σ of the members' integer ratings, shifted (see Problem.shift)
+    must: bool  # a member must play: the unit may not be benched
+    moves: tuple[int, int, int]  # members now on a team who would change team, at A, B, bench
+    size: int  # len(members)
+
+
+@dataclass(frozen=True, slots=True)
+class UnitArrays:
+    """The units' fields as numpy arrays, for the vectorised search."""
+
+    weight: np.ndarray
+    size: np.ndarray
+    must: np.ndarray
+    moves: np.ndarray  # (units, 3)
+    same_size: np.ndarray  # (units, units)
+    delta_w: np.ndarray  # (units, units): weight[u] − weight[v]
+    teamed: int  # players on a team now
+
+    @classmethod
+    def of(cls, units: Sequence[Unit]) -> UnitArrays:
+        weight = np.array([u.weight for u in units], dtype=np.int64)
+        size = np.array([u.size for u in units], dtype=np.int64)
+        return cls(weight, size, np.array([u.must for u in units], dtype=bool),
+                   np.array([u.moves for u in units], dtype=np.int64).reshape(-1, 3),
+                   size[:, None] == size[None, :], weight[:, None] - weight[None, :],
+                   sum(u.size - u.moves[BENCH] for u in units))
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """Choose units for A and B with k players each; minimise |Σ_A − Σ_B|.
+
+    Weights are shifted by `shift` per player so that none is negative: with k players a side
+    the shift cancels in Σ_A − Σ_B, and the bitsets of the exact method stay small.
+    """
+
+    k: int
+    units: tuple[Unit, ...]  # in scan order: heaviest first, then input order
+    shift: int
+    split_parties: tuple[tuple[int, ...], ...]  # parties that could not be kept together
+    arrays: UnitArrays
+
+
+def current_sides(n: int, current: tuple[Collection[int], Collection[int]] | None) -> list[int]:
+    """Each player's present place (A, B or BENCH for anyone not on a team)."""
+    side = [BENCH] * n
+    if current is not None:
+        for team, members in ((A, current[0]), (B, current[1])):
+            for i in members:
+                side[i] = team
+    return side
+
+
+class ProblemBuilder:
+    """Builds the problem for each team size, reusing units while the same parties hold."""
+
+    def __init__(self, ratings: Sequence[int], must_play: Collection[int],
+                 parties: Sequence[Sequence[int]], now: Sequence[int]) -> None:
+        self.ratings, self.must, self.now = ratings, set(must_play), now
+        self.parties = sorted((tuple(sorted(p)) for p in parties if len(p) > 1),
+                              key=lambda p: (-len(p), p))
+        self.low = min(ratings)
+        self._units: dict[tuple[tuple[int, ...], ...], tuple[tuple[Unit, ...], UnitArrays]] = {}
+
+    def for_k(self, k: int) -> Problem | None:
+        """The problem for team size k, or None when must_play needs more than 2k players.
+
+        Parties larger than k cannot sit on one team; they are split into single players. If
+        the remaining parties still leave no way to seat exactly k a side around the must-play
+        players, the largest parties are split, one at a time, until there is one; every split
+        party is reported.
+        """
+        if len(self.must) > 2 * k:
+            return None
+        split = [p for p in self.parties if len(p) > k]
+        kept = [p for p in self.parties if len(p) <= k]
+        while True:
+            units, arrays = self.units(tuple(kept))
+            if _seatable(units, k):
+                return Problem(k, units, self.low, tuple(sorted(split)), arrays)
+            if not kept:  # pragma: no cover - singles always fit when |must| ≤ 2k ≤ N
+                return None
+            split.append(kept.pop(0))
+
+    def units(self, parties: tuple[tuple[int, ...], ...]
+              ) -> tuple[tuple[Unit, ...], UnitArrays]:
+        if parties not in self._units:
+            units = tuple(Unit(u.members, u.weight - self.low * u.size, u.must, u.moves, u.size)
+                          for u in _units(self.ratings, self.must, parties, self.now))
+            self._units[parties] = units, UnitArrays.of(units)
+        return self._units[parties]
+
+
+def _units(ratings: Sequence[int], must: set[int], parties: Sequence[tuple[int, ...]],
+           now: Sequence[int]) -> list[Unit]:
+    grouped: set[int] = set()
+    groups: list[tuple[int, ...]] = []
+    for party in parties:
+        groups.append(tuple(sorted(party)))
+        grouped.update(party)
+    groups.extend((i,) for i in range(len(ratings)) if i not in grouped)
+    units = []
+    for members in groups:
+        moves = tuple(sum(1 for i in members if now[i] != BENCH and now[i] != place)
+                      for place in (A, B, BENCH))
+        units.append(Unit(members, sum(ratings[i] for i in members),
+                          any(i in must for i in members), moves,  # type: ignore[arg-type]
+                          len(members)))
+    units.sort(key=lambda u: (-u.weight / u.size, u.members[0]))
+    return units
+
+
+def _seatable(units: Sequence[Unit], k: int) -> bool:
+    """Whether A and B can each get exactly k players with every must unit seated.
+
+    Only parties need a search: single players fill whatever seats the parties leave.
+    """
+    singles = [u for u in units if u.size == 1]
+    must_singles = sum(1 for u in singles if u.must)
+    reach = {(0, 0)}
+    for u in units:
+        if u.size == 1:
+            continue
+        s = u.size
+        grown = {(a + s, b) for a, b in reach if a + s <= k}
+        grown |= {(a, b + s) for a, b in reach if b + s <= k}
+        reach = grown if u.must else reach | grown
+    return any(must_singles <= 2 * k - a - b <= len(singles) for a, b in reach)

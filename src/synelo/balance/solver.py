@@ -1,0 +1,230 @@
+"""Optimal splits for every team size (F7, with the seed's errata fixed).
+
+For each k the solver seats 2k of the N players on A and B, k each, minimising
+|Σ_A − Σ_B| over every choice of 2k players (the top player may be benched when 2k < N). It
+first searches (the seed's single swaps, then pair exchanges); a split whose gap meets the
+parity bound is proven optimal at once. Otherwise the exact bitset program decides. Past
+`n_max` players, or once the time budget is spent, only the seed's bench-aware greedy runs and
+`optimal` is true only when the bound proves it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from synelo.balance.bound import parity_bound
+from synelo.balance.exact import choose, exact_assignment
+from synelo.balance.problem import (
+    BENCH,
+    A,
+    B,
+    Problem,
+    ProblemBuilder,
+    current_sides,
+    integer_ratings,
+)
+from synelo.balance.search import Placement, Prefer, greedy_descent, pair_exchange
+from synelo.balance.start import starting_sides
+from synelo.ratings.synelo import win_probability
+
+
+@dataclass(frozen=True, slots=True)
+class Split:
+    """One team size's answer. Players are indices into the caller's ratings."""
+
+    k: int
+    a: tuple[int, ...]
+    b: tuple[int, ...]
+    bench: tuple[int, ...]
+    sum_a: float
+    sum_b: float
+    gap: float
+    p_a: float
+    optimal: bool  # the gap is proven minimal (at the rating resolution)
+    moved: int | None  # players on a team now whose team changes (None without `current`)
+    split_parties: tuple[tuple[int, ...], ...]
+    method: str  # "bound": search met the parity bound; "exact": the bitset program; "greedy"
+
+
+@dataclass(frozen=True, slots=True)
+class SplitSet:
+    splits: tuple[Split, ...]
+    resolution: float
+    elapsed_ms: float
+
+    @property
+    def solver(self) -> str:
+        return "greedy" if any(s.method == "greedy" for s in self.splits) else "exact"
+
+
+def best_splits(ratings: Sequence[float], *, theta: float, min_k: int = 2,
+                max_k: int | None = None, must_play: Collection[int] = (),
+                parties: Sequence[Sequence[int]] = (),
+                current: tuple[Collection[int], Collection[int]] | None = None,
+                prefer: Prefer = None, n_max: int | None = 32, budget_s: float = 1.0,
+                resolution: float | None = None,
+                clock: Callable[[], float] = time.perf_counter) -> SplitSet:
+    """F7 for every k in min_k…max_k (default 2…⌊N/2⌋): the best split per team size.
+
+    Team sizes that must_play makes impossible (more than 2k must play) are left out.
+    Ties among optimal splits: `prefer="stay"` moves the fewest present players, `"mix"` moves
+    nearest half of them; then the first in scan order (heaviest unit first, input order).
+    """
+    began = clock()
+    n = len(ratings)
+    top = n // 2 if max_k is None else max_k
+    _check(n, min_k, top, must_play, parties, current)
+    ints, step = integer_ratings(ratings, resolution)
+    now = current_sides(n, current)
+    deadline = began + budget_s
+    exact_ok = n_max is None or n <= n_max
+    splits = []
+    problems = ProblemBuilder(ints, must_play, parties, now)
+    for k in range(min_k, top + 1):
+        problem = problems.for_k(k)
+        if problem is None:
+            continue
+        search = exact_ok and clock() < deadline
+        place, method = _solve(problem, current is not None, prefer, search, deadline, clock)
+        splits.append(_split(problem, place, method, ints, step, theta, current is not None))
+    return SplitSet(tuple(splits), step, (clock() - began) * 1000)
+
+
+CHEAP_EXACT = 1200
+
+
+def _solve(problem: Problem, has_current: bool, prefer: Prefer, search: bool, deadline: float,
+           clock: Callable[[], float]) -> tuple[Placement, str]:
+    bound = parity_bound(problem)
+    from_current = has_current and (prefer != "mix" or not search)
+    p = Placement.start(problem, starting_sides(problem, from_current), prefer)
+    if not search:
+        greedy_descent(p)
+        return p, "bound" if p.gap <= bound else "greedy"
+    if len(problem.units) * (problem.k + 1) ** 2 > CHEAP_EXACT:
+        while p.gap > bound and clock() < deadline and (
+                _resplit(p) or _reseat(p) or greedy_descent(p) or pair_exchange(p)):
+            pass
+        if p.gap <= bound:
+            if prefer is not None:
+                greedy_descent(p)  # same gap, better honours the preference
+            return p, "bound"
+    if clock() >= deadline:
+        greedy_descent(p)
+        return p, "greedy"
+    place = exact_assignment(problem, [int(x) for x in p.side])
+    if place is None:
+        greedy_descent(p)
+        return p, "greedy"
+    exact = Placement.start(problem, place, prefer)
+    if prefer is not None:
+        greedy_descent(exact)  # keeps the optimal gap, may improve the preference
+    return exact, "exact"
+
+
+def _reseat(p: Placement) -> bool:
+    """Change the parity of the seated sum, then divide anew; True if the gap fell.
+
+    When the seated players' sum is odd no division beats a gap of 1, yet the bound may be 0:
+    seat a bench unit of the other parity in place of the seated unit nearest its weight.
+    """
+    seated = p.side != BENCH
+    if int(p.weight[seated].sum() + p.problem.shift * p.size[seated].sum()) % 2 == 0:
+        return False
+    odd = (p.weight + p.problem.shift * p.size) % 2 == 1
+    out = np.flatnonzero(seated & ~p.must)
+    bench = np.flatnonzero(~seated)
+    if not len(out) or not len(bench):
+        return False
+    cost = np.abs(p.weight[out, None] - p.weight[None, bench]).astype(float)
+    cost[(odd[out, None] == odd[None, bench]) | (p.size[out, None] != p.size[None, bench])] = np.inf
+    at = int(np.argmin(cost))
+    if not np.isfinite(cost.flat[at]):
+        return False
+    u, v = int(out[at // len(bench)]), int(bench[at % len(bench)])
+    before = (p.side.copy(), p.diff, p.moved)
+    p.swap(u, v)
+    if _resplit(p) and p.gap < abs(before[1]):
+        return True
+    p.side, p.diff, p.moved = before
+    return False
+
+
+def _resplit(p: Placement) -> bool:
+    """Divide the seated players anew, exactly (one count suffices); True if the gap fell.
+
+    With k players a side there are C(2k, k)/2 ways to divide the same 2k players, so for all
+    but small k this nearly always meets the parity bound; single swaps then adjust who sits.
+    """
+    seated = p.side != BENCH
+    target = int(p.weight[seated].sum())
+    take = choose(p.problem.units, p.problem.k, list(seated), target,
+                  [int(s) == A for s in p.side], everyone=True)
+    if take is None:
+        return False
+    taken = np.array(take)
+    diff = int(p.weight[taken].sum() - p.weight[seated & ~taken].sum())
+    if abs(diff) >= p.gap:
+        return False
+    p.side = np.where(taken, A, np.where(seated, B, BENCH)).astype(np.int8)
+    p.recount()
+    return True
+
+
+def _split(problem: Problem, p: Placement, method: str, ints: Sequence[int], step: float,
+           theta: float, has_current: bool) -> Split:
+    groups: list[list[int]] = [[], [], []]
+    for unit, place in zip(problem.units, p.side, strict=True):
+        groups[int(place)].extend(unit.members)
+    moved = None
+    if has_current:
+        mirrored = sum(int(u.moves[1 - int(s)]) if s != BENCH else int(u.moves[BENCH])
+                       for u, s in zip(problem.units, p.side, strict=True))
+        if mirrored < p.moved:
+            groups[A], groups[B] = groups[B], groups[A]
+        moved = min(p.moved, mirrored)
+    elif groups[B] and groups[A] and min(groups[B], key=_first(ints)) == min(
+            groups[A] + groups[B], key=_first(ints)):
+        groups[A], groups[B] = groups[B], groups[A]  # A holds the strongest seated player
+    a, b, bench = (tuple(sorted(g, key=_first(ints))) for g in groups)
+    sum_a, sum_b = _scaled(sum(ints[i] for i in a), step), _scaled(sum(ints[i] for i in b), step)
+    gap = _scaled(abs(sum(ints[i] for i in a) - sum(ints[i] for i in b)), step)
+    return Split(problem.k, a, b, bench, sum_a, sum_b, gap, win_probability(sum_a, sum_b, theta),
+                 method != "greedy", moved, problem.split_parties, method)
+
+
+def _first(ints: Sequence[int]) -> Callable[[int], tuple[int, int]]:
+    return lambda i: (-ints[i], i)
+
+
+def _scaled(value: int, step: float) -> float:
+    return value if step == 1.0 else round(value * step, 10)
+
+
+def _check(n: int, min_k: int, max_k: int, must_play: Collection[int],
+           parties: Sequence[Sequence[int]], current: tuple[Collection[int], Collection[int]] | None
+           ) -> None:
+    """ValueErrors that name the argument at fault."""
+    if min_k < 1:
+        raise ValueError("min_k must be at least 1")
+    if max_k < min_k:
+        raise ValueError("max_k must be at least min_k")
+    if 2 * max_k > n:
+        raise ValueError(f"max_k {max_k} needs {2 * max_k} players; there are {n}")
+    if len(set(must_play)) > 2 * max_k:
+        raise ValueError("must_play has more players than the largest team size can seat")
+    seen: set[int] = set()
+    for name, group in [("must_play", must_play)] + [("parties", p) for p in parties] + (
+            [("current", current[0]), ("current", current[1])] if current else []):
+        if any(not 0 <= i < n for i in group):
+            raise ValueError(f"{name} names a player that is not in the pool")
+    for party in parties:
+        if seen & set(party) or len(set(party)) != len(party):
+            raise ValueError("parties overlap: a player is in two parties")
+        seen |= set(party)
+    if current and set(current[0]) & set(current[1]):
+        raise ValueError("current puts a player on both teams")

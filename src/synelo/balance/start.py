@@ -1,0 +1,59 @@
+"""Where the search starts: the present teams trimmed or filled to k, or a greedy deal."""
+
+from __future__ import annotations
+
+from synelo.balance.problem import BENCH, A, B, Problem
+
+
+def starting_sides(problem: Problem, from_current: bool) -> list[int]:
+    """A placement with k players a side and every must-play unit seated.
+
+    From the present teams, units keep their place where it has room (must-play units are
+    seated first). Without them, units are dealt heaviest first to the lighter side that has
+    room. The bench takes what is left. If parties leave no exact fit, a fit is searched for.
+    """
+    k, units = problem.k, problem.units
+    room = [k, k]
+    total = [0, 0]
+    sides = [BENCH] * len(units)
+    order = sorted(range(len(units)), key=lambda i: (not units[i].must, i))
+    for i in order:
+        u = units[i]
+        teamed = u.size - u.moves[BENCH]  # members on a team now
+        if from_current and teamed:
+            home = A if u.moves[A] <= u.moves[B] else B
+            choices = (home, 1 - home)
+        else:
+            choices = (A, B) if total[A] <= total[B] else (B, A)
+        for place in choices:
+            if room[place] >= u.size:
+                sides[i] = place
+                room[place] -= u.size
+                total[place] += u.weight
+                break
+    if room == [0, 0] and all(sides[i] != BENCH for i, u in enumerate(units) if u.must):
+        return sides
+    return _fitting_sides(problem)
+
+
+def _fitting_sides(problem: Problem) -> list[int]:
+    """Any placement with exactly k a side and the must units seated (parties made it hard)."""
+    k, units = problem.k, problem.units
+    back: list[dict[tuple[int, int], tuple[tuple[int, int], int]]] = []
+    reach = {(0, 0)}
+    for u in units:
+        step: dict[tuple[int, int], tuple[tuple[int, int], int]] = {}
+        if not u.must:
+            step.update({ab: (ab, BENCH) for ab in reach})
+        for a, b in reach:
+            if a + u.size <= k:
+                step.setdefault((a + u.size, b), ((a, b), A))
+            if b + u.size <= k:
+                step.setdefault((a, b + u.size), ((a, b), B))
+        back.append(step)
+        reach = set(step)
+    sides = [BENCH] * len(units)
+    state = (k, k)
+    for i in range(len(units) - 1, -1, -1):
+        state, sides[i] = back[i][state]
+    return sides
