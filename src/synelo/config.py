@@ -43,7 +43,8 @@ class Settings(BaseSettings):
     wre_scale: float = 0.10
     sigma: float = 400.0
     brier_recent: int = 500
-    n_max: int = 32
+    n_max: int = 32  # largest pool the exact split solver takes on; beyond, the greedy
+    balance_budget_ms: int = 1000  # time for one splits request; past it, the greedy
 
     @field_validator("admin_tokens", "server_tokens", mode="before")
     @classmethod

@@ -127,6 +127,8 @@ def _has(step: list[list[int]], a: int, b: int, x: int) -> bool:
 
 def _nearest(bits: int, twice_center: int) -> int:
     """The set bit x of `bits` with the least |2x − twice_center| (the lower one on a tie)."""
+    if twice_center < 0:
+        return (bits & -bits).bit_length() - 1
     lo, hi = twice_center // 2, (twice_center + 1) // 2
     above = bits >> hi
     up = hi + (above & -above).bit_length() - 1 if above else None
@@ -136,3 +138,81 @@ def _nearest(bits: int, twice_center: int) -> int:
     if up is None or abs(2 * down - twice_center) <= abs(2 * up - twice_center):
         return down
     return up
+
+
+PREFERENCE_UNITS = 14  # beyond this many units the preference is left to the search
+
+
+def preferred_assignment(problem: Problem, gap: int, prefer: str, beat: int | None = None,
+                         budget_states: int = 4_000) -> tuple[list[int] | None, int] | None:
+    """Among splits with |Σ_A − Σ_B| = gap, the one `prefer` wants, exactly; None past budget.
+
+    "stay" minimises and "mix" maximises the moved players, counted in whichever naming of
+    the present teams moves fewer (renaming A and B moves nobody). The program carries, with
+    each reachable (|A|, |B|) and Σ_A − Σ_B, the players moved so far under either naming.
+    Differences that the remaining units can no longer bring back to ±gap are dropped, and
+    for "stay" so are states that already move `beat` players or more under both namings.
+    Returns the placement and its moved count, or (None, beat) when no split moves fewer
+    than `beat`.
+    """
+    k, units = problem.k, problem.units
+    if len(units) > PREFERENCE_UNITS:
+        return None
+    offset = sum(sorted((u.weight for u in units), reverse=True)[:k])
+    left = [0] * (len(units) + 1)  # weight of the units after i
+    for i in range(len(units) - 1, -1, -1):
+        left[i] = left[i + 1] + units[i].weight
+    table: dict[tuple[int, int, int, int], int] = {(0, 0, 0, 0): 1 << offset}
+    steps = []
+    work = 0
+    for i, u in enumerate(units):
+        steps.append(table)
+        work += len(table)
+        if work > budget_states:
+            return None
+        reach = gap + left[i + 1]
+        low = max(offset - reach, 0)
+        window = ((1 << (offset + reach - low + 1)) - 1) << low
+        grown: dict[tuple[int, int, int, int], int] = {}
+        for (a, b, m, n), bits in table.items():
+            for key, moved in _placements(u, k, a, b, m, n):
+                if prefer == "stay" and beat is not None and min(key[2], key[3]) >= beat:
+                    continue
+                bits_then = (bits << u.weight if moved == A else bits >> u.weight
+                             if moved == B else bits) & window
+                if bits_then:
+                    grown[key] = grown.get(key, 0) | bits_then
+        table = grown
+    ends = [(min(m, n), (a, b, m, n), x) for (a, b, m, n), bits in table.items()
+            if a == b == k for x in {offset - gap, offset + gap} if x >= 0 and (bits >> x) & 1]
+    if not ends:
+        return None, beat  # type: ignore[return-value]  # nothing beats `beat`: it is optimal
+    moved, state, x = (min if prefer == "stay" else max)(ends, key=lambda e: (e[0], e[1], e[2]))
+    place = [BENCH] * len(units)
+    for i in range(len(units) - 1, -1, -1):
+        u, before = units[i], steps[i]
+        a, b, m, n = state
+        for where, prev, px in ((BENCH, (a, b, m - u.moves[BENCH], n - u.moves[BENCH]), x),
+                                (A, (a - u.size, b, m - u.moves[A], n - u.moves[B]),
+                                 x - u.weight),
+                                (B, (a, b - u.size, m - u.moves[B], n - u.moves[A]),
+                                 x + u.weight)):
+            if where == BENCH and u.must:
+                continue
+            if px >= 0 and (before.get(prev, 0) >> px) & 1:
+                place[i], state, x = where, prev, px
+                break
+    return place, moved
+
+
+def _placements(u: Unit, k: int, a: int, b: int, m: int, n: int
+                ) -> list[tuple[tuple[int, int, int, int], int]]:
+    """The states a unit can lead to: (|A|, |B|, moved as named, moved if renamed), place."""
+    out = []
+    if not u.must:
+        out.append(((a, b, m + u.moves[BENCH], n + u.moves[BENCH]), BENCH))
+    if a + u.size <= k:
+        out.append(((a + u.size, b, m + u.moves[A], n + u.moves[B]), A))
+    if b + u.size <= k:
+        out.append(((a, b + u.size, m + u.moves[B], n + u.moves[A]), B))
+    return out

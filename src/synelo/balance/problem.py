@@ -62,7 +62,7 @@ class UnitArrays:
         return cls(weight, size, np.array([u.must for u in units], dtype=bool),
                    np.array([u.moves for u in units], dtype=np.int64).reshape(-1, 3),
                    size[:, None] == size[None, :], weight[:, None] - weight[None, :],
-                   sum(u.size - u.moves[BENCH] for u in units))
+                   sum(u.moves[BENCH] for u in units))
 
 
 @dataclass(frozen=True, slots=True)

@@ -53,6 +53,17 @@ class Placement:
         self.moved = int(self.moves[np.arange(len(side)), side].sum())
 
     @property
+    def mirrored(self) -> int:
+        """Players moved if A and B swapped names (a scramble may keep either orientation)."""
+        side = self.side.astype(np.intp)
+        flipped = np.where(side == BENCH, BENCH, 1 - side)
+        return int(self.moves[np.arange(len(side)), flipped].sum())
+
+    @property
+    def moved_either(self) -> int:
+        return min(self.moved, self.mirrored)
+
+    @property
     def weight(self) -> np.ndarray:
         return self.problem.arrays.weight
 

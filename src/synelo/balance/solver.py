@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from synelo.balance.bound import parity_bound
-from synelo.balance.exact import choose, exact_assignment
+from synelo.balance.exact import choose, exact_assignment, preferred_assignment
 from synelo.balance.problem import (
     BENCH,
     A,
@@ -46,6 +46,7 @@ class Split:
     p_a: float
     optimal: bool  # the gap is proven minimal (at the rating resolution)
     moved: int | None  # players on a team now whose team changes (None without `current`)
+    moved_optimal: bool | None  # `prefer` is proven honoured among optimal-gap splits
     split_parties: tuple[tuple[int, ...], ...]
     method: str  # "bound": search met the parity bound; "exact": the bitset program; "greedy"
 
@@ -89,8 +90,10 @@ def best_splits(ratings: Sequence[float], *, theta: float, min_k: int = 2,
         if problem is None:
             continue
         search = exact_ok and clock() < deadline
-        place, method = _solve(problem, current is not None, prefer, search, deadline, clock)
-        splits.append(_split(problem, place, method, ints, step, theta, current is not None))
+        place, proven, method = _solve(problem, current is not None, prefer, search, deadline,
+                                       clock)
+        split = _split(problem, place, method, ints, step, theta, current is not None)
+        splits.append(replace(split, moved_optimal=proven if current is not None else None))
     return SplitSet(tuple(splits), step, (clock() - began) * 1000)
 
 
@@ -98,32 +101,45 @@ CHEAP_EXACT = 1200
 
 
 def _solve(problem: Problem, has_current: bool, prefer: Prefer, search: bool, deadline: float,
-           clock: Callable[[], float]) -> tuple[Placement, str]:
+           clock: Callable[[], float]) -> tuple[Placement, bool, str]:
+    """The placement, whether its preference is proven, and how its gap was settled."""
     bound = parity_bound(problem)
     from_current = has_current and (prefer != "mix" or not search)
     p = Placement.start(problem, starting_sides(problem, from_current), prefer)
     if not search:
         greedy_descent(p)
-        return p, "bound" if p.gap <= bound else "greedy"
+        return p, False, "bound" if p.gap <= bound else "greedy"
     if len(problem.units) * (problem.k + 1) ** 2 > CHEAP_EXACT:
         while p.gap > bound and clock() < deadline and (
                 _resplit(p) or _reseat(p) or greedy_descent(p) or pair_exchange(p)):
             pass
         if p.gap <= bound:
-            if prefer is not None:
-                greedy_descent(p)  # same gap, better honours the preference
-            return p, "bound"
+            return (*_honour(p), "bound")
     if clock() >= deadline:
         greedy_descent(p)
-        return p, "greedy"
+        return p, False, "greedy"
     place = exact_assignment(problem, [int(x) for x in p.side])
     if place is None:
         greedy_descent(p)
-        return p, "greedy"
-    exact = Placement.start(problem, place, prefer)
-    if prefer is not None:
-        greedy_descent(exact)  # keeps the optimal gap, may improve the preference
-    return exact, "exact"
+        return p, False, "greedy"
+    return (*_honour(Placement.start(problem, place, prefer)), "exact")
+
+
+def _honour(p: Placement) -> tuple[Placement, bool]:
+    """The preference among splits of this (optimal) gap, and whether it is proven.
+
+    Single swaps that keep the gap and improve the preference come first; then the exact
+    program, with the moved players as one more dimension, settles it if it is small enough.
+    """
+    if p.prefer is None:
+        return p, False
+    greedy_descent(p)
+    found = preferred_assignment(p.problem, p.gap, p.prefer, beat=p.moved_either)
+    if found is None:
+        return p, False
+    if found[0] is None:
+        return p, True
+    return Placement.start(p.problem, found[0], p.prefer), True
 
 
 def _reseat(p: Placement) -> bool:
@@ -182,11 +198,9 @@ def _split(problem: Problem, p: Placement, method: str, ints: Sequence[int], ste
         groups[int(place)].extend(unit.members)
     moved = None
     if has_current:
-        mirrored = sum(int(u.moves[1 - int(s)]) if s != BENCH else int(u.moves[BENCH])
-                       for u, s in zip(problem.units, p.side, strict=True))
-        if mirrored < p.moved:
+        if p.mirrored < p.moved:
             groups[A], groups[B] = groups[B], groups[A]
-        moved = min(p.moved, mirrored)
+        moved = p.moved_either
     elif groups[B] and groups[A] and min(groups[B], key=_first(ints)) == min(
             groups[A] + groups[B], key=_first(ints)):
         groups[A], groups[B] = groups[B], groups[A]  # A holds the strongest seated player
@@ -194,7 +208,7 @@ def _split(problem: Problem, p: Placement, method: str, ints: Sequence[int], ste
     sum_a, sum_b = _scaled(sum(ints[i] for i in a), step), _scaled(sum(ints[i] for i in b), step)
     gap = _scaled(abs(sum(ints[i] for i in a) - sum(ints[i] for i in b)), step)
     return Split(problem.k, a, b, bench, sum_a, sum_b, gap, win_probability(sum_a, sum_b, theta),
-                 method != "greedy", moved, problem.split_parties, method)
+                 method != "greedy", moved, None, problem.split_parties, method)
 
 
 def _first(ints: Sequence[int]) -> Callable[[int], tuple[int, int]]:

@@ -19,7 +19,7 @@ def starting_sides(problem: Problem, from_current: bool) -> list[int]:
     order = sorted(range(len(units)), key=lambda i: (not units[i].must, i))
     for i in order:
         u = units[i]
-        teamed = u.size - u.moves[BENCH]  # members on a team now
+        teamed = u.moves[BENCH]  # members on a team now
         if from_current and teamed:
             home = A if u.moves[A] <= u.moves[B] else B
             choices = (home, 1 - home)

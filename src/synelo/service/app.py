@@ -13,7 +13,7 @@ from synelo import __version__
 from synelo.config import Settings
 from synelo.service.auth import TokenChecker
 from synelo.service.limits import BodyLimit
-from synelo.service.routers import players, pools, rounds
+from synelo.service.routers import balance, players, pools, rounds
 from synelo.store.checkpoint import Checkpointer
 from synelo.store.engine import create_store_engine
 from synelo.store.repository import Clock, Store, utcnow
@@ -66,6 +66,7 @@ def create_app(settings: Settings | None = None, *, store: Store | None = None,
     app.include_router(pools.router)
     app.include_router(players.router)
     app.include_router(rounds.router)
+    app.include_router(balance.router)
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     return app
 

@@ -1,0 +1,154 @@
+"""Team changes during a round: the odd joiner, F11 and seed 001's minimal-swap rebalance.
+
+All three take the present teams and answer with moves, never a new split: players keep the
+side they chose unless moving them is what balances the round. Ratings may be floats; they are
+compared as integers at the same resolution as the split solver.
+
+Seed errata fixed here: F11's T = |Σ_A − Σ_B|/2 and "the player closest to T" only hold when
+the larger team is also the stronger one. In general moving players M from the larger team L
+to the smaller S leaves Σ_L − Σ_S − 2·Σ_M, so the move set is the one whose Σ_M is nearest
+(Σ_L − Σ_S)/2 — the seed's T, with its sign kept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from synelo.balance.exact import choose
+from synelo.balance.problem import Unit, integer_ratings
+
+Team = Literal["A", "B"]
+Origin = Literal["A", "B", "none"]
+
+
+@dataclass(frozen=True, slots=True)
+class Move:
+    player: int
+    from_team: Origin  # "none" for a player placed from outside the teams
+    to_team: Team
+
+
+@dataclass(frozen=True, slots=True)
+class Rebalance:
+    """Moves, and the gap before (as the teams stood, placed players excluded) and after."""
+
+    moves: tuple[Move, ...]
+    gap_before: float
+    gap_after: float
+    sum_a: float
+    sum_b: float
+    size_a: int
+    size_b: int
+
+
+def place_joiner(ratings: Sequence[float], team_a: Sequence[int], team_b: Sequence[int],
+                 joiner: int, resolution: float | None = None) -> Team:
+    """Odd joiner (seed 000): with equal teams, the side that leaves |Σ_A − Σ_B| smallest.
+
+    With unequal teams the joiner goes to the smaller one (a joiner that made the sizes differ
+    by 2 would only trigger F11). Ties go to the team with the lower sum, then to A.
+    """
+    ints, _ = integer_ratings(ratings, resolution)
+    if len(team_a) != len(team_b):
+        return "A" if len(team_a) < len(team_b) else "B"
+    diff = sum(ints[i] for i in team_a) - sum(ints[i] for i in team_b)
+    r = ints[joiner]
+    return "A" if (abs(diff + r), diff > 0) <= (abs(diff - r), diff < 0) else "B"
+
+
+def transfer_moves(ratings: Sequence[float], team_a: Sequence[int], team_b: Sequence[int], *,
+                   locked: Collection[int] = (), parties: Sequence[Collection[int]] = (),
+                   resolution: float | None = None) -> Rebalance:
+    """F11: when |k(A) − k(B)| ≥ 2, move ⌊|Δk|/2⌋ players from the larger team to the smaller.
+
+    The movers are chosen jointly, exactly: their Σ is the reachable one nearest
+    (Σ_larger − Σ_smaller)/2, which leaves the least |Σ_A − Σ_B| (for one mover, the player
+    closest to the seed's T). Locked players and party members stay unless the free players
+    are too few: then party members may go, and only then locked players.
+    """
+    ints, step = integer_ratings(ratings, resolution)
+    a, b = list(team_a), list(team_b)
+    big, small, big_name, small_name = (a, b, "A", "B") if len(a) >= len(b) else (b, a, "B", "A")
+    count = (len(big) - len(small)) // 2
+    moves: list[Move] = []
+    if len(big) - len(small) >= 2:
+        in_party = {i for party in parties for i in party}
+        tiers = ([i for i in big if i not in locked and i not in in_party],
+                 [i for i in big if i not in locked], list(big))
+        pool = next(t for t in tiers if len(t) >= count)
+        d = sum(ints[i] for i in big) - sum(ints[i] for i in small)
+        movers = _nearest_subset([ints[i] for i in pool], count, d)
+        moves = [Move(pool[j], big_name, small_name) for j in movers]  # type: ignore[arg-type]
+    return _outcome(ints, step, a, b, moves)
+
+
+def min_swaps(ratings: Sequence[float], team_a: Sequence[int], team_b: Sequence[int], *,
+              unassigned: Sequence[int] = (), locked: Collection[int] = (),
+              parties: Sequence[Collection[int]] = (),
+              resolution: float | None = None) -> Rebalance:
+    """Seed 001's rebalance: place the unassigned, then the best pair swaps until none helps.
+
+    Unassigned players first even out the team sizes (as far as they can) and are divided
+    exactly so that |Σ_A − Σ_B| is least. Then the A/B pair whose swap most reduces the gap is
+    swapped, again and again, until no swap reduces it; locked players and party members are
+    not swapped. Ties go to the first pair in team order.
+    """
+    ints, step = integer_ratings(ratings, resolution)
+    a, b = list(team_a), list(team_b)
+    side = {i: "A" for i in a} | {i: "B" for i in b}
+    origin: dict[int, Origin] = dict(side)  # type: ignore[arg-type]
+    new = list(unassigned)
+    if new:
+        d = sum(ints[i] for i in a) - sum(ints[i] for i in b) - sum(ints[i] for i in new)
+        even = (len(b) + len(new) - len(a)) / 2  # newcomers to A that would equal the sizes
+        options = {min(max(c, 0), len(new)) for c in (int(even), -int(-even // 1))}
+        # Σ_A − Σ_B = d + 2·Σ(new on A): choose the count and the players together.
+        fits = [(abs(len(a) + c - len(b) - len(new) + c), _nearest_subset(
+            [ints[i] for i in new], c, -d)) for c in sorted(options)]
+        best = min(fits, key=lambda f: (f[0], abs(d + 2 * sum(ints[new[j]] for j in f[1]))))
+        chosen = set(best[1])
+        for j, i in enumerate(new):
+            side[i] = "A" if j in chosen else "B"
+            origin[i] = "none"
+    fixed = set(locked) | {i for party in parties for i in party}
+    while True:
+        d = sum(ints[i] if s == "A" else -ints[i] for i, s in side.items())
+        free_a = [i for i, s in side.items() if s == "A" and i not in fixed]
+        free_b = [i for i, s in side.items() if s == "B" and i not in fixed]
+        best = min(((abs(d - 2 * (ints[x] - ints[y])), n) for n, (x, y) in
+                    enumerate((x, y) for x in free_a for y in free_b)), default=None)
+        if best is None or best[0] >= abs(d):
+            break
+        x, y = divmod(best[1], len(free_b))
+        side[free_a[x]], side[free_b[y]] = "B", "A"
+    moves = [Move(i, origin[i], side[i]) for i in side if origin[i] != side[i]]  # type: ignore[arg-type]
+    return _outcome(ints, step, a, b, moves)
+
+
+def _nearest_subset(weights: Sequence[int], count: int, twice_target: int) -> list[int]:
+    """Indices of `count` weights whose sum is nearest twice_target / 2 (exact)."""
+    if count <= 0:
+        return []
+    low = min(weights)
+    units = [Unit((j,), w - low, False, (0, 0, 0), 1) for j, w in enumerate(weights)]
+    take = choose(units, count, [True] * len(units), twice_target - 2 * count * low,
+                  [False] * len(units))
+    assert take is not None  # count ≤ len(weights) by construction
+    return [j for j, t in enumerate(take) if t]
+
+
+def _outcome(ints: Sequence[int], step: float, a: list[int], b: list[int],
+             moves: Sequence[Move]) -> Rebalance:
+    def scaled(v: int) -> float:
+        return v if step == 1.0 else round(v * step, 10)
+
+    before = abs(sum(ints[i] for i in a) - sum(ints[i] for i in b))
+    team: Mapping[int, str] = {i: "A" for i in a} | {i: "B" for i in b} | {
+        m.player: m.to_team for m in moves}
+    sum_a = sum(ints[i] for i, t in team.items() if t == "A")
+    sum_b = sum(ints[i] for i, t in team.items() if t == "B")
+    size_a = sum(1 for t in team.values() if t == "A")
+    return Rebalance(tuple(moves), scaled(before), scaled(abs(sum_a - sum_b)), scaled(sum_a),
+                     scaled(sum_b), size_a, len(team) - size_a)
