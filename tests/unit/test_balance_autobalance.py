@@ -1,0 +1,119 @@
+"""Mid-round team changes: odd joiner, F11, seed 001's minimal swaps — worked examples."""
+
+from __future__ import annotations
+
+import itertools
+import random
+
+from synelo.balance import Move, min_swaps, place_joiner, transfer_moves
+
+
+def test_odd_joiner_goes_where_the_gap_is_least() -> None:
+    ratings = [1500, 1200, 1400, 1100, 900]
+    # A = 1500 + 1200 = 2700, B = 1400 + 1100 = 2500 (diff +200). The 900 joiner:
+    # on A → |200 + 900| = 1100, on B → |200 − 900| = 700: B.
+    assert place_joiner(ratings, [0, 1], [2, 3], 4) == "B"
+    # A 150 joiner: on A → 350, on B → |200 − 150| = 50: B again; a weaker B side
+    # does not matter, only the gap after.
+    assert place_joiner([1500, 1200, 1400, 1100, 150], [0, 1], [2, 3], 4) == "B"
+    # B stronger by 200 (swap the teams): the joiner goes to A.
+    assert place_joiner(ratings, [2, 3], [0, 1], 4) == "A"
+
+
+def test_joiner_to_uneven_teams_goes_to_the_smaller() -> None:
+    assert place_joiner([1000, 1000, 1000, 3000], [0, 1], [2], 3) == "B"
+
+
+def test_f11_one_move_is_the_player_closest_to_t() -> None:
+    # A: 1500 1300 1100 1000 (4900), B: 1200 1000 (2200): Δk = 2, one move.
+    # T = (4900 − 2200)/2 = 1350; the A player closest to 1350 is 1300 (gap after:
+    # |3600 − 3500| = 100), as the seed says.
+    ratings = [1500, 1300, 1100, 1000, 1200, 1000]
+    out = transfer_moves(ratings, [0, 1, 2, 3], [4, 5])
+    assert out.moves == (Move(1, "A", "B"),)
+    assert (out.gap_before, out.gap_after, out.size_a, out.size_b) == (2700, 100, 3, 3)
+
+
+def test_f11_when_the_larger_team_is_the_weaker_one() -> None:
+    # Seed erratum: T = |Σ_A − Σ_B|/2 drops the sign. A (3 players, 2400) is weaker than
+    # B (1 player, 2600): D = 2400 − 2600 = −200, so moving r leaves |−200 − 2r|: the
+    # lightest A player (700) is best (gap 1600), not the one closest to |D|/2 = 100.
+    ratings = [1000, 700, 700, 2600]
+    out = transfer_moves(ratings, [0, 1, 2], [3])
+    assert out.moves[0].player in (1, 2) and out.gap_after == 1600
+
+
+def test_f11_joint_moves_beat_greedy_at_delta_k_4() -> None:
+    # A: 900 500 500 300 300 300 (2800), B: 400 400 (800). Δk = 4: two moves, D = 2000.
+    # Greedy: 900 is closest to T = 1000 → D = 2000 − 1800 = 200, then the one closest to
+    # 100 is a 300 → |200 − 600| = 400. Jointly, 500 + 500 = 1000 leaves a gap of 0.
+    ratings = [900, 500, 500, 300, 300, 300, 400, 400]
+    out = transfer_moves(ratings, [0, 1, 2, 3, 4, 5], [6, 7])
+    assert {m.player for m in out.moves} == {1, 2}
+    assert out.gap_after == 0 and (out.size_a, out.size_b) == (4, 4)
+    greedy = _greedy_f11(ratings, [0, 1, 2, 3, 4, 5], [6, 7])
+    assert greedy == 400
+
+
+def _greedy_f11(ratings, a, b) -> int:
+    a, b = list(a), list(b)
+    while len(a) - len(b) >= 2:
+        t = (sum(ratings[i] for i in a) - sum(ratings[i] for i in b)) / 2
+        mover = min(a, key=lambda i: abs(ratings[i] - t))
+        a.remove(mover)
+        b.append(mover)
+    return abs(sum(ratings[i] for i in a) - sum(ratings[i] for i in b))
+
+
+def test_f11_joint_is_exact_against_brute_force() -> None:
+    rng = random.Random(3)
+    for _ in range(30):
+        n_a, n_b = rng.randint(4, 9), rng.randint(0, 2)
+        ratings = [rng.randint(100, 2500) for _ in range(n_a + n_b)]
+        a, b = list(range(n_a)), list(range(n_a, n_a + n_b))
+        count = (n_a - n_b) // 2
+        d = sum(ratings[i] for i in a) - sum(ratings[i] for i in b)
+        best = min(abs(d - 2 * sum(ratings[i] for i in c))
+                   for c in itertools.combinations(a, count))
+        assert transfer_moves(ratings, a, b).gap_after == best
+
+
+def test_f11_leaves_locked_and_party_players_unless_nothing_else_works() -> None:
+    ratings = [1300, 1100, 1000, 900, 1000]
+    # A has 4, B has 1: Δk = 3, one move (sizes 3 v 2). T = (4300 − 1000)/2 = 1650: 1300,
+    # then 1100, are closest, but 1300 is locked and 1100 is in a party; 900 is the free one.
+    out = transfer_moves(ratings, [0, 1, 2, 3], [4], locked=[0], parties=[[1, 2]])
+    assert [m.player for m in out.moves] == [3]
+    # Everyone free is too few: then party members may move, locked players last.
+    out = transfer_moves(ratings, [0, 1, 2, 3], [4], locked=[0, 3], parties=[[1, 2]])
+    assert [m.player for m in out.moves] == [1]
+
+
+def test_min_swaps_places_the_unassigned_then_swaps_pairs() -> None:
+    # Seed 001: A 1500 1400 1300 (4200), B 1000 900 800 (2700); newcomers 1200 1100 700 600.
+    # Sizes even out with two newcomers a side; the newcomer split nearest balance puts
+    # 700 + 600 on A (A 5500, B 5000). Then the best pair swap: 1500 ↔ 1200 changes the
+    # difference by 2·300 → A 5200, B 5300, |−100| < 500; no swap improves on 100.
+    ratings = [1500, 1400, 1300, 1000, 900, 800, 1200, 1100, 700, 600]
+    out = min_swaps(ratings, [0, 1, 2], [3, 4, 5], unassigned=[6, 7, 8, 9])
+    assert out.gap_after == 100 and (out.size_a, out.size_b) == (5, 5)
+    moved = {(m.player, m.from_team, m.to_team) for m in out.moves}
+    assert (0, "A", "B") in moved
+    assert {m.player for m in out.moves if m.from_team == "none"} == {6, 7, 8, 9}
+
+
+def test_min_swaps_stops_at_the_seeds_local_optimum() -> None:
+    # A 1000 1000 1300, B 1000 1000 1000: d = 300. Every swap changes d by 2·(r_a − r_b):
+    # 1300 ↔ 1000 leaves |300 − 600| = 300, no better; nothing moves.
+    out = min_swaps([1000, 1000, 1300, 1000, 1000, 1000], [0, 1, 2], [3, 4, 5])
+    assert out.gap_before == 300 and out.gap_after == 300 and out.moves == ()
+
+
+def test_min_swaps_never_swaps_locked_players() -> None:
+    # A 1000 1200 1800 (4000), B 1000 1000 1400 (3400): d = 600. Unlocked, 1800 ↔ 1400 would
+    # leave |600 − 800| = 200 too, but it comes later in team order than 1200 ↔ 1000 (also
+    # 200). With 1800 locked: 1200 ↔ 1000 → 200; then nothing improves on 200.
+    out = min_swaps([1000, 1200, 1800, 1000, 1000, 1400], [0, 1, 2], [3, 4, 5], locked=[2])
+    assert out.gap_after == 200
+    assert {(m.player, m.from_team, m.to_team) for m in out.moves} == {(1, "A", "B"),
+                                                                       (3, "B", "A")}
