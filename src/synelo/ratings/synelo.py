@@ -153,8 +153,7 @@ def rate_participants(participants: Iterable[tuple[str, Side, PlayerRecord]], p_
     return tuple(changes)
 
 
-@dataclass(frozen=True, slots=True)
-class RoundRating:
+class RoundRating(NamedTuple):
     """The outcome of rating one round: P_A, the round-start sums and every change."""
 
     p_a: float

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import struct
 from array import array
+from math import frexp as _frexp
 
 _P_SHIFT = 1074  # every finite double is an integer multiple of 2^-1074
 _HEADER = struct.Struct("<HHIqqqqIH")  # version, size, n, Σw, Σw², Σold, Σnew, Σ2o, len(Σe)
@@ -19,9 +20,11 @@ _VERSION = 1
 
 
 def _scaled(p: float) -> int:
-    """p as an exact integer multiple of 2^-1074."""
-    num, den = p.as_integer_ratio()
-    return num << (_P_SHIFT - (den.bit_length() - 1))
+    """p as an exact integer multiple of 2^-1074: its 53-bit significand, shifted."""
+    m, e = _frexp(p)  # p = m·2^e with 0.5 <= m < 1 (m·2^53 is an integer for every double)
+    shift = e + (_P_SHIFT - 53)
+    return int(m * 9007199254740992.0) << shift if shift >= 0 else \
+        int(m * 9007199254740992.0) >> -shift
 
 
 class ConvergenceWindow:
