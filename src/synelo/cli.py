@@ -1,4 +1,5 @@
-"""The `synelo` command line: set-up, pools, tokens and the server."""
+"""The `synelo` command line: set-up, pools, tokens, the server, and evaluation (import,
+replay, tune) as thin wrappers over `synelo.evaluation`."""
 
 from __future__ import annotations
 
@@ -20,8 +21,11 @@ app = typer.Typer(help="synelo: skill ratings and team balancing for team games.
                   no_args_is_help=True)
 pool_app = typer.Typer(help="Rating pools.", no_args_is_help=True)
 token_app = typer.Typer(help="API tokens.", no_args_is_help=True)
+import_app = typer.Typer(help="Import match histories (JSON Lines) for replay and tune.",
+                         no_args_is_help=True)
 app.add_typer(pool_app, name="pool")
 app.add_typer(token_app, name="token")
+app.add_typer(import_app, name="import")
 console = Console()
 err_console = Console(stderr=True)
 
@@ -138,3 +142,173 @@ def _redact(url: str) -> str:
     from sqlalchemy.engine import make_url
 
     return make_url(url).render_as_string(hide_password=True)
+
+
+# --- evaluation -----------------------------------------------------------------------------
+
+ParamOpt = Annotated[list[str] | None, typer.Option(
+    "--param", "-p", help="a model parameter, KEY=VALUE (repeatable), e.g. -p theta=800")]
+HistoryArg = Annotated[Path, typer.Argument(help="history file (JSON Lines)", exists=True,
+                                            dir_okay=False)]
+ModelOpt = Annotated[str, typer.Option("--model", "-m", help="rating model: " + ", ".join(
+    ("synelo", "elo", "openskill-pl", "openskill-bt", "openskill-tm", "trueskill")))]
+WarmupOpt = Annotated[int, typer.Option(min=0, help="matches learned from but not scored")]
+StrictOpt = Annotated[bool, typer.Option(help="stop at the first malformed line")]
+JsonOpt = Annotated[Path | None, typer.Option("--json", help="write the results as JSON")]
+
+
+def _fail(message: str) -> typer.Exit:
+    err_console.print(f"[red]{message}[/]")
+    return typer.Exit(1)
+
+
+def _write_json(path: Path, data: object) -> None:
+    import orjson
+
+    path.write_bytes(orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY))
+    console.print(f"wrote {path}")
+
+
+def _load(history: Path, model: str, params: list[str] | None, strict: bool):  # noqa: ANN202
+    """The history, the model class' HistoryInfo and the parsed -p options."""
+    from synelo.evaluation.history import HistoryFormatError, read_history
+    from synelo.evaluation.models import MODELS, HistoryInfo, parse_options
+
+    if model not in MODELS:
+        raise _fail(f"unknown model {model!r} (known: {', '.join(sorted(MODELS))})")
+    pairs = {}
+    for item in params or []:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise _fail(f"--param takes KEY=VALUE, not {item!r}")
+        pairs[key.strip()] = value.strip()
+    try:
+        options = parse_options(MODELS[model], pairs)
+        data = read_history(history, strict=strict)
+    except (ValueError, HistoryFormatError) as exc:
+        raise _fail(str(exc)) from None
+    for error in data.errors[:10]:
+        err_console.print(f"[yellow]{history}: {error} (skipped)[/]")
+    if len(data.errors) > 10:
+        err_console.print(f"[yellow]… {len(data.errors) - 10} more malformed lines skipped[/]")
+    if not data.matches:
+        raise _fail(f"{history} holds no match")
+    return data, HistoryInfo(data.max_team_size, data.header), options
+
+
+@import_app.command("frc")
+def import_frc_cmd(
+        csv_files: Annotated[list[Path], typer.Argument(help="FRC CSV files (<year>.csv)",
+                                                        exists=True, dir_okay=False)],
+        output: Annotated[Path, typer.Option("--output", "-o", help="history to write")],
+        season_2015: Annotated[str, typer.Option(
+            help="2015 was not head-to-head: skip it, or learn from it unscored "
+                 "(higher score = winner)")] = "skip") -> None:
+    """FIRST Robotics Competition results (The Blue Alliance CSV) → a history. Replay order:
+    year, event key, then qualifications before playoffs; ties are draws; unplayed matches
+    are skipped (see README, "Evaluating on your data")."""
+    from synelo.evaluation.frc import import_frc
+    from synelo.evaluation.history import write_history
+
+    if season_2015 not in ("skip", "learn"):
+        raise _fail("--season-2015 is skip or learn")
+    result = import_frc(csv_files, season_2015)  # type: ignore[arg-type]
+    n = write_history(output, result.matches, {"source": "FRC (The Blue Alliance, MIT)",
+                                               "notes": result.notes(season_2015)})  # type: ignore[arg-type]
+    for error in result.errors[:10]:
+        err_console.print(f"[yellow]{error} (skipped)[/]")
+    ties = sum(m.winner == "draw" for m in result.matches)
+    console.print(f"wrote {n:,} matches ({ties:,} ties) to {output}")
+    for why, count in sorted(result.skipped.items()):
+        console.print(f"  skipped {count:,}: {why}")
+
+
+@import_app.command("journal")
+def import_journal_cmd(
+        pool: Annotated[str, typer.Option(help="the pool whose rounds to export")],
+        output: Annotated[Path, typer.Option("--output", "-o", help="history to write")]) -> None:
+    """A pool's rated rounds from the service's database (SYNELO_DATABASE_URL) → a history,
+    with the pool's parameters in its header."""
+    from synelo.evaluation.history import write_history
+    from synelo.evaluation.journal import import_journal
+    from synelo.store.typedefs import UnknownPool
+
+    try:
+        result = import_journal(_store(Settings()), pool)
+    except UnknownPool:
+        raise _fail(f"unknown pool {pool!r}") from None
+    n = write_history(output, result.matches, result.header)
+    console.print(f"wrote {n:,} rounds of pool {pool} to {output}")
+    for note in result.header["notes"][1:]:
+        console.print(f"  [yellow]{note}[/]")
+
+
+@app.command("replay")
+def replay_cmd(history: HistoryArg, model: ModelOpt = "synelo", param: ParamOpt = None,
+               warmup: WarmupOpt = 0, json_out: JsonOpt = None,
+               plot: Annotated[Path | None, typer.Option(
+                   help="write a PNG: reliability diagram and log loss over time")] = None,
+               strict: StrictOpt = False) -> None:
+    """Replay a history: for each match predict P(A wins), then update. Scores overall, per
+    team size and per match type; throughput in matches/s."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+    from synelo.evaluation.models import create_model
+    from synelo.evaluation.replay import replay
+    from synelo.evaluation.report import reliability_table, scores_table
+
+    data, info, options = _load(history, model, param, strict)
+    try:
+        rating_model = create_model(model, options, info)
+    except (TypeError, ValueError) as exc:
+        raise _fail(f"model {model}: {exc}") from None
+    with Progress("[progress.description]{task.description}", BarColumn(),
+                  MofNCompleteColumn(), TimeRemainingColumn(), console=err_console,
+                  transient=True) as bar:
+        task = bar.add_task(f"replaying with {model}", total=len(data.matches))
+        result = replay(rating_model, data.matches, warmup=warmup,
+                        progress=lambda n: bar.advance(task, n))
+    console.print(scores_table(result))
+    console.print(reliability_table(result.overall))
+    if json_out is not None:
+        _write_json(json_out, {**result.to_json(), "history": str(history),
+                               "warmup": warmup})
+    if plot is not None:
+        from synelo.evaluation.plots import plot_replay
+
+        console.print(f"wrote {plot_replay(result, plot, f'{model} on {history.name}')}")
+
+
+@app.command("tune")
+def tune_cmd(history: HistoryArg, model: ModelOpt = "synelo", param: ParamOpt = None,
+             fit: Annotated[list[str] | None, typer.Option(
+                 help="parameter to fit (repeatable): theta (default), k_max, sigma, "
+                      "weights (w_vel, w_wre, w_vol), …")] = None,
+             train: Annotated[float, typer.Option(help="share of the history to fit on")] = 0.7,
+             warmup: WarmupOpt = 0,
+             iterations: Annotated[int, typer.Option(min=2, help="golden-section steps per "
+                                                     "parameter")] = 16,
+             json_out: JsonOpt = None, strict: StrictOpt = False) -> None:
+    """Fit parameters by minimising log loss on the first part of a history; report the
+    scores on the rest, fitted beside the defaults."""
+    from synelo.evaluation.report import tune_table
+    from synelo.evaluation.tune import tune
+
+    data, info, options = _load(history, model, param, strict)
+    with err_console.status("fitting…") as status:
+        try:
+            result = tune(model, data.matches, fit or ["theta"], options=options, info=info,
+                          train_fraction=train, warmup=warmup, iterations=iterations,
+                          progress=lambda line: status.update(f"fitting… {line}"))
+        except ValueError as exc:
+            raise _fail(str(exc)) from None
+    console.print(tune_table(result))
+    if json_out is not None:
+        _write_json(json_out, {
+            "model": model, "history": str(history), "fitted": result.fitted,
+            "defaults": result.defaults, "train_matches": result.train_matches,
+            "test_matches": result.test_matches, "evaluations": result.evaluations,
+            "train_log_loss": {"default": result.train_log_loss_default,
+                               "fitted": result.train_log_loss_fitted},
+            "test": {"default": result.test_default.to_json(),
+                     "fitted": result.test_fitted.to_json()}})

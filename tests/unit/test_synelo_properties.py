@@ -266,3 +266,21 @@ def test_k_is_largest_at_r0_and_symmetric(c: float, r1: int, r2: int) -> None:
     assert k_factor(c, r1, P) >= k_factor(c, r2, P)
     d = r1 - P.r0
     assert k_factor(c, P.r0 + d, P) == k_factor(c, P.r0 - d, P)
+
+
+@ROUNDS
+@given(rounds(), winners, thetas, st.integers(min_value=0, max_value=60),
+       st.floats(min_value=50.0, max_value=2000.0))
+def test_rate_round_is_the_formula_functions_bit_for_bit(rnd, winner: str, theta: float,
+                                                        t_shadow: int, sigma: float) -> None:
+    """rate_round's loop writes F2–F5 out for speed; it must equal composing
+    convergence, k_factor and updated_rating exactly, shadow cap and floor included."""
+    roster_a, roster_b, parts = rnd
+    params = P.with_changes(theta=theta, t_shadow=t_shadow, sigma=sigma)
+    rr = rate_round(roster_a, roster_b, parts, winner, params)
+    for ch, (_, side, rec) in zip(rr.changes, parts, strict=True):
+        p = expected_score(rr.p_a, side)
+        s = 0.5 if winner == "draw" else float(winner == side)
+        k = k_factor(convergence(rec.window, params), rec.rating, params)
+        assert (ch.p, ch.s, ch.k) == (p, s, k)
+        assert ch.after == updated_rating(rec.rating, k, s, p, rec.rounds_played + 1, params)

@@ -11,7 +11,7 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from synelo.ratings.params import SynEloParams
 from synelo.ratings.window import ConvergenceWindow
@@ -51,12 +51,13 @@ def convergence(window: ConvergenceWindow, params: SynEloParams) -> float:
     window's middle entry is in neither), v_wre = |mean(o) − mean(e)|/0.10, v_vol =
     std(w)/K_max (population std). With fewer than 2 rounds, C = 1: new players move fastest.
     """
-    if len(window) < 2:
+    if len(window.ratings) < 2:
         return 1.0
-    v_vel = abs(window.mean_new_minus_old()) / params.k_max
-    v_wre = abs(window.outcome_excess()) / params.wre_scale
-    v_vol = window.std() / params.k_max
-    c = params.w_vel * v_vel + params.w_wre * v_wre + params.w_vol * v_vol
+    new_minus_old, excess, std = window.statistics()
+    k_max = params.k_max
+    c = (params.w_vel * (abs(new_minus_old) / k_max)
+         + params.w_wre * (abs(excess) / params.wre_scale)
+         + params.w_vol * (std / k_max))
     return min(1.0, max(0.0, c))
 
 
@@ -84,9 +85,9 @@ def updated_rating(rating: int, k: float, s: float, p: float, rounds_after: int,
     return new
 
 
-@dataclass(frozen=True, slots=True)
-class PlayerChange:
-    """One participant's rating change in one round (a journal row)."""
+class PlayerChange(NamedTuple):
+    """One participant's rating change in one round (a journal row). Immutable; a named
+    tuple because a round creates one per participant (a frozen dataclass costs 4× more)."""
 
     player: str
     side: Side
@@ -108,17 +109,51 @@ def rate_player(player: str, side: Side, rating: int, rounds_played: int,
     """F2–F5 for one participant: K from the window and rating before the round.
 
     `c` is F3's score of `window` when the caller already has it (it is stored with the
-    player), so that each round computes it once.
+    player), so that each round computes it once. The window is only read.
     """
-    p = expected_score(p_a, side)
-    s = round_score(winner, side)
-    k = k_factor(convergence(window, params) if c is None else c, rating, params)
-    after = updated_rating(rating, k, s, p, rounds_played + 1, params)
-    return PlayerChange(player, side, rating, after, k, p, s, rounds_played + 1)
+    record = PlayerRecord(rating, rounds_played, window, c)
+    return rate_participants(((player, side, record),), p_a, winner, params)[0]
 
 
-@dataclass(frozen=True, slots=True)
-class RoundRating:
+def rate_participants(participants: Iterable[tuple[str, Side, PlayerRecord]], p_a: float,
+                      winner: Winner, params: SynEloParams) -> tuple[PlayerChange, ...]:
+    """F2–F5 for each participant of a round whose P_A is known: the one loop that rates
+    players, for the service and the replay alike.
+
+    Per participant: C from the record's window (F3, cached in the record), G (F4),
+    K = K_min + (K_max − K_min)·C·G (F5), R' = max(R_min, round_half_even(R + K·(S − P)))
+    capped at R_T_shadow on the update that brings rounds_played to T_shadow (F2). The
+    arithmetic is `k_factor` and `updated_rating` written out in the same order (the unit
+    tests check they agree bit for bit): a round rates up to 128 players, a replay millions.
+    Records are read, never moved (see `apply_change`).
+    """
+    r0, r_min, cap, t_shadow = params.r0, params.r_min, params.r_shadow_cap, params.t_shadow
+    k_min, k_span = params.k_min, params.k_max - params.k_min
+    two_sigma2 = 2.0 * params.sigma * params.sigma
+    p_b = 1.0 - p_a
+    s_a = round_score(winner, "A")
+    s_b = round_score(winner, "B")
+    exp = math.exp
+    changes = []
+    for player, side, rec in participants:
+        c = rec.convergence
+        if c is None:
+            c = rec.convergence = convergence(rec.window, params)
+        p, s = (p_a, s_a) if side == "A" else (p_b, s_b)
+        rating = rec.rating
+        d = rating - r0
+        k = k_min + k_span * c * exp(-(d * d) / two_sigma2)
+        after = round(rating + k * (s - p))
+        if after < r_min:
+            after = r_min
+        rounds = rec.rounds_played + 1
+        if rounds == t_shadow and after > cap:
+            after = cap
+        changes.append(PlayerChange(player, side, rating, after, k, p, s, rounds))
+    return tuple(changes)
+
+
+class RoundRating(NamedTuple):
     """The outcome of rating one round: P_A, the round-start sums and every change."""
 
     p_a: float
@@ -157,12 +192,7 @@ def rate_round(roster_a: Iterable[int], roster_b: Iterable[int],
     """
     sum_a, sum_b = sum(roster_a), sum(roster_b)
     p_a = win_probability(sum_a, sum_b, params.theta)
-    changes = tuple(
-        rate_player(pid, side, rec.rating, rec.rounds_played, rec.window, p_a, winner, params,
-                    rec.current_convergence(params))
-        for pid, side, rec in participants
-    )
-    return RoundRating(p_a, sum_a, sum_b, changes)
+    return RoundRating(p_a, sum_a, sum_b, rate_participants(participants, p_a, winner, params))
 
 
 def apply_change(record: PlayerRecord, change: PlayerChange) -> None:

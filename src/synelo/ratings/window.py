@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import struct
 from array import array
+from math import frexp as _frexp
 
 _P_SHIFT = 1074  # every finite double is an integer multiple of 2^-1074
 _HEADER = struct.Struct("<HHIqqqqIH")  # version, size, n, Σw, Σw², Σold, Σnew, Σ2o, len(Σe)
@@ -19,9 +20,11 @@ _VERSION = 1
 
 
 def _scaled(p: float) -> int:
-    """p as an exact integer multiple of 2^-1074."""
-    num, den = p.as_integer_ratio()
-    return num << (_P_SHIFT - (den.bit_length() - 1))
+    """p as an exact integer multiple of 2^-1074: its 53-bit significand, shifted."""
+    m, e = _frexp(p)  # p = m·2^e with 0.5 <= m < 1 (m·2^53 is an integer for every double)
+    shift = e + (_P_SHIFT - 53)
+    return int(m * 9007199254740992.0) << shift if shift >= 0 else \
+        int(m * 9007199254740992.0) >> -shift
 
 
 class ConvergenceWindow:
@@ -51,28 +54,30 @@ class ConvergenceWindow:
         """Add the round just rated; the oldest round leaves once the window holds W."""
         w = self.ratings
         n = len(w)
-        m = n // 2
-        s2 = int(round(2 * s))
+        m = n >> 1
+        s2 = 2 if s == 1.0 else (1 if s == 0.5 else int(round(2 * s)))
         if n == self.size:
             # w' = w[1:] + [x]; m is unchanged. old' = w[1:m+1], new' = w[n-m+1:] + [x].
             gone = w[0]
             self.sum_old += w[m] - gone
             self.sum_new += rating - w[n - m]
-            self.sum_w -= gone
-            self.sum_w2 -= gone * gone
-            self.sum_s2 -= self.scores2[0]
-            self.sum_p -= _scaled(self.probs[0])
-            w.pop(0)
-            self.probs.pop(0)
-            self.scores2.pop(0)
-        elif n % 2:
+            self.sum_w += rating - gone
+            self.sum_w2 += rating * rating - gone * gone
+            probs, scores2 = self.probs, self.scores2
+            self.sum_s2 += s2 - scores2[0]
+            self.sum_p += _scaled(p) - _scaled(probs[0])
+            del w[0], probs[0], scores2[0]
+            w.append(rating)
+            probs.append(p)
+            scores2.append(s2)
+            return
+        if n & 1:
             # n = 2m+1 → 2m+2: the middle element w[m] joins old, x joins new.
             self.sum_old += w[m]
             self.sum_new += rating
-        else:
+        elif m:
             # n = 2m → 2m+1: w[m] becomes the middle and x takes its place in new (m ≥ 1).
-            if m:
-                self.sum_new += rating - w[m]
+            self.sum_new += rating - w[m]
         w.append(rating)
         self.probs.append(p)
         self.scores2.append(s2)
@@ -86,24 +91,29 @@ class ConvergenceWindow:
         """m = floor(|w|/2), the length of each half."""
         return len(self.ratings) // 2
 
+    def statistics(self) -> tuple[float, float, float]:
+        """F3's three statistics in one pass: (mean(w_new) − mean(w_old), mean(o) − mean(e),
+        std(w)). Each is computed exactly from the integer sums and rounded once; all are 0
+        for an empty window and the first is 0 for fewer than 2 rounds."""
+        n = len(self.ratings)
+        if not n:
+            return 0.0, 0.0, 0.0
+        m = n >> 1
+        return ((self.sum_new - self.sum_old) / m if m else 0.0,
+                ((self.sum_s2 << (_P_SHIFT - 1)) - self.sum_p) / (n << _P_SHIFT),
+                ((n * self.sum_w2 - self.sum_w * self.sum_w) / (n * n)) ** 0.5)
+
     def mean_new_minus_old(self) -> float:
         """mean(w_new) − mean(w_old); 0 for fewer than 2 rounds."""
-        m = self.half()
-        return (self.sum_new - self.sum_old) / m if m else 0.0
+        return self.statistics()[0]
 
     def outcome_excess(self) -> float:
         """mean(o) − mean(e) over the whole window, computed exactly then rounded once."""
-        n = len(self.ratings)
-        if not n:
-            return 0.0
-        return ((self.sum_s2 << (_P_SHIFT - 1)) - self.sum_p) / (n << _P_SHIFT)
+        return self.statistics()[1]
 
     def std(self) -> float:
         """Population standard deviation (ddof = 0) of the ratings in the window."""
-        n = len(self.ratings)
-        if not n:
-            return 0.0
-        return ((n * self.sum_w2 - self.sum_w * self.sum_w) / (n * n)) ** 0.5
+        return self.statistics()[2]
 
     # --- persistence ----------------------------------------------------------------------
     def to_bytes(self) -> bytes:

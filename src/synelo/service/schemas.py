@@ -168,3 +168,8 @@ class QualityOut(BaseModel):
     brier_recent: float | None
     brier_recent_distance: float | None
     brier_recent_rounds: int
+    theta_suggested: float | None = Field(description=(
+        "F1's Θ that maximises the likelihood of the pool's recorded rounds (round-start "
+        "sums and outcomes); null before 500 rounds or when no finite Θ fits"))
+    theta_suggested_rounds: int = Field(description="rounds the suggestion rests on "
+                                        "(the most recent, at most 100,000; 0 before 500)")

@@ -30,11 +30,14 @@ from synelo.ratings import (
 )
 from synelo.ratings.brier import brier_score
 from synelo.ratings.synelo import round_score
+from synelo.ratings.theta import MIN_ROUNDS as THETA_MIN_ROUNDS
+from synelo.ratings.theta import fit_theta
 from synelo.store import driver_sql as sql
 from synelo.store.engine import IMMEDIATE
 from synelo.store.tables import api_tokens, journal, players, pools, rounds
 from synelo.store.typedefs import (
     JournalEntry,
+    JournalRound,
     PlayerRow,
     Pool,
     PoolExists,
@@ -47,6 +50,7 @@ from synelo.store.typedefs import (
 from synelo.store.window_cache import WindowCache
 
 Clock = Callable[[], datetime]
+THETA_FIT_ROUNDS = 100_000  # the quality endpoint fits Θ to at most this many recent rounds
 
 
 def utcnow() -> datetime:
@@ -265,13 +269,48 @@ class Store:
             last = conn.execute(select(rounds.c.p_a, rounds.c.winner)
                                 .where(rounds.c.pool_id == pool.id)
                                 .order_by(rounds.c.seq.desc()).limit(recent)).all()
+            fit_rows = [] if pool.rounds < THETA_MIN_ROUNDS else conn.execute(
+                select(rounds.c.sum_a - rounds.c.sum_b, rounds.c.winner)
+                .where(rounds.c.pool_id == pool.id)
+                .order_by(rounds.c.seq.desc()).limit(THETA_FIT_ROUNDS)).all()
         recent_brier = brier_score((p - round_score(w, "A")) ** 2 for p, w in last)
+        theta = None
+        if len(fit_rows) >= THETA_MIN_ROUNDS:
+            theta = fit_theta([gap for gap, _ in fit_rows],
+                              [round_score(w, "A") for _, w in fit_rows], pool.params.theta)
         mean_c = None if counts[3] is None else float(counts[3])
         return pool, PoolQuality(
             rounds=pool.rounds, players=counts[0], shadow=counts[1], stale=counts[2],
             mean_convergence=mean_c,
             brier_all=pool.brier_sum / pool.rounds if pool.rounds else None,
-            brier_recent=recent_brier, recent_rounds=len(last))
+            brier_recent=recent_brier, recent_rounds=len(last),
+            theta_suggested=theta, theta_rounds=len(fit_rows))
+
+    def journal_rounds(self, pool_name: str) -> tuple[Pool, list[JournalRound], int]:
+        """Every rated round of a pool in `seq` order with its participants as the journal
+        recorded them, and the number of admin changes (set, reset) in the pool's journal."""
+        with self._read() as conn:
+            row = conn.execute(select(pools).where(pools.c.name == pool_name)).first()
+            if row is None:
+                raise UnknownPool(pool_name)
+            pool = _pool(row)
+            admin = conn.execute(select(func.count()).select_from(journal).where(
+                journal.c.pool_id == pool.id, journal.c.kind != "round")).scalar_one()
+            stmt = (select(rounds.c.seq, rounds.c.round_id, rounds.c.server_id, rounds.c.map,
+                           rounds.c.winner, rounds.c.sum_a, rounds.c.sum_b, rounds.c.p_a,
+                           rounds.c.created_at, players.c.player_key, journal.c.team,
+                           journal.c.before, journal.c.after)
+                    .select_from(rounds.join(journal, journal.c.round_pk == rounds.c.id)
+                                 .join(players, players.c.id == journal.c.player_id))
+                    .where(rounds.c.pool_id == pool.id)
+                    .order_by(rounds.c.seq, journal.c.id))
+            out: list[JournalRound] = []
+            for r in conn.execute(stmt):
+                if not out or out[-1].seq != r.seq:
+                    out.append(JournalRound(r.seq, r.round_id, r.server_id, r.map, r.winner,
+                                            r.sum_a, r.sum_b, r.p_a, r.created_at, []))
+                out[-1].participants.append((r.player_key, r.team, r.before, r.after))
+        return pool, out, admin
 
     # --- rounds -----------------------------------------------------------------------------
     def submit_round(self, pool_name: str, report: RoundReport) -> SubmitResult:

@@ -88,6 +88,24 @@ class PoolQuality:
     brier_all: float | None
     brier_recent: float | None
     recent_rounds: int
+    theta_suggested: float | None = None  # F1's Θ fitted to the rounds (None below 500)
+    theta_rounds: int = 0  # the rounds that fit rests on
+
+
+@dataclass(frozen=True, slots=True)
+class JournalRound:
+    """A rated round with its participants as journaled: (player key, team, before, after)."""
+
+    seq: int
+    round_id: str
+    server_id: str
+    map: str
+    winner: Winner
+    sum_a: int
+    sum_b: int
+    p_a: float
+    created_at: datetime
+    participants: list[tuple[str, str, int, int]]
 
 
 class UnknownPool(LookupError):

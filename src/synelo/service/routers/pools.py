@@ -64,4 +64,5 @@ def pool_quality(pool: Annotated[str, Path(max_length=64)], request: Request,
         mean_convergence=q.mean_convergence, theta=info.params.theta, kmax=info.kmax,
         brier_target=BRIER_TARGET, brier_all=q.brier_all, brier_all_distance=distance(q.brier_all),
         brier_recent=q.brier_recent, brier_recent_distance=distance(q.brier_recent),
-        brier_recent_rounds=q.recent_rounds)
+        brier_recent_rounds=q.recent_rounds, theta_suggested=q.theta_suggested,
+        theta_suggested_rounds=q.theta_rounds)

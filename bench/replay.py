@@ -1,0 +1,60 @@
+"""Benchmark of the replay: `synelo` against `openskill-pl` on the same FRC seasons.
+
+Method: the FRC CSV files of the chosen years are imported once (the importer's order; 2015
+skipped, as in the README's table). Then, in this one process, each model replays every
+match from fresh ratings — predict P(A wins), then update — through the replay's own loop
+(`synelo.evaluation.replay.predict_all`); the wall time of that loop gives matches/s. This
+is repeated `--repeat` times, alternating the models, and the median of each is reported
+with the ratio synelo/openskill-pl. Targets: synelo ≥ 50,000 matches/s and ≥ 10× openskill-pl.
+The machine may be shared: repeat and read the median.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+from pathlib import Path
+
+from synelo.evaluation.frc import import_frc
+from synelo.evaluation.models import HistoryInfo, create_model
+from synelo.evaluation.replay import predict_all
+
+REPO = Path(__file__).resolve().parents[1]
+DEFAULT_DATA = REPO.parent / "shared" / "data" / "frc"
+DEFAULT_YEARS = "2009,2010,2011,2012,2013,2014,2016"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA,
+                        help=f"folder of <year>.csv (default {DEFAULT_DATA})")
+    parser.add_argument("--years", default=DEFAULT_YEARS, help="comma-separated years")
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    files = [args.data / f"{y.strip()}.csv" for y in args.years.split(",")]
+    missing = [str(f) for f in files if not f.exists()]
+    if missing:
+        print(f"missing: {', '.join(missing)} (pass --data DIR)", file=sys.stderr)
+        return 1
+    matches = import_frc(files).matches
+    print(f"FRC {args.years}: {len(matches):,} matches, {args.repeat} runs per model")
+    rates: dict[str, list[float]] = {"synelo": [], "openskill-pl": []}
+    for run in range(args.repeat):
+        for name in rates:
+            model = create_model(name, {}, HistoryInfo(3))
+            _, seconds = predict_all(model, matches)
+            rates[name].append(len(matches) / seconds)
+            print(f"  run {run + 1} {name:>12}: {rates[name][-1]:>9,.0f} matches/s")
+    synelo, openskill = (statistics.median(rates[n]) for n in rates)
+    ratio = synelo / openskill
+    print(f"median synelo       {synelo:>9,.0f} matches/s (target >= 50,000: "
+          f"{'met' if synelo >= 50_000 else 'NOT met'})")
+    print(f"median openskill-pl {openskill:>9,.0f} matches/s")
+    print(f"ratio synelo/openskill-pl {ratio:.2f} (target >= 10: "
+          f"{'met' if ratio >= 10 else 'NOT met'})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

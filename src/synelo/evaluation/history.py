@@ -1,0 +1,219 @@
+"""Match histories: synelo's JSON Lines format, its reader and its writer.
+
+One match per line, in the order the matches were played::
+
+    {"id": "2016casj_qm1", "teams": {"A": ["frc254", "frc971"], "B": ["frc1678", "frc604"]},
+     "winner": "A", "time": "2016-03-25T10:00:00Z", "type": "qualification",
+     "scores": {"A": 157, "B": 117}, "map": "...", "mode": "...",
+     "time_played": {"frc254": 1.0, "frc971": 0.5}, "scored": true}
+
+Required: ``id`` (a unique non-empty string), ``teams`` (sides ``A`` and ``B``, each a
+non-empty list of distinct player ids; no player on both sides) and ``winner`` (``"A"``,
+``"B"`` or ``"draw"``). Optional: ``time`` (ISO 8601), ``type`` (the match type the replay
+groups its scores by), ``scores`` (numbers per side), ``map``, ``mode``, ``time_played``
+(fraction of the match each player played, 0–1) and ``scored`` (false: the models learn from
+the match but it is left out of every score). Other keys are ignored.
+
+An optional first line ``{"synelo_history": 1, ...}`` is the header: where the history comes
+from, the choices its importer made (``notes``) and, for a pool's journal, the pool's rating
+parameters (``params``).
+
+The reader reports a malformed line by its number and goes on, or stops at the first one
+(``strict``); blank lines are skipped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Literal
+
+import orjson
+
+Winner = Literal["A", "B", "draw"]
+FORMAT_VERSION = 1
+_WINNERS = ("A", "B", "draw")
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    """One match: the two sides' players and the result, with what else is known."""
+
+    id: str
+    team_a: tuple[str, ...]
+    team_b: tuple[str, ...]
+    winner: Winner
+    time: datetime | None = None
+    type: str | None = None
+    scores: tuple[float, float] | None = None
+    map: str | None = None
+    mode: str | None = None
+    time_played: dict[str, float] | None = None
+    scored: bool = True
+
+    @property
+    def size(self) -> str:
+        """The team sizes as "3v3"."""
+        return f"{len(self.team_a)}v{len(self.team_b)}"
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"id": self.id, "teams": {"A": list(self.team_a),
+                                                       "B": list(self.team_b)},
+                               "winner": self.winner}
+        if self.time is not None:
+            out["time"] = self.time.isoformat()
+        for key in ("type", "map", "mode", "time_played"):
+            if (value := getattr(self, key)) is not None:
+                out[key] = value
+        if self.scores is not None:
+            out["scores"] = {"A": self.scores[0], "B": self.scores[1]}
+        if not self.scored:
+            out["scored"] = False
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryError:
+    line: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"line {self.line}: {self.message}"
+
+
+class HistoryFormatError(ValueError):
+    """A malformed line met by a strict read (or a file that cannot be read at all)."""
+
+    def __init__(self, path: Path | str, error: HistoryError) -> None:
+        super().__init__(f"{path}: {error}")
+        self.error = error
+
+
+@dataclass(slots=True)
+class History:
+    """The matches of a history file in order, its header (or {}), and the lines skipped."""
+
+    matches: list[Match]
+    header: dict[str, Any] = field(default_factory=dict)
+    errors: list[HistoryError] = field(default_factory=list)
+
+    @property
+    def max_team_size(self) -> int:
+        return max((max(len(m.team_a), len(m.team_b)) for m in self.matches), default=1)
+
+
+def _side(value: Any, name: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not value:
+        raise ValueError(f"teams.{name} must be a non-empty list of player ids")
+    for player in value:
+        if not isinstance(player, str) or not player:
+            raise ValueError(f"teams.{name}: player ids are non-empty strings, not {player!r}")
+    if len(set(value)) != len(value):
+        raise ValueError(f"teams.{name} lists a player twice")
+    return tuple(value)
+
+
+def _optional_str(obj: dict[str, Any], key: str) -> str | None:
+    value = obj.get(key)
+    if value is not None and not isinstance(value, str):
+        raise ValueError(f"{key} must be a string")
+    return value
+
+
+def _number(value: Any, what: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"{what} must be a number")
+    return value
+
+
+def parse_match(obj: Any) -> Match:
+    """A Match from one decoded line; ValueError says what is wrong."""
+    if not isinstance(obj, dict):
+        raise ValueError("a match is a JSON object")
+    match_id = obj.get("id")
+    if not isinstance(match_id, str) or not match_id:
+        raise ValueError("id must be a non-empty string")
+    teams = obj.get("teams")
+    if not isinstance(teams, dict):
+        raise ValueError('teams must be an object {"A": [...], "B": [...]}')
+    team_a, team_b = _side(teams.get("A"), "A"), _side(teams.get("B"), "B")
+    if both := set(team_a) & set(team_b):
+        raise ValueError(f"player(s) on both sides: {', '.join(sorted(both))}")
+    winner = obj.get("winner")
+    if winner not in _WINNERS:
+        raise ValueError(f'winner must be "A", "B" or "draw", not {winner!r}')
+    time = None
+    if (raw_time := obj.get("time")) is not None:
+        if not isinstance(raw_time, str):
+            raise ValueError("time must be an ISO 8601 string")
+        time = datetime.fromisoformat(raw_time)
+    scores = None
+    if (raw_scores := obj.get("scores")) is not None:
+        if not isinstance(raw_scores, dict) or set(raw_scores) != {"A", "B"}:
+            raise ValueError('scores must be {"A": number, "B": number}')
+        scores = (_number(raw_scores["A"], "scores.A"), _number(raw_scores["B"], "scores.B"))
+    time_played = None
+    if (raw_played := obj.get("time_played")) is not None:
+        if not isinstance(raw_played, dict):
+            raise ValueError("time_played must be an object {player: fraction}")
+        time_played = {}
+        for player, frac in raw_played.items():
+            frac = _number(frac, f"time_played.{player}")
+            if not 0 <= frac <= 1:
+                raise ValueError(f"time_played.{player} must be within 0…1")
+            time_played[player] = float(frac)
+    scored = obj.get("scored", True)
+    if not isinstance(scored, bool):
+        raise ValueError("scored must be true or false")
+    return Match(match_id, team_a, team_b, winner, time, _optional_str(obj, "type"), scores,
+                 _optional_str(obj, "map"), _optional_str(obj, "mode"), time_played, scored)
+
+
+def _lines(path: Path) -> Iterator[tuple[int, bytes]]:
+    with path.open("rb") as f:
+        for number, line in enumerate(f, start=1):
+            if line.strip():
+                yield number, line
+
+
+def read_history(path: Path | str, *, strict: bool = False) -> History:
+    """Read a history file. A malformed line is recorded in `errors` with its number and
+    skipped; with `strict` the first one raises HistoryFormatError instead."""
+    path = Path(path)
+    history = History([])
+    seen: set[str] = set()
+    for number, line in _lines(path):
+        try:
+            obj = orjson.loads(line)
+            if number == 1 and isinstance(obj, dict) and "synelo_history" in obj:
+                if obj["synelo_history"] != FORMAT_VERSION:
+                    raise ValueError(f"unknown history format {obj['synelo_history']!r}")
+                history.header = obj
+                continue
+            match = parse_match(obj)
+            if match.id in seen:
+                raise ValueError(f"id {match.id!r} was used by an earlier match")
+        except ValueError as exc:  # orjson.JSONDecodeError is a ValueError
+            error = HistoryError(number, str(exc))
+            if strict:
+                raise HistoryFormatError(path, error) from None
+            history.errors.append(error)
+            continue
+        seen.add(match.id)
+        history.matches.append(match)
+    return history
+
+
+def write_history(path: Path | str, matches: Iterable[Match],
+                  header: dict[str, Any] | None = None) -> int:
+    """Write a history file (header first when given); the number of matches written."""
+    n = 0
+    with Path(path).open("wb") as f:
+        if header is not None:
+            f.write(orjson.dumps({"synelo_history": FORMAT_VERSION, **header}) + b"\n")
+        for match in matches:
+            f.write(orjson.dumps(match.to_json()) + b"\n")
+            n += 1
+    return n

@@ -1,0 +1,15 @@
+"""The rating models a replay can run, by name (see `base` for the boundary)."""
+
+from synelo.evaluation.models import elo, openskill, synelo, trueskill  # noqa: F401 (register)
+from synelo.evaluation.models.base import (
+    MODELS,
+    Bounds,
+    HistoryInfo,
+    RatingModel,
+    create_model,
+    parse_options,
+    register,
+)
+
+__all__ = ["MODELS", "Bounds", "HistoryInfo", "RatingModel", "create_model", "parse_options",
+           "register"]

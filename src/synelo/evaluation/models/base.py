@@ -1,0 +1,109 @@
+"""The model boundary of the replay: one class per rating model, found by name.
+
+A model predicts P(side A wins) from its current ratings, then learns from the result. The
+replay calls `step` once per match, in order; nothing else. A new model (NS2 Hive,
+positional ratings, Whole History Rating…) is one subclass with a `name`, registered with
+`@register`, in a module imported by `synelo.evaluation.models`.
+
+Parameters are given by name (``-p theta=800`` on the command line). A model lists its
+parameters with their defaults in `defaults`; `tunable` names those `synelo tune` may fit,
+with their search bounds.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from synelo.evaluation.history import Match
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryInfo:
+    """What a model may know of a history before it starts: its largest team and header."""
+
+    max_team_size: int = 1
+    header: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Bounds:
+    """Where `synelo tune` searches a parameter (log scale for scale-like parameters)."""
+
+    low: float
+    high: float
+    log: bool = False
+
+
+class RatingModel(ABC):
+    """A rating model under replay."""
+
+    name: ClassVar[str]
+    summary: ClassVar[str]
+    defaults: ClassVar[Mapping[str, float]] = {}
+    tunable: ClassVar[Mapping[str, Bounds]] = {}
+
+    @classmethod
+    def create(cls, options: Mapping[str, float], info: HistoryInfo) -> RatingModel:
+        """A fresh model (no ratings yet) with `options` over the defaults."""
+        return cls(**options)
+
+    @abstractmethod
+    def predict(self, match: Match) -> float:
+        """P(side A wins) from the ratings before the match."""
+
+    @abstractmethod
+    def update(self, match: Match) -> None:
+        """Learn from the match's result."""
+
+    def step(self, match: Match) -> float:
+        """Predict, then update; returns the prediction."""
+        p = self.predict(match)
+        self.update(match)
+        return p
+
+    @abstractmethod
+    def ratings(self) -> dict[str, float]:
+        """Each player's current rating (the model's own scale)."""
+
+    @abstractmethod
+    def parameters(self) -> dict[str, Any]:
+        """The parameters in use, for reports."""
+
+
+MODELS: dict[str, type[RatingModel]] = {}
+
+
+def register(cls: type[RatingModel]) -> type[RatingModel]:
+    """Class decorator: make the model available to replay and tune by its `name`."""
+    if cls.name in MODELS:
+        raise ValueError(f"a model named {cls.name!r} is registered already")
+    MODELS[cls.name] = cls
+    return cls
+
+
+def parse_options(model: type[RatingModel], pairs: Mapping[str, str]) -> dict[str, float]:
+    """``{"theta": "800"}`` → ``{"theta": 800.0}`` for the model's known parameters; an
+    unknown name or a value that is not a number raises ValueError."""
+    out: dict[str, float] = {}
+    for key, raw in pairs.items():
+        if key not in model.defaults:
+            known = ", ".join(model.defaults) or "none"
+            raise ValueError(f"model {model.name!r} has no parameter {key!r} (known: {known})")
+        try:
+            value = float(raw)
+        except ValueError:
+            raise ValueError(f"parameter {key!r}: {raw!r} is not a number") from None
+        out[key] = int(value) if isinstance(model.defaults[key], int) and value.is_integer() \
+            else value
+    return out
+
+
+def create_model(name: str, options: Mapping[str, float] | None = None,
+                 info: HistoryInfo | None = None) -> RatingModel:
+    """A fresh model by registered name; ValueError for an unknown name or bad options."""
+    if name not in MODELS:
+        raise ValueError(f"unknown model {name!r} (known: {', '.join(sorted(MODELS))})")
+    return MODELS[name].create(dict(options or {}), info or HistoryInfo())

@@ -1,0 +1,88 @@
+"""`synelo`: the service's own F1–F6, through the very functions the service calls."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import fields
+from typing import Any
+
+from synelo.evaluation.history import Match
+from synelo.evaluation.models.base import Bounds, HistoryInfo, RatingModel, register
+from synelo.ratings import (
+    ConvergenceWindow,
+    PlayerRecord,
+    SynEloParams,
+    apply_change,
+    rate_round,
+    theta_for_kmax,
+    win_probability,
+)
+
+
+def _defaults() -> dict[str, float]:
+    seed = SynEloParams()
+    return {f.name: getattr(seed, f.name) for f in fields(SynEloParams)
+            if isinstance(getattr(seed, f.name), int | float)}
+
+
+@register
+class SynEloModel(RatingModel):
+    """Every match rated with `synelo.ratings.rate_round` and `apply_change`, as the service
+    rates a round: P from the round-start sums (F1), then F2–F5 per player. Everyone on a
+    side is a participant. Parameters: those of a pool (SynEloParams); Θ defaults to F1's
+    400·floor((k_max+1)/2) with k_max the history's largest team, and a history imported from
+    a pool's journal brings that pool's parameters."""
+
+    name = "synelo"
+    summary = "SynElo F1–F6, the service's own code"
+    defaults = _defaults()
+    tunable = {"theta": Bounds(50.0, 20_000.0, log=True), "k_max": Bounds(4.0, 400.0, log=True),
+               "sigma": Bounds(50.0, 5_000.0, log=True), "w_vel": Bounds(0.0, 2.0),
+               "w_wre": Bounds(0.0, 2.0), "w_vol": Bounds(0.0, 2.0)}
+
+    def __init__(self, params: SynEloParams) -> None:
+        self.params = params
+        self._records: dict[str, PlayerRecord] = {}
+
+    @classmethod
+    def create(cls, options: Mapping[str, float], info: HistoryInfo) -> SynEloModel:
+        base = dict(info.header.get("params") or {})
+        if "theta" not in base:
+            base["theta"] = theta_for_kmax(info.max_team_size)
+        return cls(SynEloParams.from_dict({**base, **options}))
+
+    def _record(self, player: str) -> PlayerRecord:
+        rec = self._records.get(player)
+        if rec is None:
+            p = self.params
+            rec = self._records[player] = PlayerRecord(p.r0, 0, ConvergenceWindow(p.window))
+        return rec
+
+    def predict(self, match: Match) -> float:
+        r0 = self.params.r0
+        get = self._records.get
+        return win_probability(sum(get(p).rating if p in self._records else r0
+                                   for p in match.team_a),
+                               sum(get(p).rating if p in self._records else r0
+                                   for p in match.team_b), self.params.theta)
+
+    def update(self, match: Match) -> None:
+        self.step(match)
+
+    def step(self, match: Match) -> float:
+        get, new = self._records.get, self._record
+        team_a = [get(p) or new(p) for p in match.team_a]
+        team_b = [get(p) or new(p) for p in match.team_b]
+        parts = [(p, "A", rec) for p, rec in zip(match.team_a, team_a, strict=True)]
+        parts += [(p, "B", rec) for p, rec in zip(match.team_b, team_b, strict=True)]
+        rated = rate_round([rec.rating for rec in team_a], [rec.rating for rec in team_b],
+                           parts, match.winner, self.params)
+        for change, part in zip(rated.changes, parts, strict=True):
+            apply_change(part[2], change)
+        return rated.p_a
+
+    def ratings(self) -> dict[str, float]:
+        return {player: rec.rating for player, rec in self._records.items()}
+
+    def parameters(self) -> dict[str, Any]:
+        return self.params.to_dict()

@@ -1,0 +1,100 @@
+"""Replay: every match in order, predict P(A wins) from the current ratings, then update.
+
+Scores are computed afterwards from the recorded predictions, so the throughput measured is
+the model's alone (predict + update, plus one list append). The first `warmup` matches are
+learned from but not scored; so are matches marked ``"scored": false``.
+"""
+
+from __future__ import annotations
+
+import time
+from array import array
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from synelo.evaluation.history import Match
+from synelo.evaluation.metrics import Scores, outcome, score
+from synelo.evaluation.models.base import RatingModel
+
+Progress = Callable[[int], None]  # called with the number of matches just replayed
+CHUNK = 4096
+
+
+@dataclass(slots=True)
+class ReplayResult:
+    """The predictions of one model over one history, the time it took and the scores."""
+
+    model: str
+    parameters: dict[str, Any]
+    predictions: np.ndarray
+    outcomes: np.ndarray
+    scored: np.ndarray  # bool per match: counted in the scores
+    seconds: float
+    overall: Scores
+    by_size: dict[str, Scores] = field(default_factory=dict)
+    by_type: dict[str, Scores] = field(default_factory=dict)
+
+    @property
+    def matches_per_s(self) -> float:
+        return len(self.predictions) / self.seconds if self.seconds > 0 else float("inf")
+
+    def to_json(self) -> dict[str, Any]:
+        overall = self.overall.to_json()
+        return {"model": self.model, "parameters": self.parameters,
+                **{k: overall[k] for k in ("matches", "accuracy", "log_loss", "brier", "ece")},
+                "ties": overall["ties"], "matches_per_s": self.matches_per_s,
+                "replayed": len(self.predictions), "seconds": self.seconds,
+                "reliability": overall["reliability"],
+                "by_size": {k: v.to_json() for k, v in self.by_size.items()},
+                "by_type": {k: v.to_json() for k, v in self.by_type.items()}}
+
+
+def predict_all(model: RatingModel, matches: Sequence[Match],
+                progress: Progress | None = None) -> tuple[array, float]:
+    """Each match's prediction before its update, and the seconds the loop took."""
+    predictions = array("d")
+    append, step = predictions.append, model.step
+    start = time.perf_counter()
+    for at in range(0, len(matches), CHUNK):
+        chunk = matches[at:at + CHUNK]
+        for match in chunk:
+            append(step(match))
+        if progress is not None:
+            progress(len(chunk))
+    return predictions, time.perf_counter() - start
+
+
+def scored_mask(matches: Sequence[Match], warmup: int = 0) -> np.ndarray:
+    """True for the matches the scores count: after the warm-up and not marked unscored."""
+    if warmup < 0:
+        raise ValueError("warmup must be >= 0")
+    mask = np.fromiter((m.scored for m in matches), dtype=bool, count=len(matches))
+    mask[:warmup] = False
+    return mask
+
+
+def _groups(matches: Sequence[Match], mask: np.ndarray, key: Callable[[Match], str | None],
+            p: np.ndarray, o: np.ndarray) -> dict[str, Scores]:
+    labels = [key(m) for m in matches]
+    out = {}
+    for label in sorted({x for x in labels if x is not None}):
+        inside = mask & np.fromiter((x == label for x in labels), dtype=bool, count=len(labels))
+        if inside.any():
+            out[label] = score(p[inside], o[inside])
+    return out
+
+
+def replay(model: RatingModel, matches: Sequence[Match], *, warmup: int = 0,
+           progress: Progress | None = None) -> ReplayResult:
+    """Replay `matches` through `model` and score its predictions (see the module)."""
+    mask = scored_mask(matches, warmup)
+    predictions, seconds = predict_all(model, matches, progress)
+    p = np.frombuffer(predictions, dtype=float)
+    o = np.fromiter((outcome(m.winner) for m in matches), dtype=float, count=len(matches))
+    return ReplayResult(
+        model.name, model.parameters(), p, o, mask, seconds, score(p[mask], o[mask]),
+        by_size=_groups(matches, mask, lambda m: m.size, p, o),
+        by_type=_groups(matches, mask, lambda m: m.type, p, o))

@@ -1,0 +1,166 @@
+"""The models of the replay: each baseline adapter against its package's documented example,
+`synelo` against the service's own rating code, and the registry."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pytest
+import trueskill
+from openskill.models import BradleyTerryFull, PlackettLuce, ThurstoneMostellerFull
+
+from synelo.evaluation.history import Match
+from synelo.evaluation.models import (
+    MODELS,
+    HistoryInfo,
+    RatingModel,
+    create_model,
+    parse_options,
+    register,
+)
+from synelo.ratings import ConvergenceWindow, PlayerRecord, SynEloParams, apply_change, rate_round
+
+README_MATCH = Match("readme", ("a", "b"), ("x", "y"), "A")
+
+
+def test_openskill_pl_reproduces_the_readme_example() -> None:
+    """openskill's README: 2v2 of new players, [a, b] beat [x, y]:
+    a = PlackettLuceRating(mu=26.964294621803063, sigma=8.177962604389991),
+    x = PlackettLuceRating(mu=23.035705378196937, sigma=8.177962604389991), a == b, x == y."""
+    model = create_model("openskill-pl")
+    assert model.step(README_MATCH) == pytest.approx(0.5)
+    a, b, x, y = (model.rating_of(p) for p in "abxy")  # type: ignore[attr-defined]
+    assert (a.mu, a.sigma) == pytest.approx((26.964294621803063, 8.177962604389991), abs=1e-12)
+    assert (x.mu, x.sigma) == pytest.approx((23.035705378196937, 8.177962604389991), abs=1e-12)
+    assert (a.mu, a.sigma) == (b.mu, b.sigma) and (x.mu, x.sigma) == (y.mu, y.sigma)
+
+
+@pytest.mark.parametrize(("name", "package_model"), [
+    ("openskill-pl", PlackettLuce), ("openskill-bt", BradleyTerryFull),
+    ("openskill-tm", ThurstoneMostellerFull)])
+def test_openskill_adapters_are_the_package_as_documented(name: str, package_model: Any) -> None:
+    """The README's example run through each adapter gives what the package itself gives
+    (rate with the first team winning, predict_win) — for BT and TM, which the README does
+    not show, this is the check that the adapter feeds the package as documented."""
+    direct = package_model()
+    r = direct.rating
+    teams = [[r(), r()], [r(), r()]]
+    expected_p = direct.predict_win(teams)[0]
+    [[a, b], [x, y]] = direct.rate(teams)
+    model = create_model(name)
+    assert model.step(README_MATCH) == expected_p
+    got = [model.rating_of(p) for p in "abxy"]  # type: ignore[attr-defined]
+    assert [(g.mu, g.sigma) for g in got] == [(q.mu, q.sigma) for q in (a, b, x, y)]
+    assert a.mu > 25 > x.mu  # the winners went up
+    # B winning mirrors A winning; a draw between equals moves no mean
+    mirrored = create_model(name)
+    mirrored.step(Match("m", ("a", "b"), ("x", "y"), "B"))
+    assert mirrored.ratings()["x"] == pytest.approx(a.mu, abs=1e-9)
+    drawn = create_model(name)
+    drawn.step(Match("d", ("a", "b"), ("x", "y"), "draw"))
+    assert drawn.ratings()["a"] == pytest.approx(25.0, abs=1e-9)
+
+
+def test_trueskill_reproduces_the_documented_example() -> None:
+    """trueskill.org: rate_1vs1(Rating(), Rating()) → (mu=29.396, sigma=7.171),
+    (mu=20.604, sigma=7.171); drawn → both (mu=25.000, sigma=6.458)."""
+    model = create_model("trueskill")
+    assert model.step(Match("1", ("1P",), ("2P",), "A")) == pytest.approx(0.5)
+    one, two = model.rating_of("1P"), model.rating_of("2P")  # type: ignore[attr-defined]
+    assert (round(one.mu, 3), round(one.sigma, 3)) == (29.396, 7.171)
+    assert (round(two.mu, 3), round(two.sigma, 3)) == (20.604, 7.171)
+    drawn = create_model("trueskill")
+    drawn.step(Match("1", ("1P",), ("2P",), "draw"))
+    one = drawn.rating_of("1P")  # type: ignore[attr-defined]
+    assert (round(one.mu, 3), round(one.sigma, 3)) == (25.0, 6.458)
+    # and it is the package's own rate_1vs1
+    won, lost = trueskill.rate_1vs1(trueskill.Rating(), trueskill.Rating())
+    assert (model.rating_of("1P").mu, model.rating_of("2P").mu) == (won.mu, lost.mu)  # type: ignore[attr-defined]
+
+
+def test_trueskill_win_probability_formula() -> None:
+    """README example's players: Alice μ 25, Bob μ 30, σ 25/3 each, β 25/6:
+    P(Alice) = Φ(−5 / sqrt(2·β² + 2·σ²))."""
+    model = create_model("trueskill")
+    alice, bob = trueskill.Rating(25), trueskill.Rating(30)
+    sigma, beta = 25 / 3, 25 / 6
+    z = -5 / math.sqrt(2 * beta ** 2 + 2 * sigma ** 2)
+    expected = 0.5 * (1 + math.erf(z / math.sqrt(2)))
+    # trueskill's own cdf is an erfc approximation good to ~1e-9
+    assert model.win_probability([alice], [bob]) == pytest.approx(expected, abs=1e-8)  # type: ignore[attr-defined]
+    assert expected < 0.5
+
+
+def test_synelo_model_is_the_service_code() -> None:
+    """The replay's synelo gives the ratings of rate_round + apply_change, the functions the
+    service's store calls, and Θ = 400·floor((k_max+1)/2) from the largest team."""
+    matches = [Match(str(i), (f"p{i % 5}", f"p{(i + 1) % 5}"), (f"p{(i + 2) % 5}", "q"),
+                     "ABdraw"[i % 3] if i % 3 < 2 else "draw") for i in range(40)]
+    model = create_model("synelo", {}, HistoryInfo(max_team_size=2))
+    assert model.parameters()["theta"] == 400.0  # k_max 2
+    params = SynEloParams(theta=400.0)
+    records: dict[str, PlayerRecord] = {}
+    expected_p = []
+    for m in matches:
+        for p in m.team_a + m.team_b:
+            records.setdefault(p, PlayerRecord(1000, 0, ConvergenceWindow(params.window)))
+        parts = [(p, "A", records[p]) for p in m.team_a] + [(p, "B", records[p])
+                                                            for p in m.team_b]
+        rr = rate_round([records[p].rating for p in m.team_a],
+                        [records[p].rating for p in m.team_b], parts, m.winner, params)
+        for change in rr.changes:
+            apply_change(records[change.player], change)
+        expected_p.append(rr.p_a)
+    assert [model.step(m) for m in matches] == expected_p
+    assert model.ratings() == {p: rec.rating for p, rec in records.items()}
+    assert len(set(model.ratings().values())) > 1
+
+
+def test_synelo_takes_the_header_params_and_options() -> None:
+    info = HistoryInfo(3, {"params": {"theta": 1234.0, "k_max": 40.0}})
+    model = create_model("synelo", {"k_max": 50.0}, info)
+    assert model.parameters()["theta"] == 1234.0 and model.parameters()["k_max"] == 50.0
+    assert create_model("synelo", {}, HistoryInfo(3)).parameters()["theta"] == 800.0
+    with pytest.raises(ValueError):
+        create_model("synelo", {"theta": -1.0})
+
+
+def test_options_are_checked() -> None:
+    assert parse_options(MODELS["synelo"], {"theta": "800", "window": "100"}) == \
+        {"theta": 800.0, "window": 100}
+    with pytest.raises(ValueError, match="no parameter 'nonsense'"):
+        parse_options(MODELS["elo"], {"nonsense": "1"})
+    with pytest.raises(ValueError, match="not a number"):
+        parse_options(MODELS["elo"], {"k": "lots"})
+    with pytest.raises(ValueError, match="unknown model"):
+        create_model("glicko")
+
+
+def test_a_new_model_plugs_in_as_one_class() -> None:
+    class Coin(RatingModel):
+        name = "coin-test"
+        summary = "always 0.5"
+
+        def predict(self, match: Match) -> float:
+            return 0.5
+
+        def update(self, match: Match) -> None:
+            pass
+
+        def ratings(self) -> dict[str, float]:
+            return {}
+
+        def parameters(self) -> dict[str, Any]:
+            return {}
+
+    register(Coin)
+    try:
+        from synelo.evaluation.replay import replay
+
+        result = replay(create_model("coin-test"), [README_MATCH, README_MATCH])
+        assert result.overall.brier == 0.25 and result.overall.accuracy == 0.5
+        with pytest.raises(ValueError, match="registered already"):
+            register(Coin)
+    finally:
+        MODELS.pop("coin-test")
