@@ -50,11 +50,14 @@ def choose(units: Sequence[Unit], k: int, allowed: Sequence[bool], twice_target:
     table = [0] * (k + 1)  # table[a]: bit x set if a players from the pool can weigh x
     table[0] = 1
     steps = []
+    seen, left = 0, sum(units[i].size for i in pool)
     for i in pool:
         u = units[i]
         steps.append(table)
+        seen, left = seen + u.size, left - u.size
         table = table[:] if everyone or not u.must else [0] * (k + 1)
-        for a in range(k, u.size - 1, -1):
+        # Counts that can no longer reach k, or not be reached yet, are never read back.
+        for a in range(min(k, seen), max(u.size, k - left) - 1, -1):
             if steps[-1][a - u.size]:
                 table[a] |= steps[-1][a - u.size] << u.weight
     if not table[k]:
@@ -216,3 +219,4 @@ def _placements(u: Unit, k: int, a: int, b: int, m: int, n: int
     if b + u.size <= k:
         out.append(((a, b + u.size, m + u.moves[B], n + u.moves[A]), B))
     return out
+

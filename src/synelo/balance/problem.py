@@ -54,15 +54,25 @@ class UnitArrays:
     same_size: np.ndarray  # (units, units)
     delta_w: np.ndarray  # (units, units): weight[u] − weight[v]
     teamed: int  # players on a team now
+    deal_order: tuple[int, ...]  # must units, then units rated nearest the median
+    stay_order: tuple[int, ...]  # must units, then units on a team now, then as deal_order
 
     @classmethod
     def of(cls, units: Sequence[Unit]) -> UnitArrays:
         weight = np.array([u.weight for u in units], dtype=np.int64)
         size = np.array([u.size for u in units], dtype=np.int64)
+        per_player = sorted(u.weight / u.size for u in units)
+        median = per_player[len(per_player) // 2] if per_player else 0
+
+        def order(stay: bool) -> tuple[int, ...]:
+            return tuple(sorted(range(len(units)), key=lambda i: (
+                not units[i].must, not (stay and units[i].moves[BENCH]),
+                abs(units[i].weight / units[i].size - median), i)))
+
         return cls(weight, size, np.array([u.must for u in units], dtype=bool),
                    np.array([u.moves for u in units], dtype=np.int64).reshape(-1, 3),
                    size[:, None] == size[None, :], weight[:, None] - weight[None, :],
-                   sum(u.moves[BENCH] for u in units))
+                   sum(u.moves[BENCH] for u in units), order(False), order(True))
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +88,7 @@ class Problem:
     shift: int
     split_parties: tuple[tuple[int, ...], ...]  # parties that could not be kept together
     arrays: UnitArrays
+    rank: Sequence[int]  # per player: position when sorted strongest first, then input order
 
 
 def current_sides(n: int, current: tuple[Collection[int], Collection[int]] | None) -> list[int]:
@@ -99,6 +110,10 @@ class ProblemBuilder:
         self.parties = sorted((tuple(sorted(p)) for p in parties if len(p) > 1),
                               key=lambda p: (-len(p), p))
         self.low = min(ratings)
+        order = sorted(range(len(ratings)), key=lambda i: (-ratings[i], i))
+        self.rank = [0] * len(ratings)
+        for position, i in enumerate(order):
+            self.rank[i] = position
         self._units: dict[tuple[tuple[int, ...], ...], tuple[tuple[Unit, ...], UnitArrays]] = {}
 
     def for_k(self, k: int) -> Problem | None:
@@ -116,7 +131,7 @@ class ProblemBuilder:
         while True:
             units, arrays = self.units(tuple(kept))
             if _seatable(units, k):
-                return Problem(k, units, self.low, tuple(sorted(split)), arrays)
+                return Problem(k, units, self.low, tuple(sorted(split)), arrays, self.rank)
             if not kept:  # pragma: no cover - singles always fit when |must| ≤ 2k ≤ N
                 return None
             split.append(kept.pop(0))

@@ -10,9 +10,10 @@ parity bound is proven optimal at once. Otherwise the exact bitset program decid
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -92,12 +93,12 @@ def best_splits(ratings: Sequence[float], *, theta: float, min_k: int = 2,
         search = exact_ok and clock() < deadline
         place, proven, method = _solve(problem, current is not None, prefer, search, deadline,
                                        clock)
-        split = _split(problem, place, method, ints, step, theta, current is not None)
-        splits.append(replace(split, moved_optimal=proven if current is not None else None))
+        splits.append(_split(problem, place, method, ints, step, theta,
+                             proven if current is not None else None))
     return SplitSet(tuple(splits), step, (clock() - began) * 1000)
 
 
-CHEAP_EXACT = 1200
+CHEAP_EXACT = 300  # units × (k+1)² below which the exact program beats searching
 
 
 def _solve(problem: Problem, has_current: bool, prefer: Prefer, search: bool, deadline: float,
@@ -110,8 +111,12 @@ def _solve(problem: Problem, has_current: bool, prefer: Prefer, search: bool, de
         greedy_descent(p)
         return p, False, "bound" if p.gap <= bound else "greedy"
     if len(problem.units) * (problem.k + 1) ** 2 > CHEAP_EXACT:
+        # Refilling A from everyone else is the stronger step while there are many teams to
+        # choose from; near 2k = N dividing the seated players anew has more.
+        wide_bench = math.comb(len(problem.units) - problem.k, problem.k) >= 10_000
         while p.gap > bound and clock() < deadline and (
-                _resplit(p) or _reseat(p) or greedy_descent(p) or pair_exchange(p)):
+                (wide_bench and _refill(p)) or _reseat(p) or _resplit(p)
+                or (not wide_bench and _refill(p)) or greedy_descent(p) or pair_exchange(p)):
             pass
         if p.gap <= bound:
             return (*_honour(p), "bound")
@@ -140,6 +145,26 @@ def _honour(p: Placement) -> tuple[Placement, bool]:
     if found[0] is None:
         return p, True
     return Placement.start(p.problem, found[0], p.prefer), True
+
+
+def _refill(p: Placement) -> bool:
+    """Keep team B, choose team A exactly from everyone else; True if the gap fell.
+
+    With a bench to draw from there are C(N − k, k) candidate teams A, so for small and
+    middling k one of them nearly always matches Σ_B to the parity bound.
+    """
+    kept = p.side == B
+    take = choose(p.problem.units, p.problem.k, list(~kept), 2 * int(p.weight[kept].sum()),
+                  [int(s) == A for s in p.side])
+    if take is None:
+        return False
+    taken = np.array(take)
+    diff = int(p.weight[taken].sum() - p.weight[kept].sum())
+    if abs(diff) >= p.gap:
+        return False
+    p.side = np.where(taken, A, np.where(kept, B, BENCH)).astype(np.int8)
+    p.recount()
+    return True
 
 
 def _reseat(p: Placement) -> bool:
@@ -192,27 +217,26 @@ def _resplit(p: Placement) -> bool:
 
 
 def _split(problem: Problem, p: Placement, method: str, ints: Sequence[int], step: float,
-           theta: float, has_current: bool) -> Split:
+           theta: float, moved_optimal: bool | None) -> Split:
+    """The answer for one k: players listed strongest first (ties: input order)."""
     groups: list[list[int]] = [[], [], []]
-    for unit, place in zip(problem.units, p.side, strict=True):
-        groups[int(place)].extend(unit.members)
+    for unit, place in zip(problem.units, p.side.tolist(), strict=True):
+        groups[place].extend(unit.members)
+    rank = problem.rank
+    for g in groups:
+        g.sort(key=rank.__getitem__)
     moved = None
-    if has_current:
+    if moved_optimal is not None:  # there are present teams: keep the naming that moves fewer
         if p.mirrored < p.moved:
             groups[A], groups[B] = groups[B], groups[A]
         moved = p.moved_either
-    elif groups[B] and groups[A] and min(groups[B], key=_first(ints)) == min(
-            groups[A] + groups[B], key=_first(ints)):
+    elif groups[A] and groups[B] and rank[groups[B][0]] < rank[groups[A][0]]:
         groups[A], groups[B] = groups[B], groups[A]  # A holds the strongest seated player
-    a, b, bench = (tuple(sorted(g, key=_first(ints))) for g in groups)
-    sum_a, sum_b = _scaled(sum(ints[i] for i in a), step), _scaled(sum(ints[i] for i in b), step)
-    gap = _scaled(abs(sum(ints[i] for i in a) - sum(ints[i] for i in b)), step)
-    return Split(problem.k, a, b, bench, sum_a, sum_b, gap, win_probability(sum_a, sum_b, theta),
-                 method != "greedy", moved, None, problem.split_parties, method)
-
-
-def _first(ints: Sequence[int]) -> Callable[[int], tuple[int, int]]:
-    return lambda i: (-ints[i], i)
+    sum_a, sum_b = sum(ints[i] for i in groups[A]), sum(ints[i] for i in groups[B])
+    return Split(problem.k, tuple(groups[A]), tuple(groups[B]), tuple(groups[BENCH]),
+                 _scaled(sum_a, step), _scaled(sum_b, step), _scaled(abs(sum_a - sum_b), step),
+                 win_probability(_scaled(sum_a, step), _scaled(sum_b, step), theta),
+                 method != "greedy", moved, moved_optimal, problem.split_parties, method)
 
 
 def _scaled(value: int, step: float) -> float:

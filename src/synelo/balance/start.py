@@ -9,14 +9,16 @@ def starting_sides(problem: Problem, from_current: bool) -> list[int]:
     """A placement with k players a side and every must-play unit seated.
 
     From the present teams, units keep their place where it has room (must-play units are
-    seated first). Without them, units are dealt heaviest first to the lighter side that has
-    room. The bench takes what is left. If parties leave no exact fit, a fit is searched for.
+    seated first). Without them, units are dealt to the lighter side that has room, the ones
+    rated nearest the median first: a team of typical players is the easiest to match from
+    the rest, which is what the search does next. The bench takes what is left. If parties
+    leave no exact fit, a fit is searched for.
     """
     k, units = problem.k, problem.units
     room = [k, k]
     total = [0, 0]
     sides = [BENCH] * len(units)
-    order = sorted(range(len(units)), key=lambda i: (not units[i].must, i))
+    order = problem.arrays.stay_order if from_current else problem.arrays.deal_order
     for i in order:
         u = units[i]
         teamed = u.moves[BENCH]  # members on a team now
