@@ -123,7 +123,7 @@ def _solve(problem: Problem, has_current: bool, prefer: Prefer, search: bool, de
     if clock() >= deadline:
         greedy_descent(p)
         return p, False, "greedy"
-    place = exact_assignment(problem, [int(x) for x in p.side])
+    place = exact_assignment(problem, p.side.tolist())
     if place is None:
         greedy_descent(p)
         return p, False, "greedy"
@@ -154,8 +154,8 @@ def _refill(p: Placement) -> bool:
     middling k one of them nearly always matches Σ_B to the parity bound.
     """
     kept = p.side == B
-    take = choose(p.problem.units, p.problem.k, list(~kept), 2 * int(p.weight[kept].sum()),
-                  [int(s) == A for s in p.side])
+    take = choose(p.problem.units, p.problem.k, (~kept).tolist(), 2 * int(p.weight[kept].sum()),
+                  (p.side == A).tolist())
     if take is None:
         return False
     taken = np.array(take)
@@ -203,8 +203,8 @@ def _resplit(p: Placement) -> bool:
     """
     seated = p.side != BENCH
     target = int(p.weight[seated].sum())
-    take = choose(p.problem.units, p.problem.k, list(seated), target,
-                  [int(s) == A for s in p.side], everyone=True)
+    take = choose(p.problem.units, p.problem.k, seated.tolist(), target,
+                  (p.side == A).tolist(), everyone=True)
     if take is None:
         return False
     taken = np.array(take)
