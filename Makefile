@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: run test setup lint bench bench-replay clean
+.PHONY: run test setup lint bench bench-replay bench-balance clean
 
 $(BIN)/synelo: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -27,6 +27,10 @@ test: setup
 
 bench: setup
 	$(BIN)/python bench/update.py
+
+## Split solver against the seed's F9 enumeration.
+bench-balance: setup
+	$(BIN)/python bench/balance.py
 
 ## Replay throughput, synelo against openskill-pl (needs ../shared/data/frc or DATA=dir).
 bench-replay: setup
