@@ -110,6 +110,8 @@ def _solve(problem: Problem, has_current: bool, prefer: Prefer, search: bool, de
     if not search:
         greedy_descent(p)
         return p, False, "bound" if p.gap <= bound else "greedy"
+    if p.gap <= bound:
+        return (*_honour(p), "bound")
     if len(problem.units) * (problem.k + 1) ** 2 > CHEAP_EXACT:
         # Refilling A from everyone else is the stronger step while there are many teams to
         # choose from; near 2k = N dividing the seated players anew has more.
