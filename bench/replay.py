@@ -16,6 +16,7 @@ import statistics
 import sys
 from pathlib import Path
 
+import synelo.ratings.window as window
 from synelo.evaluation.frc import import_frc
 from synelo.evaluation.models import HistoryInfo, create_model
 from synelo.evaluation.replay import predict_all
@@ -39,6 +40,10 @@ def main() -> int:
         return 1
     matches = import_frc(files).matches
     print(f"FRC {args.years}: {len(matches):,} matches, {args.repeat} runs per model")
+    compiled = not window.__file__.endswith(".py")
+    # which build of the shared math is running (setup.py compiles it with mypyc)
+    print(f"synelo.ratings: {'compiled by mypyc' if compiled else 'pure Python'} "
+          f"({Path(window.__file__).name})")
     rates: dict[str, list[float]] = {"synelo": [], "openskill-pl": []}
     for run in range(args.repeat):
         for name in rates:

@@ -90,8 +90,12 @@ def filled(size: int, history: list[Entry]) -> ConvergenceWindow:
     return win
 
 
+STATE = ("size", "ratings", "probs", "scores2", "sum_w", "sum_w2", "sum_old", "sum_new", "sum_s2",
+         "sum_p")  # every field (a mypyc-compiled class has no __slots__ to list them)
+
+
 def same_state(a: ConvergenceWindow, b: ConvergenceWindow) -> None:
-    for name in ConvergenceWindow.__slots__:
+    for name in STATE:
         assert getattr(a, name) == getattr(b, name), name
     assert a.mean_new_minus_old() == b.mean_new_minus_old()
     assert a.outcome_excess() == b.outcome_excess()
