@@ -99,6 +99,7 @@ def best_splits(ratings: Sequence[float], *, theta: float, min_k: int = 2,
 
 
 CHEAP_EXACT = 300  # units × (k+1)² below which the exact program beats searching
+FEW_TEAMS = 2500  # with fewer candidate teams the search seldom meets the bound: go exact
 
 
 def _solve(problem: Problem, has_current: bool, prefer: Prefer, search: bool, deadline: float,
@@ -112,10 +113,12 @@ def _solve(problem: Problem, has_current: bool, prefer: Prefer, search: bool, de
         return p, False, "bound" if p.gap <= bound else "greedy"
     if p.gap <= bound:
         return (*_honour(p), "bound")
-    if len(problem.units) * (problem.k + 1) ** 2 > CHEAP_EXACT:
+    cells = len(problem.units) * (problem.k + 1) ** 2
+    teams = math.comb(len(problem.units) - problem.k, problem.k)  # choices of A, B kept
+    if cells > CHEAP_EXACT and not (teams < FEW_TEAMS and cells <= 5 * CHEAP_EXACT):
         # Refilling A from everyone else is the stronger step while there are many teams to
         # choose from; near 2k = N dividing the seated players anew has more.
-        wide_bench = math.comb(len(problem.units) - problem.k, problem.k) >= 10_000
+        wide_bench = teams >= 10_000
         while p.gap > bound and clock() < deadline and (
                 (wide_bench and _refill(p)) or _reseat(p) or _resplit(p)
                 or (not wide_bench and _refill(p)) or greedy_descent(p) or pair_exchange(p)):
