@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
-from sqlalchemy import Engine, inspect
+from sqlalchemy import Engine, inspect, select
 
-from synelo.store.engine import migrate
-from synelo.store.tables import metadata
+from synelo.ratings import ConvergenceWindow
+from synelo.store.engine import alembic_config, create_store_engine, migrate
+from synelo.store.repository import utcnow
+from synelo.store.tables import WINDOW_CHUNK, metadata, players, pools, window_chunks
 
 
 def test_migrations_match_tables(backend: Engine) -> None:
@@ -17,3 +22,38 @@ def test_migrations_match_tables(backend: Engine) -> None:
     assert diff == []
     names = set(inspect(backend).get_table_names())
     assert {"pools", "players", "rounds", "journal", "api_tokens", "alembic_version"} <= names
+
+
+def test_0002_moves_windows_into_chunks_and_back(tmp_path: Path) -> None:
+    """A database made at 0001, with whole-window blobs, upgrades to header + chunks that load
+    the same windows, and downgrades back to the same blobs."""
+    engine = create_store_engine(f"sqlite:///{tmp_path / 'old.db'}")
+    migrate(engine, "0001")
+    windows = {}
+    for pid, (size, rounds) in enumerate([(500, 730), (500, 120), (6, 17)], start=1):
+        win = ConvergenceWindow(size)
+        for i in range(rounds):
+            win.append(900 + (i * 37) % 400, (i % 10) / 10 + 0.05, (0.0, 0.5, 1.0)[i % 3])
+        windows[pid] = win
+    with engine.begin() as conn:
+        conn.execute(pools.insert().values(id=1, name="p", kmax=12, player_ids="steam",
+                                           params="{}", rounds=0, brier_sum=0.0,
+                                           created_at=utcnow()))
+        for pid, win in windows.items():
+            conn.execute(players.insert().values(
+                id=pid, pool_id=1, player_key=str(pid), rating=1000, rounds_played=0,
+                convergence=1.0, window_state=win.to_bytes()))
+    migrate(engine)
+    with engine.connect() as conn:
+        for pid, win in windows.items():
+            header = conn.execute(select(players.c.window_state)
+                                  .where(players.c.id == pid)).scalar_one()
+            stored = dict(conn.execute(select(window_chunks.c.chunk, window_chunks.c.data)
+                                       .where(window_chunks.c.player_id == pid)).all())
+            loaded = ConvergenceWindow.from_parts(header, stored, WINDOW_CHUNK, win.size)
+            assert loaded.to_bytes() == win.to_bytes()
+            assert len(stored) <= win.size // WINDOW_CHUNK + 1
+    command.downgrade(alembic_config(engine), "0001")
+    with engine.connect() as conn:
+        blobs = dict(conn.execute(select(players.c.id, players.c.window_state)).all())
+    assert blobs == {pid: win.to_bytes() for pid, win in windows.items()}

@@ -187,3 +187,22 @@ def test_batches_never_lock_two_pools(store: Store, pool: str) -> None:
     assert all(f.result(30).created for f in futures)
     writer.close()
     assert all(len(pools) == 1 for pools in seen)
+
+
+def test_windows_read_from_chunks_equal_cached_windows(backend: Engine) -> None:
+    """With a small window (7) and small chunks of the store (50 entries), 130 rounds evict and
+    drop chunks; a store without a cache, which reads every window back from its header and
+    chunks each round, rates exactly as one that keeps them in memory."""
+    cached, cold = Store(backend), Store(backend, window_cache=0)
+    names = [f"c{uuid.uuid4().hex[:12]}" for _ in range(2)]
+    for store, name in zip((cached, cold), names, strict=True):
+        store.create_pool(name, 1, SynEloParams(theta=400, window=7))
+    for i in range(130):
+        r = report(i, 1, 2 + i % 4, "AB"[(i * 7) % 3 % 2])
+        cached.submit_round(names[0], r)
+        cold.submit_round(names[1], r)
+    for key in (steam(1), steam(2), steam(5)):
+        a = cached.lookup(cached.get_pool(names[0]), [key])[key]
+        b = cold.lookup(cold.get_pool(names[1]), [key])[key]
+        assert (a.rating, a.rounds_played, a.convergence) == (
+            b.rating, b.rounds_played, b.convergence)

@@ -256,3 +256,30 @@ def test_resized_worked_by_hand() -> None:
     big = win.resized(500)
     assert list(big.ratings) == [1010, 1020, 1030, 1040, 1050]
     assert big.mean_new_minus_old() == 30.0  # (1040+1050)/2 − (1010+1020)/2 = 1045 − 1015
+
+
+@pytest.mark.parametrize(("size", "chunk", "rounds"), [(5, 2, 23), (500, 50, 1234), (7, 3, 7),
+                                                      (500, 50, 499), (4, 50, 9)])
+def test_header_and_chunks_rebuild_the_window(size: int, chunk: int, rounds: int) -> None:
+    """What the store keeps — the header and, after each round, the newest chunk (old chunks
+    dropped when a new one starts) — rebuilds the same window at every step."""
+    rng = random.Random(size * 1000 + rounds)
+    win = ConvergenceWindow(size)
+    stored: dict[int, bytes] = {}
+    for _ in range(rounds):
+        win.append(rng.randint(100, 3000), rng.random(), rng.choice((0.0, 0.5, 1.0)))
+        newest = win.chunk_of_newest(chunk)
+        stored[newest] = win.chunk_bytes(newest, chunk)
+        for number in [n for n in stored if n < win.oldest_chunk(chunk)]:
+            del stored[number]
+        rebuilt = ConvergenceWindow.from_parts(win.header_bytes(), stored, chunk, size)
+        same_state(win, rebuilt)
+        assert rebuilt.appended == win.appended
+    assert len(win.header_bytes()) < 300  # what a round rewrites besides one chunk
+    assert len(stored) <= size // chunk + 2
+
+
+def test_from_parts_reads_an_old_single_blob_and_an_empty_header() -> None:
+    win = filled(6, [(1000 + i, 0.5, 1.0) for i in range(9)])
+    same_state(win, ConvergenceWindow.from_parts(win.to_bytes(), {}, 50, 6))
+    assert len(ConvergenceWindow.from_parts(None, {}, 50, 6)) == 0

@@ -95,11 +95,26 @@ def lock_players(conn: Connection, pool_id: int, keys: Sequence[str]) -> list[tu
     return stmt.rows(conn, (pool_id, *keys))
 
 
-def windows(conn: Connection, player_ids: Sequence[int]) -> dict[int, bytes | None]:
-    """The stored convergence windows of these players (rows already locked)."""
+def windows(conn: Connection, player_ids: Sequence[int]
+            ) -> dict[int, tuple[bytes | None, dict[int, bytes]]]:
+    """The stored convergence windows of these players (rows already locked): the header
+    and the chunks {number: data} of each."""
     marks = ", ".join("?" * len(player_ids))
-    stmt = DriverSql(f"SELECT id, window_state FROM players WHERE id IN ({marks})")
-    return dict(stmt.rows(conn, player_ids))
+    headers = DriverSql(f"SELECT id, window_state FROM players WHERE id IN ({marks})")
+    out: dict[int, tuple[bytes | None, dict[int, bytes]]] = {
+        pid: (header, {}) for pid, header in headers.rows(conn, player_ids)}
+    parts = DriverSql(f"SELECT player_id, chunk, data FROM window_chunks "
+                      f"WHERE player_id IN ({marks})")
+    for pid, number, data in parts.rows(conn, player_ids):
+        out[pid][1][number] = bytes(data)
+    return out
+
+
+SAVE_CHUNK = DriverSql(
+    "INSERT INTO window_chunks (player_id, chunk, data) VALUES (?, ?, ?) "
+    "ON CONFLICT (player_id, chunk) DO UPDATE SET data = excluded.data")
+DROP_CHUNKS_BEFORE = DriverSql("DELETE FROM window_chunks WHERE player_id = ? AND chunk < ?")
+DROP_CHUNKS = DriverSql("DELETE FROM window_chunks WHERE player_id = ?")
 
 
 def insert_journal(conn: Connection, rows: list[tuple]) -> dict[int, int]:

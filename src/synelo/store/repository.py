@@ -17,7 +17,7 @@ from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 
 import orjson
-from sqlalchemy import Connection, Engine, func, insert, literal, select, update
+from sqlalchemy import Connection, Engine, delete, func, insert, literal, select, update
 from sqlalchemy.exc import IntegrityError
 
 from synelo.ratings import (
@@ -34,7 +34,15 @@ from synelo.ratings.theta import MIN_ROUNDS as THETA_MIN_ROUNDS
 from synelo.ratings.theta import fit_theta
 from synelo.store import driver_sql as sql
 from synelo.store.engine import IMMEDIATE
-from synelo.store.tables import api_tokens, journal, players, pools, rounds
+from synelo.store.tables import (
+    WINDOW_CHUNK,
+    api_tokens,
+    journal,
+    players,
+    pools,
+    rounds,
+    window_chunks,
+)
 from synelo.store.typedefs import (
     JournalEntry,
     JournalRound,
@@ -206,6 +214,7 @@ class Store:
         ).returning(journal.c.id)).scalar_one()
         conn.execute(update(players).where(players.c.id == pid).values(
             convergence=1.0, window_state=None, last_journal=jid, **changes))
+        conn.execute(delete(window_chunks).where(window_chunks.c.player_id == pid))
 
     @staticmethod
     def _player_view(conn: Connection, pid: int) -> PlayerRow:
@@ -367,9 +376,9 @@ class Store:
             elif key in cached:
                 records[key] = PlayerRecord(row[2], row[3], *cached[key])
             else:
-                records[key] = PlayerRecord(
-                    row[2], row[3], ConvergenceWindow.from_bytes(blobs[row[0]], params.window),
-                    row[4])
+                header, chunks = blobs[row[0]]
+                records[key] = PlayerRecord(row[2], row[3], ConvergenceWindow.from_parts(
+                    header, chunks, WINDOW_CHUNK, params.window), row[4])
         rated = rate_round(map(rating, report.team_a), map(rating, report.team_b),
                            [(key, side, records[key]) for key, side in participants],
                            report.winner, params)
@@ -396,16 +405,24 @@ class Store:
         journal_ids = sql.insert_journal(conn, [
             (pool_id, ids[c.player], round_pk, c.side, c.before, c.after, c.k, c.p, c.s, stamp,
              last.get(ids[c.player])) for c in rated.changes])
-        updates = []
+        updates, chunks, dropped = [], [], []
         for change in rated.changes:
             rec = records[change.player]
             apply_change(rec, change)
             pid = ids[change.player]
             c = rec.current_convergence(params)
-            updates.append((rec.rating, rec.rounds_played, stamp, c, rec.window.to_bytes(),
+            win = rec.window
+            updates.append((rec.rating, rec.rounds_played, stamp, c, win.header_bytes(),
                             journal_ids[pid], pid))
-            self._windows.put(pid, journal_ids[pid], rec.window, c)
+            newest = win.chunk_of_newest(WINDOW_CHUNK)
+            chunks.append((pid, newest, win.chunk_bytes(newest, WINDOW_CHUNK)))
+            if (win.appended - 1) % WINDOW_CHUNK == 0 and win.oldest_chunk(WINDOW_CHUNK):
+                dropped.append((pid, win.oldest_chunk(WINDOW_CHUNK)))  # a chunk began
+            self._windows.put(pid, journal_ids[pid], win, c)
         sql.UPDATE_PLAYER.many(conn, updates)
+        sql.SAVE_CHUNK.many(conn, chunks)
+        if dropped:
+            sql.DROP_CHUNKS_BEFORE.many(conn, dropped)
         sql.COUNT_ROUND.many(conn, [(seq, rated.brier_term(report.winner), pool_id)])
         return body
 

@@ -69,9 +69,23 @@ players = Table(
     Column("rounds_played", Integer, nullable=False),
     Column("last_played", UtcDateTime(), nullable=True),
     Column("convergence", Float, nullable=False),  # F3's C for the next round
-    Column("window_state", LargeBinary, nullable=True),  # ConvergenceWindow bytes: O(W) to read
+    # The convergence window's header (ConvergenceWindow.header_bytes: sums, count, number of
+    # entries ever appended); its entries are in window_chunks. None: an empty window.
+    Column("window_state", LargeBinary, nullable=True),
     Column("last_journal", BigInteger, nullable=True),  # newest journal row (see journal)
     UniqueConstraint("pool_id", "player_key", name="uq_players_pool_key"),
+)
+
+# A player's convergence-window entries, WINDOW_CHUNK per row by entry number (entry t in
+# chunk t // WINDOW_CHUNK): a rated round rewrites the player's header and one ~660-byte chunk
+# instead of a whole ~6.7 KB window, and chunks that left the window are deleted.
+WINDOW_CHUNK = 50
+window_chunks = Table(
+    "window_chunks",
+    metadata,
+    Column("player_id", ForeignKey("players.id", ondelete="CASCADE"), primary_key=True),
+    Column("chunk", BigInteger, primary_key=True, autoincrement=False),
+    Column("data", LargeBinary, nullable=False),  # ConvergenceWindow.chunk_bytes
 )
 
 rounds = Table(

@@ -1,0 +1,68 @@
+"""convergence windows stored as a header plus chunks of entries
+
+Revision ID: 0002
+Revises: 0001
+
+A rated round used to rewrite each player's whole window (~6.7 KB); now it rewrites a small
+header in players.window_state and one chunk of entries in window_chunks. Existing windows
+are converted, and converted back on downgrade.
+"""
+import struct
+from collections.abc import Sequence
+
+import sqlalchemy as sa
+from alembic import op
+
+from synelo.ratings.window import ConvergenceWindow
+
+revision: str = '0002'
+down_revision: str | Sequence[str] | None = '0001'
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
+
+CHUNK = 50  # synelo.store.tables.WINDOW_CHUNK when this revision was written
+ID = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
+
+players = sa.table('players', sa.column('id', ID), sa.column('window_state', sa.LargeBinary()))
+chunks = sa.table('window_chunks', sa.column('player_id', ID), sa.column('chunk', sa.BigInteger()),
+                  sa.column('data', sa.LargeBinary()))
+
+
+def upgrade() -> None:
+    op.create_table('window_chunks',
+    sa.Column('player_id', ID, nullable=False),
+    sa.Column('chunk', sa.BigInteger(), autoincrement=False, nullable=False),
+    sa.Column('data', sa.LargeBinary(), nullable=False),
+    sa.ForeignKeyConstraint(['player_id'], ['players.id'], ondelete='CASCADE'),
+    sa.PrimaryKeyConstraint('player_id', 'chunk')
+    )
+    conn = op.get_bind()
+    rows = conn.execute(sa.select(players.c.id, players.c.window_state)
+                        .where(players.c.window_state.is_not(None))).all()
+    for pid, blob in rows:
+        win = ConvergenceWindow.from_bytes(blob, _size(blob))
+        parts = [{"player_id": pid, "chunk": n, "data": win.chunk_bytes(n, CHUNK)}
+                 for n in range(win.oldest_chunk(CHUNK), win.chunk_of_newest(CHUNK) + 1)
+                 if len(win)]
+        if parts:
+            conn.execute(chunks.insert(), parts)
+        conn.execute(players.update().where(players.c.id == pid)
+                     .values(window_state=win.header_bytes()))
+
+
+def downgrade() -> None:
+    conn = op.get_bind()
+    rows = conn.execute(sa.select(players.c.id, players.c.window_state)
+                        .where(players.c.window_state.is_not(None))).all()
+    for pid, header in rows:
+        stored = dict(conn.execute(sa.select(chunks.c.chunk, chunks.c.data)
+                                   .where(chunks.c.player_id == pid)).all())
+        win = ConvergenceWindow.from_parts(header, stored, CHUNK, _size(header))
+        conn.execute(players.update().where(players.c.id == pid)
+                     .values(window_state=win.to_bytes()))
+    op.drop_table('window_chunks')
+
+
+def _size(blob: bytes) -> int:
+    """The window size a stored window was made with (both formats start version, size)."""
+    return struct.unpack_from("<HH", blob)[1]
