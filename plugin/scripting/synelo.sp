@@ -166,7 +166,7 @@ public void OnMapStart()
     FormatEx(prefix, sizeof(prefix), "%s-%x", serverId, GetTime());
     SL_Reset(DetectMode(map));
     SL_Configure(g_cvStreak.IntValue, g_cvFullRounds.IntValue,
-        RoundToNearest(g_cvDelay.FloatValue * 1000.0), SL_B);
+        RoundToNearest(g_cvDelay.FloatValue * 1000.0), 1000);
     SL_SetServer(serverId, map, prefix);
     g_preRound = false;
     g_waitSetup = false;
@@ -176,7 +176,15 @@ public void OnMapStart()
         if (IsClientInGame(client) && g_clientId[client][0] != '\0')
         {
             SL_Join(NowMs(), g_clientId[client], ClientSide(client, GetClientTeam(client)));
+            if (g_clientKnown[client])
+            {
+                SL_SetRating(g_clientId[client], g_clientRating[client]);
+            }
         }
+    }
+    if (SL_IsArena() && Active())
+    {
+        StartDuel();  // round 1 is a 1v1 duel
     }
     CreateTimer(1.0, Timer_Tick, _, TIMER_REPEAT | TIMER_FLAG_NO_MAPCHANGE);
 }
@@ -388,7 +396,7 @@ public void Event_PlayerHurt(Event event, const char[] name, bool dontBroadcast)
     int attacker = GetClientOfUserId(event.GetInt("attacker"));
     if (victim > 0)
     {
-        SL_Damage(attacker > 0 ? g_clientId[attacker] : "", g_clientId[victim]);
+        SL_Damage(NowMs(), attacker > 0 ? g_clientId[attacker] : "", g_clientId[victim]);
     }
 }
 
@@ -398,7 +406,7 @@ public void Event_PlayerHealed(Event event, const char[] name, bool dontBroadcas
     int healer = GetClientOfUserId(event.GetInt("healer"));
     if (patient > 0 && healer > 0)
     {
-        SL_Heal(g_clientId[healer], g_clientId[patient]);
+        SL_Heal(NowMs(), g_clientId[healer]);
     }
 }
 
@@ -470,7 +478,7 @@ void DoorsUp()
     {
         return;
     }
-    SL_RoundStart(NowMs());
+    SL_RoundStart(NowMs(), SL_B);  // BLU attacks on attack/defend and payload maps
     DrainActions();
 }
 
@@ -503,8 +511,12 @@ void RoundEnded(int winner, bool fullRound)
 
 public void Event_PointCaptured(Event event, const char[] name, bool dontBroadcast)
 {
-    int team = event.GetInt("team");
-    SL_Capture(team == view_as<int>(TFTeam_Red) ? SL_A : (team == view_as<int>(TFTeam_Blue) ? SL_B : SL_NONE));
+    SL_Capture(NowMs(), TeamSide(event.GetInt("team")));
+}
+
+int TeamSide(int team)
+{
+    return team == view_as<int>(TFTeam_Red) ? SL_A : (team == view_as<int>(TFTeam_Blue) ? SL_B : SL_NONE);
 }
 
 public void Event_FlagEvent(Event event, const char[] name, bool dontBroadcast)
@@ -516,8 +528,7 @@ public void Event_FlagEvent(Event event, const char[] name, bool dontBroadcast)
     int client = event.GetInt("player");
     if (client > 0 && client <= MaxClients && IsClientInGame(client))
     {
-        int team = GetClientTeam(client);
-        SL_Capture(team == view_as<int>(TFTeam_Red) ? SL_A : (team == view_as<int>(TFTeam_Blue) ? SL_B : SL_NONE));
+        SL_Capture(NowMs(), TeamSide(GetClientTeam(client)));
     }
 }
 
@@ -556,9 +567,12 @@ void DrainActions()
             {
                 PrintToChatAll("%t", "Synelo Scramble Next Round");
             }
-            case SL_ACT_DUEL:
+            case SL_ACT_MOVE:
             {
-                StartDuel();
+                if (action.reason == SL_MOVE_ODD_JOINER)
+                {
+                    MoveOddJoiner(action.arg, action.to);
+                }
             }
             case SL_ACT_AUTOBALANCE:
             {
@@ -669,6 +683,7 @@ void StoreRating(int client, JSONObject player)
     g_clientVisible[client] = player.GetBool("visible");
     g_clientRounds[client] = player.GetInt("rounds_played");
     g_clientKnown[client] = true;
+    SL_SetRating(g_clientId[client], g_clientRating[client]);
 }
 
 void SendNextReport()
@@ -734,13 +749,13 @@ void RequestSplits(bool thenScramble)
     {
         g_scrambleAfterSplits = true;
     }
-    if (g_splitsInFlight || !g_ripOk)
+    if (g_splitsInFlight || !g_ripOk || SL_EligibleCount() < 4)
     {
-        return;
+        return;  // (fewer than 4 eligible players: no 2v2 to ask for)
     }
     if (!SL_BuildSplitsBody(g_body, sizeof(g_body)))
     {
-        return;  // fewer than 4 eligible players: no 2v2 to ask for
+        return;
     }
     g_splitsInFlight = PostText("splits", g_body, OnSplits, 0);
 }
@@ -809,7 +824,7 @@ void TryScramble()
 // Applies the largest usable cached split; false (still pending) when there is none.
 bool ApplyScramble(bool quiet)
 {
-    int s = SC_Choose();
+    int s = SC_TakeScramble();
     if (s == -1)
     {
         if (!quiet)
@@ -840,9 +855,36 @@ bool ApplyScramble(bool quiet)
             }
         }
     }
-    SL_ScrambleDone();
     PrintToChatAll("%t", "Synelo Scrambled", g_scK[s], g_scK[s]);
     return true;
+}
+
+void MoveClient(int client, int side)
+{
+    int team = side == SL_A ? view_as<int>(TFTeam_Red) : view_as<int>(TFTeam_Blue);
+    if (GetClientTeam(client) != team)
+    {
+        ChangeClientTeam(client, team);
+        TF2_RespawnPlayer(client);
+        PrintToChatAll("%t", "Synelo Moved", client, side == SL_A ? "RED" : "BLU");
+    }
+}
+
+// The logic placed the odd joiner on the other side; make it so, unless it must not move now.
+void MoveOddJoiner(int index, int side)
+{
+    int client = ClientById(g_slPlayers[index].id);
+    if (client <= 0)
+    {
+        return;
+    }
+    if ((IsPlayerAlive(client) && IsLocked(client)) || TooLateToMove())
+    {
+        // Not now: tell the logic where the player really is (it looks at the teams again).
+        SL_TeamChange(NowMs(), g_slPlayers[index].id, ClientSide(client, GetClientTeam(client)));
+        return;
+    }
+    MoveClient(client, side);
 }
 
 bool IsLocked(int client)
@@ -926,17 +968,13 @@ public void OnAutobalance(HTTPResponse response, any value, const char[] error)
         {
             continue;  // gone, or picked up the intelligence / got uber since the request
         }
-        int team = StrEqual(to, "A") ? view_as<int>(TFTeam_Red) : view_as<int>(TFTeam_Blue);
-        if (GetClientTeam(client) == team)
+        int side = StrEqual(to, "A") ? SL_A : SL_B;
+        if (SL_ApplyMove(NowMs(), id, side, SL_MOVE_F11))
         {
-            continue;
+            MoveClient(client, side);
         }
-        ChangeClientTeam(client, team);
-        TF2_RespawnPlayer(client);
-        PrintToChatAll("%t", "Synelo Moved", client, team == view_as<int>(TFTeam_Red) ? "RED" : "BLU");
     }
     delete moves;
-    SL_AutobalanceApplied(NowMs());
     DrainActions();
 }
 
