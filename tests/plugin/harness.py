@@ -117,7 +117,8 @@ class ScriptRunner:
         self.actions: list[dict[str, Any]] = []
         self.reports: list[dict[str, Any]] = []  # the report bodies as built
         vm.call("T_Reset", MODE[script["mode"]], int(settings["streak"]),
-                int(settings["full_rounds"]), ms(settings["autobalance_delay"]), int(settings["r0"]))
+                int(settings["full_rounds"]), ms(settings["autobalance_delay"]),
+                int(settings["r0"]))
 
     def rating(self, player: str) -> int:
         return self.ratings.get(player, int(self.settings["r0"]))
