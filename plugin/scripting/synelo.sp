@@ -92,9 +92,9 @@ public void OnPluginStart()
     g_cvEnabled = CreateConVar("sm_synelo_enabled", "1",
         "1: synelo rates, scrambles and autobalances; TF2's own balancing is off", _, true, 0.0, true, 1.0);
     g_cvStreak = CreateConVar("sm_synelo_streak", "3",
-        "Arena: wins in a row by one team that trigger a scramble (0: never)", _, true, 0.0);
+        "Arena: wins in a row by one team that trigger a scramble", _, true, 1.0);
     g_cvFullRounds = CreateConVar("sm_synelo_full_rounds", "2",
-        "Attack/defend and payload: full rounds between scrambles (0: never)", _, true, 0.0);
+        "Attack/defend and payload: full rounds between scrambles", _, true, 1.0);
     g_cvDelay = CreateConVar("sm_synelo_autobalance_delay", "10",
         "Seconds between seeing a mid-round imbalance and fixing it", _, true, 0.0, true, 120.0);
     g_cvTimeout = CreateConVar("sm_synelo_timeout", "10",
@@ -106,6 +106,9 @@ public void OnPluginStart()
     AutoExecConfig(true, "plugin.synelo");
 
     g_cvEnabled.AddChangeHook(OnEnabledChanged);
+    g_cvStreak.AddChangeHook(OnSettingChanged);
+    g_cvFullRounds.AddChangeHook(OnSettingChanged);
+    g_cvDelay.AddChangeHook(OnSettingChanged);
 
     HookEvent("player_hurt", Event_PlayerHurt);
     HookEvent("player_healed", Event_PlayerHealed);
@@ -147,7 +150,23 @@ void CheckExtension()
 
 public void OnConfigsExecuted()
 {
+    ConfigureLogic();
     ApplyEnabled();
+    if (Active() && SL_IsArena() && SL_RoundNumber() == 0)
+    {
+        StartDuel();  // round 1 is a 1v1 duel
+    }
+}
+
+public void OnSettingChanged(ConVar convar, const char[] oldValue, const char[] newValue)
+{
+    ConfigureLogic();
+}
+
+void ConfigureLogic()
+{
+    SL_Configure(g_cvStreak.IntValue, g_cvFullRounds.IntValue,
+        RoundToNearest(g_cvDelay.FloatValue * 1000.0), 1000);
 }
 
 public void OnPluginEnd()
@@ -165,8 +184,7 @@ public void OnMapStart()
     char prefix[96];
     FormatEx(prefix, sizeof(prefix), "%s-%x", serverId, GetTime());
     SL_Reset(DetectMode(map));
-    SL_Configure(g_cvStreak.IntValue, g_cvFullRounds.IntValue,
-        RoundToNearest(g_cvDelay.FloatValue * 1000.0), 1000);
+    ConfigureLogic();
     SL_SetServer(serverId, map, prefix);
     g_preRound = false;
     g_waitSetup = false;
@@ -181,10 +199,6 @@ public void OnMapStart()
                 SL_SetRating(g_clientId[client], g_clientRating[client]);
             }
         }
-    }
-    if (SL_IsArena() && Active())
-    {
-        StartDuel();  // round 1 is a 1v1 duel
     }
     CreateTimer(1.0, Timer_Tick, _, TIMER_REPEAT | TIMER_FLAG_NO_MAPCHANGE);
 }

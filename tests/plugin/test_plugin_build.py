@@ -96,6 +96,7 @@ def test_convars_and_commands_are_in_the_readme() -> None:
     for name, default in convars:
         if name == "sm_synelo_version":
             continue
-        assert f"| `{name}` | `{default}` |" in readme, f"README lacks {name} (default {default!r})"
+        shown = f"`{default}`" if default else "(empty)"
+        assert f"| `{name}` | {shown} |" in readme, f"README lacks {name} (default {default!r})"
     for command in re.findall(r'RegAdminCmd\("(sm_synelo_[a-z_]+)"', source):
         assert f"`{command}" in readme, command
