@@ -132,6 +132,16 @@ public void OnPluginStart()
     SD_Reset();
     SC_Clear();
     CheckExtension();
+
+    // Loaded late: pick up the players already here (OnMapStart seats them in the logic).
+    for (int client = 1; client <= MaxClients; client++)
+    {
+        if (IsClientConnected(client) && IsClientAuthorized(client) && !IsFakeClient(client)
+            && !GetClientAuthId(client, AuthId_SteamID64, g_clientId[client], SL_ID_LEN))
+        {
+            g_clientId[client][0] = '\0';
+        }
+    }
 }
 
 void CheckExtension()
@@ -155,6 +165,13 @@ public void OnConfigsExecuted()
     if (Active() && SL_IsArena() && SL_RoundNumber() == 0)
     {
         StartDuel();  // round 1 is a 1v1 duel
+    }
+    for (int client = 1; client <= MaxClients; client++)
+    {
+        if (g_clientId[client][0] != '\0' && !g_clientKnown[client] && IsClientConnected(client))
+        {
+            LookUp(client);
+        }
     }
 }
 
@@ -375,7 +392,10 @@ public void OnClientAuthorized(int client, const char[] auth)
         g_clientId[client][0] = '\0';
         return;
     }
-    SL_Join(NowMs(), g_clientId[client], SL_NONE);
+    // Authorised after joining a team (player_team was ignored until now): seat it there.
+    int side = IsClientInGame(client) ? ClientSide(client, GetClientTeam(client)) : SL_NONE;
+    SL_Join(NowMs(), g_clientId[client], side);
+    DrainActions();
     LookUp(client);
 }
 

