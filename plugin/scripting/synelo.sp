@@ -431,6 +431,7 @@ public void Event_PlayerHurt(Event event, const char[] name, bool dontBroadcast)
     if (victim > 0)
     {
         SL_Damage(NowMs(), attacker > 0 ? g_clientId[attacker] : "", g_clientId[victim]);
+        DrainActions();  // (a due autobalance fires before any event)
     }
 }
 
@@ -441,6 +442,7 @@ public void Event_PlayerHealed(Event event, const char[] name, bool dontBroadcas
     if (patient > 0 && healer > 0)
     {
         SL_Heal(NowMs(), g_clientId[healer]);
+        DrainActions();
     }
 }
 
@@ -546,6 +548,7 @@ void RoundEnded(int winner, bool fullRound)
 public void Event_PointCaptured(Event event, const char[] name, bool dontBroadcast)
 {
     SL_Capture(NowMs(), TeamSide(event.GetInt("team")));
+    DrainActions();
 }
 
 int TeamSide(int team)
@@ -563,6 +566,7 @@ public void Event_FlagEvent(Event event, const char[] name, bool dontBroadcast)
     if (client > 0 && client <= MaxClients && IsClientInGame(client))
     {
         SL_Capture(NowMs(), TeamSide(GetClientTeam(client)));
+        DrainActions();
     }
 }
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from smx.plugin import SourcePawnPlugin
 
-from tests.plugin.harness import PLUGIN, REPO, build
+from tests.plugin.harness import DEFAULTS, PLUGIN, REPO, build
 
 SOURCE = PLUGIN / "scripting" / "synelo.sp"
 RIPEXT = PLUGIN / "scripting" / "include" / "synelo" / "ripext_min.inc"
@@ -113,3 +113,12 @@ def test_convars_and_commands_are_in_the_readme() -> None:
         assert f"| `{name}` | {shown} |" in readme, f"README lacks {name} (default {default!r})"
     for command in re.findall(r'RegAdminCmd\("(sm_synelo_[a-z_]+)"', source):
         assert f"`{command}" in readme, command
+
+
+def test_convar_defaults_are_synelo_games() -> None:
+    """The plugin's defaults are the event scripts' (tests/game_scripts/README.md) settings."""
+    convars = dict(re.findall(r'CreateConVar\("(sm_synelo_[a-z_]+)",\s*"([^"]*)"',
+                              SOURCE.read_text()))
+    assert float(convars["sm_synelo_streak"]) == DEFAULTS["streak"]
+    assert float(convars["sm_synelo_full_rounds"]) == DEFAULTS["full_rounds"]
+    assert float(convars["sm_synelo_autobalance_delay"]) == DEFAULTS["autobalance_delay"]
