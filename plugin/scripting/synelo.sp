@@ -42,6 +42,9 @@ ConVar g_cvDelay;
 ConVar g_cvTimeout;
 ConVar g_cvCutoff;
 ConVar g_cvMode;
+ConVar g_cvPolicy;
+ConVar g_cvSeDelay;
+ConVar g_cvSeGap;
 
 // TF2's own balancing, turned off while synelo is enabled and restored afterwards.
 char g_tfCvars[][] = { "mp_autoteambalance", "mp_scrambleteams_auto", "tf_arena_max_streak" };
@@ -103,16 +106,26 @@ public void OnPluginStart()
         "No autobalance moves when fewer seconds than this are left in the round", _, true, 0.0);
     g_cvMode = CreateConVar("sm_synelo_mode", "",
         "Game mode (arena, attack_defend, payload, koth, cp, ctf); empty: detect from the map");
+    g_cvPolicy = CreateConVar("sm_synelo_autobalance", "f11",
+        "Mid-round policy: f11 (odd joiner and F11 moves from the service) or sectors_edge");
+    g_cvSeDelay = CreateConVar("sm_synelo_se_delay", "20",
+        "sectors_edge: seconds after marking the stronger team before dying players move", _, true, 0.0);
+    g_cvSeGap = CreateConVar("sm_synelo_se_power_gap", "10",
+        "sectors_edge: team power difference that is unbalanced", _, true, 0.5);
     AutoExecConfig(true, "plugin.synelo");
 
     g_cvEnabled.AddChangeHook(OnEnabledChanged);
     g_cvStreak.AddChangeHook(OnSettingChanged);
     g_cvFullRounds.AddChangeHook(OnSettingChanged);
     g_cvDelay.AddChangeHook(OnSettingChanged);
+    g_cvPolicy.AddChangeHook(OnSettingChanged);
+    g_cvSeDelay.AddChangeHook(OnSettingChanged);
+    g_cvSeGap.AddChangeHook(OnSettingChanged);
 
     HookEvent("player_hurt", Event_PlayerHurt);
     HookEvent("player_healed", Event_PlayerHealed);
     HookEvent("player_team", Event_PlayerTeam);
+    HookEvent("player_death", Event_PlayerDeath);
     HookEvent("teamplay_round_start", Event_RoundStart);
     HookEvent("teamplay_round_active", Event_RoundActive);
     HookEvent("arena_round_start", Event_ArenaRoundStart);
@@ -184,6 +197,14 @@ void ConfigureLogic()
 {
     SL_Configure(g_cvStreak.IntValue, g_cvFullRounds.IntValue,
         RoundToNearest(g_cvDelay.FloatValue * 1000.0), 1000);
+    char policy[32];
+    g_cvPolicy.GetString(policy, sizeof(policy));
+    if (!StrEqual(policy, "f11") && !StrEqual(policy, "sectors_edge"))
+    {
+        LogError("sm_synelo_autobalance \"%s\" is neither f11 nor sectors_edge; using f11", policy);
+    }
+    SL_ConfigureSectorsEdge(StrEqual(policy, "sectors_edge"),
+        RoundToNearest(g_cvSeDelay.FloatValue * 1000.0), RoundToNearest(g_cvSeGap.FloatValue * 2.0));
 }
 
 public void OnPluginEnd()
@@ -457,6 +478,30 @@ public void Event_PlayerTeam(Event event, const char[] name, bool dontBroadcast)
     DrainActions();
 }
 
+// Sector's Edge moves players as they die; its points are the scoreboard's, its power ranking
+// key the synelo rating (TF2 has no scoreboard history to rank players by).
+public void Event_PlayerDeath(Event event, const char[] name, bool dontBroadcast)
+{
+    int victim = GetClientOfUserId(event.GetInt("userid"));
+    if (victim <= 0 || g_clientId[victim][0] == '\0' || !Active()
+        || (event.GetInt("death_flags") & TF_DEATHFLAG_DEADRINGER))
+    {
+        return;
+    }
+    int t = NowMs();
+    int resource = GetPlayerResourceEntity();
+    for (int client = 1; client <= MaxClients; client++)
+    {
+        if (IsClientInGame(client) && g_clientId[client][0] != '\0' && resource != -1)
+        {
+            SL_Points(t, g_clientId[client],
+                GetEntProp(resource, Prop_Send, "m_iTotalScore", _, client));
+        }
+    }
+    SL_Death(t, g_clientId[victim]);
+    DrainActions();
+}
+
 public void TF2_OnWaitingForPlayersEnd()
 {
     if (!Active())
@@ -607,9 +652,9 @@ void DrainActions()
             }
             case SL_ACT_MOVE:
             {
-                if (action.reason == SL_MOVE_ODD_JOINER)
+                if (action.reason == SL_MOVE_ODD_JOINER || action.reason == SL_MOVE_SECTORS_EDGE)
                 {
-                    MoveOddJoiner(action.arg, action.to);
+                    MoveChosen(action.arg, action.to);
                 }
             }
             case SL_ACT_AUTOBALANCE:
@@ -722,6 +767,7 @@ void StoreRating(int client, JSONObject player)
     g_clientRounds[client] = player.GetInt("rounds_played");
     g_clientKnown[client] = true;
     SL_SetRating(g_clientId[client], g_clientRating[client]);
+    SL_SetPubPower(g_clientId[client], g_clientRating[client], false);
 }
 
 void SendNextReport()
@@ -902,14 +948,19 @@ void MoveClient(int client, int side)
     int team = side == SL_A ? view_as<int>(TFTeam_Red) : view_as<int>(TFTeam_Blue);
     if (GetClientTeam(client) != team)
     {
+        bool alive = IsPlayerAlive(client);
         ChangeClientTeam(client, team);
-        TF2_RespawnPlayer(client);
+        if (alive)
+        {
+            TF2_RespawnPlayer(client);  // a dead player respawns on the new team as usual
+        }
         PrintToChatAll("%t", "Synelo Moved", client, side == SL_A ? "RED" : "BLU");
     }
 }
 
-// The logic placed the odd joiner on the other side; make it so, unless it must not move now.
-void MoveOddJoiner(int index, int side)
+// The logic moved a player (the odd joiner, or Sector's Edge's dying player); make it so,
+// unless that player must not move now.
+void MoveChosen(int index, int side)
 {
     int client = ClientById(g_slPlayers[index].id);
     if (client <= 0)

@@ -43,7 +43,7 @@ WINNER = {"A": 2, "B": 3, "draw": 0}
 MODE = {"arena": 0, "attack_defend": 1, "payload": 2, "koth": 3, "cp": 4, "ctf": 5}
 WHY = {1: "waiting_ended", 2: "arena_round_2", 3: "streak", 4: "attackers_timed_out",
        5: "full_rounds", 6: "no_capture", 7: "admin"}
-MOVE_REASON = {1: "odd_joiner", 2: "f11"}
+MOVE_REASON = {1: "odd_joiner", 2: "f11", 3: "sectors_edge"}
 ACT_REPORT, ACT_REQUEST_SPLITS, ACT_SCRAMBLE, ACT_MOVE, ACT_AUTOBALANCE = 1, 2, 3, 4, 5
 DEFAULTS = {"streak": 3, "full_rounds": 2, "autobalance": "f11", "autobalance_delay": 10,
             "r0": 1000, "se_delay": 20, "se_power_gap": 10}
@@ -119,6 +119,10 @@ class ScriptRunner:
         vm.call("T_Reset", MODE[script["mode"]], int(settings["streak"]),
                 int(settings["full_rounds"]), ms(settings["autobalance_delay"]),
                 int(settings["r0"]))
+        if settings["autobalance"] not in ("f11", "sectors_edge"):
+            raise ValueError(f"unknown autobalance {settings['autobalance']!r}")
+        vm.call("T_SectorsEdge", settings["autobalance"] == "sectors_edge",
+                ms(settings["se_delay"]), round(2 * float(settings["se_power_gap"])))
 
     def rating(self, player: str) -> int:
         return self.ratings.get(player, int(self.settings["r0"]))
@@ -138,6 +142,9 @@ class ScriptRunner:
         if kind == "join":
             if "rating" in e:
                 self.ratings[e["player"]] = int(e["rating"])
+            if "pub_power" in e or "party" in e:
+                call("T_PubPower", e["player"], round(float(e.get("pub_power", 0)) * 1000),
+                     bool(e.get("party", False)))
             call("T_Join", t, e["player"], SIDE[e.get("team", "none")], int(e.get("rating", 0)),
                  "rating" in e)
         elif kind == "leave":
@@ -159,8 +166,11 @@ class ScriptRunner:
             call("T_Capture", t, SIDE[e["team"]])
         elif kind == "round_end":
             call("T_RoundEnd", t, WINNER[e["winner"]], bool(e.get("full_round", False)))
-        elif kind in ("tick", "points", "death"):
-            # points and death only matter to the Sector's Edge policy (not in the plugin)
+        elif kind == "points":
+            call("T_Points", t, e["player"], int(e["points"]))
+        elif kind == "death":
+            call("T_Death", t, e["player"])
+        elif kind == "tick":
             call("T_Tick", t)
         else:
             raise ValueError(f"unknown event type {kind!r}")

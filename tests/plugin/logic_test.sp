@@ -37,6 +37,10 @@ public void T_Join(int t, const char[] id, int side, int rating, bool hasRating)
     SL_Join(t, id, side);
 }
 
+public void T_SectorsEdge(bool enabled, int delayMs, int gap2) { SL_ConfigureSectorsEdge(enabled, delayMs, gap2); }
+public void T_PubPower(const char[] id, int pubPower, bool party) { SL_SetPubPower(id, pubPower, party); }
+public void T_Points(int t, const char[] id, int points) { SL_Points(t, id, points); }
+public void T_Death(int t, const char[] id) { SL_Death(t, id); }
 public void T_Leave(int t, const char[] id) { SL_Leave(t, id); }
 public void T_TeamChange(int t, const char[] id, int side) { SL_TeamChange(t, id, side); }
 public void T_Rating(int t, const char[] id, int rating) { SL_Advance(t); SL_SetRating(id, rating); }

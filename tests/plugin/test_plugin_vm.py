@@ -18,8 +18,6 @@ from tests.plugin.harness import SIDE, LogicVM, ScriptRunner, compile_logic, gam
 
 SCRIPTS_DIR = game_scripts_dir()
 SCRIPTS = sorted(SCRIPTS_DIR.glob("*.json"))
-# Sector's Edge (seed 002) is a Python option of synelo.game; the plugin implements F11 only.
-NOT_IN_PLUGIN = {"sectors_edge": "the Sector's Edge policy is not part of the plugin (F11 only)"}
 
 
 @pytest.fixture(scope="module")
@@ -45,9 +43,6 @@ def test_event_script(smx: bytes, path: Path | None) -> None:
         pytest.skip(f"no event scripts in {SCRIPTS_DIR} (issue 4's tests/game_scripts/ is not "
                     "merged yet; set SYNELO_GAME_SCRIPTS to a folder of them)")
     script = _load(path)
-    uses_se = script.get("settings", {}).get("autobalance") == "sectors_edge"
-    if path.stem in NOT_IN_PLUGIN or uses_se:
-        pytest.skip(NOT_IN_PLUGIN.get(path.stem, NOT_IN_PLUGIN["sectors_edge"]))
     runner = ScriptRunner(LogicVM(smx), script)
     assert runner.run() == script["expect"]
 
