@@ -917,13 +917,14 @@ bool ApplyScramble(bool quiet)
         }
         return false;
     }
+    bool swap = SC_Swap(s);  // the naming of the split that changes fewer players' teams
     for (int client = 1; client <= MaxClients; client++)
     {
         if (!IsClientInGame(client) || g_clientId[client][0] == '\0' || !SL_IsEligibleId(g_clientId[client]))
         {
             continue;
         }
-        int side = SC_SideIn(s, g_clientId[client]);
+        int side = SC_SideInNamed(s, g_clientId[client], swap);
         int team = side == SL_A ? view_as<int>(TFTeam_Red)
             : (side == SL_B ? view_as<int>(TFTeam_Blue) : view_as<int>(TFTeam_Spectator));
         if (GetClientTeam(client) != team)

@@ -140,11 +140,12 @@ int SeatSplit(int s)
     {
         return -1;
     }
+    bool swap = SC_Swap(s);
     for (int i = 0; i < g_slPlayerCount; i++)
     {
         if (SL_IsEligible(i))
         {
-            Py_Seat(g_slPlayers[i].id, SC_SideIn(s, g_slPlayers[i].id));
+            Py_Seat(g_slPlayers[i].id, SC_SideInNamed(s, g_slPlayers[i].id, swap));
         }
     }
     return g_scK[s];

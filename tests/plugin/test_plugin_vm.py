@@ -212,3 +212,16 @@ def test_scramble_stays_pending_without_a_usable_split(vm: LogicVM) -> None:
     assert k == 2 and seats == {"p1": "A", "p2": "A", "p3": "B", "p4": "B"}
     assert not vm.call("T_ScramblePending")
     assert _choose(vm, "T_SCTakeScramble")[0] == -1  # nothing pending any more
+
+
+def test_a_split_is_applied_under_the_naming_that_moves_fewer(vm: LogicVM) -> None:
+    for p, side in (("p1", "A"), ("p2", "A"), ("p3", "B"), ("p4", "B"), ("p5", "A")):
+        vm.call("T_Join", 0, p, SIDE[side], 1000, False)
+    _cache(vm, {2: (["p3", "p4"], ["p1", "p2"])})  # as named: all four change teams
+    k, seats = _choose(vm)
+    assert k == 2
+    assert seats == {"p1": "A", "p2": "A", "p3": "B", "p4": "B", "p5": "waiting"}  # none
+    _cache(vm, {2: (["p3", "p2"], ["p1", "p4"])})  # two move either way: the naming is kept
+    assert _choose(vm)[1] == {"p1": "B", "p2": "A", "p3": "A", "p4": "B", "p5": "waiting"}
+    _cache(vm, {2: (["p1", "p2"], ["p3", "p5"])})  # as named: one moves; swapped: four
+    assert _choose(vm)[1] == {"p1": "A", "p2": "A", "p3": "B", "p5": "B", "p4": "waiting"}
