@@ -58,6 +58,7 @@ int g_clientRating[MAXPLAYERS + 1];
 bool g_clientVisible[MAXPLAYERS + 1];
 int g_clientRounds[MAXPLAYERS + 1];
 bool g_clientKnown[MAXPLAYERS + 1];
+bool g_clientGreet[MAXPLAYERS + 1];   // tell the player the rating once in game
 
 bool g_preRound;              // between round start and the doors going up
 bool g_waitSetup;             // the doors go up when the setup time ends
@@ -429,6 +430,7 @@ public void OnClientDisconnect(int client)
     }
     g_clientId[client][0] = '\0';
     g_clientKnown[client] = false;
+    g_clientGreet[client] = false;
 }
 
 int ClientById(const char[] id)
@@ -750,6 +752,33 @@ public void OnLookUp(HTTPResponse response, any userid, const char[] error)
     }
     JSONObject data = view_as<JSONObject>(response.Data);
     StoreRating(client, data);
+    g_clientGreet[client] = true;
+    if (IsClientInGame(client))
+    {
+        Greet(client);
+    }
+}
+
+public void OnClientPutInServer(int client)
+{
+    if (g_clientGreet[client])
+    {
+        Greet(client);
+    }
+}
+
+// The player's own rating, only once it is visible (after the shadow period).
+void Greet(int client)
+{
+    g_clientGreet[client] = false;
+    if (g_clientVisible[client])
+    {
+        PrintToChat(client, "%t", "Synelo Your Rating", g_clientRating[client], g_clientRounds[client]);
+    }
+    else
+    {
+        PrintToChat(client, "%t", "Synelo Your Rating Hidden", g_clientRounds[client]);
+    }
 }
 
 // Reads rating, visible and rounds_played (lookup answers and report answers have them).
