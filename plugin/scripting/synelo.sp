@@ -66,6 +66,7 @@ bool g_duel;                  // arena round 1: tf_arena_override_team_size is 1
 char g_savedTeamSize[16];
 bool g_splitsInFlight;
 bool g_scrambleAfterSplits;   // apply the pending scramble when the splits arrive
+float g_mapStartedAt;
 int g_lastStatus = -1;        // last HTTP status from the service (0: unreachable)
 float g_lastStatusAt;
 char g_body[SYN_BODY_LEN];      // request bodies are built here (kept off the stack)
@@ -222,7 +223,9 @@ public void OnMapStart()
     ServerId(serverId, sizeof(serverId));
     char prefix[96];
     FormatEx(prefix, sizeof(prefix), "%s-%x", serverId, GetTime());
+    g_mapStartedAt = GetEngineTime();
     SL_Reset(DetectMode(map));
+    SC_Clear();  // times restart with the map; waiting_ended (or arena round 1) asks anew
     ConfigureLogic();
     SL_SetServer(serverId, map, prefix);
     g_preRound = false;
@@ -379,9 +382,11 @@ bool Active()
 
 // --- players ------------------------------------------------------------------------------
 
+// Milliseconds since the map started (the logic is reset with every map, and an int of
+// milliseconds since the server started would overflow after 24 days).
 int NowMs()
 {
-    return RoundToFloor(GetEngineTime() * 1000.0);
+    return RoundToFloor((GetEngineTime() - g_mapStartedAt) * 1000.0);
 }
 
 // The logic's side for a TF2 team; arena players queued to play are SL_WAITING.
