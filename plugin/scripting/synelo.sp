@@ -712,7 +712,7 @@ bool PostText(const char[] path, const char[] body, HTTPRequestCallback callback
     {
         return false;
     }
-    JSON data = JSON.FromString(body);
+    JSONObject data = JSONObject.FromString(body);
     if (data == null)
     {
         LogError("synelo: built a body that is not JSON (%s): %s", path, body);
