@@ -54,9 +54,9 @@ def test_every_endpoint_typed(live: LiveServer, pool: str) -> None:
         again = c.submit_round(round_body("r1", "srv", "A", (P[1::-1], P[2:4])))
         assert not again.created and again.players == result.players
         splits = c.splits(P[:6], current=(P[:2], P[2:4]))
-        assert [s.k for s in splits.splits] == [2, 3] and splits.splits[1].players == set(P[:6])
+        assert [s.k for s in splits] == [2, 3] and splits[1].players == set(P[:6])
         moves = c.autobalance(P[:4], P[4:5]).moves
-        assert len(moves) == 1 and moves[0].from_team == "A" and moves[0].to_team == "B"
+        assert len(moves) == 1 and moves[0].from_ == "A" and moves[0].to == "B"
         assert a.set_rating(P[5], 1500).rating == 1500
         assert [e.kind for e in a.history(P[5])] == ["set"]
         assert a.reset_player(P[5]).rating == 1000

@@ -24,7 +24,6 @@ from synelo.client.typedefs import (
     RoundResult,
     ServiceUnavailable,
     Split,
-    Splits,
     SyneloError,
     Unauthorized,
 )
@@ -48,7 +47,6 @@ __all__ = [
     "ServiceUnavailable",
     "Split",
     "SplitCache",
-    "Splits",
     "SyneloClient",
     "SyneloError",
     "Unauthorized",

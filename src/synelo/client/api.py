@@ -11,15 +11,12 @@ from synelo.client.typedefs import (
     REJECTIONS,
     Autobalance,
     JournalEntry,
-    Move,
     Player,
     PoolInfo,
     RequestRejected,
     RoundResult,
     ServiceUnavailable,
     Split,
-    Splits,
-    build,
 )
 
 Teams = tuple[Sequence[str], Sequence[str]]
@@ -74,7 +71,7 @@ class SyneloClient:
         return self.request("GET", "/healthz").json()
 
     def player(self, steam_id: str) -> Player:
-        return build(Player, self.request("GET", self._pool(f"/players/{steam_id}")).json())
+        return Player.model_validate(self.request("GET", self._pool(f"/players/{steam_id}")).json())
 
     def lookup(self, steam_ids: Iterable[str]) -> list[Player]:
         """Many players (256 a request; longer lists are sent in pieces)."""
@@ -82,45 +79,46 @@ class SyneloClient:
         for i in range(0, len(ids), 256):
             data = self.request("POST", self._pool("/players/lookup"),
                                 {"steam_ids": ids[i:i + 256]}).json()
-            out += [build(Player, p) for p in data["players"]]
+            out += [Player.model_validate(p) for p in data["players"]]
         return out
 
     def submit_round(self, body: dict[str, Any]) -> RoundResult:
         """POST a round report as is (see `round_body`); 201 new, 200 a retry it had."""
         response = self.request("POST", self._pool("/rounds"), body)
-        return RoundResult.from_json(response.json(), created=response.status_code == 201)
+        return RoundResult.model_validate({**response.json(),
+                                           "created": response.status_code == 201})
 
     def splits(self, players: Sequence[str], *, current: Teams | None = None,
                parties: Sequence[Sequence[str]] = (), must_play: Sequence[str] = (),
-               min_k: int = 2, max_k: int | None = None, prefer: str | None = "mix") -> Splits:
+               min_k: int = 2, max_k: int | None = None,
+               prefer: str | None = "mix") -> list[Split]:
+        """The best split for every team size (k = min_k … max_k), smallest k first."""
         body: dict[str, Any] = {"players": list(players), "parties": [list(p) for p in parties],
                                 "must_play": list(must_play), "min_k": min_k, "max_k": max_k,
                                 "prefer": prefer}
         if current is not None:
             body["current"] = {"A": list(current[0]), "B": list(current[1])}
         data = self.request("POST", self._pool("/splits"), body).json()
-        return Splits(tuple(Split.from_json(s) for s in data["splits"]), data["solver"],
-                      data["elapsed_ms"])
+        return [Split.model_validate(s) for s in data["splits"]]
 
     def autobalance(self, team_a: Sequence[str], team_b: Sequence[str], *,
                     joiner: str | None = None, unassigned: Sequence[str] = (),
                     locked: Sequence[str] = (), parties: Sequence[Sequence[str]] = (),
                     method: str = "f11") -> Autobalance:
-        data = self.request("POST", self._pool("/autobalance"), {
+        return Autobalance.model_validate(self.request("POST", self._pool("/autobalance"), {
             "teams": {"A": list(team_a), "B": list(team_b)}, "joiner": joiner,
             "unassigned": list(unassigned), "locked": list(locked),
-            "parties": [list(p) for p in parties], "method": method}).json()
-        moves = tuple(Move(m["steam_id"], m["from"], m["to"]) for m in data["moves"])
-        return build(Autobalance, {**data, "moves": moves})
+            "parties": [list(p) for p in parties], "method": method}).json())
 
     # -- admin routes ----------------------------------------------------------------------
 
     def set_rating(self, steam_id: str, rating: int) -> Player:
-        return build(Player, self.request("PUT", self._pool(f"/players/{steam_id}"),
-                                          {"rating": rating}).json())
+        return Player.model_validate(self.request("PUT", self._pool(f"/players/{steam_id}"),
+                                                  {"rating": rating}).json())
 
     def reset_player(self, steam_id: str) -> Player:
-        return build(Player, self.request("DELETE", self._pool(f"/players/{steam_id}")).json())
+        return Player.model_validate(self.request("DELETE",
+                                                  self._pool(f"/players/{steam_id}")).json())
 
     def history(self, steam_id: str, limit: int = 500,
                 before: int | None = None) -> list[JournalEntry]:
@@ -129,7 +127,7 @@ class SyneloClient:
             params["before"] = before
         data = self.request("GET", self._pool(f"/players/{steam_id}/history"),
                             params=params).json()
-        return [build(JournalEntry, e) for e in data["entries"]]
+        return [JournalEntry.model_validate(e) for e in data["entries"]]
 
     def full_history(self, steam_id: str) -> list[JournalEntry]:
         """The player's whole journal, newest first (5000 entries a request)."""
@@ -152,13 +150,14 @@ class SyneloClient:
                     params: dict[str, Any] | None = None) -> PoolInfo:
         body = {"name": name, "kmax": kmax, "theta": theta, "player_ids": player_ids,
                 "params": params}
-        return build(PoolInfo, self.request("POST", "/v1/pools", body).json())
+        return PoolInfo.model_validate(self.request("POST", "/v1/pools", body).json())
 
     def pools(self) -> list[PoolInfo]:
-        return [build(PoolInfo, p) for p in self.request("GET", "/v1/pools").json()]
+        return [PoolInfo.model_validate(p) for p in self.request("GET", "/v1/pools").json()]
 
     def pool_info(self, name: str | None = None) -> PoolInfo:
-        return build(PoolInfo, self.request("GET", f"/v1/pools/{name or self.pool}").json())
+        return PoolInfo.model_validate(self.request("GET",
+                                                    f"/v1/pools/{name or self.pool}").json())
 
 
 def round_body(round_id: str, server_id: str, winner: str, teams: Teams,

@@ -130,7 +130,7 @@ class SplitCache:
             self.failures += 1
             log.warning("splits not refreshed (%s); keeping %d cached", exc, len(self.by_k))
             return False
-        self.by_k = {s.k: s for s in answer.splits}
+        self.by_k = {s.k: s for s in answer}
         return True
 
     def usable(self, eligible: Sequence[str]) -> Split | None:

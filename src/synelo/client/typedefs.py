@@ -1,139 +1,35 @@
-"""The answers of API v1 as typed, immutable objects, and the client's exceptions."""
+"""The answers of API v1 as typed objects, and the client's exceptions."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
-from typing import Any, TypeVar
+from typing import Any
 
-T = TypeVar("T")
+from synelo.service.balance_schemas import AutobalanceOut, MoveOut, SplitOut
+from synelo.service.schemas import JournalOut, PlayerChangeOut, PlayerOut, PoolOut, RoundOut
 
-
-def build(cls: type[T], data: dict[str, Any]) -> T:
-    """An instance of a dataclass from a JSON object, ignoring fields this client does not
-    know (a newer service may add some)."""
-    names = {f.name for f in fields(cls)}  # type: ignore[arg-type]
-    return cls(**{k: v for k, v in data.items() if k in names})
-
-
-@dataclass(frozen=True, slots=True)
-class Player:
-    steam_id: str
-    rating: int
-    visible: bool
-    rounds_played: int
-    stale: bool
-    last_played: str | None
-    convergence: float
-    k: float
+# The answers are the service's own response models (pydantic), parsed from the JSON: one
+# definition of the wire format for both sides.
+Player = PlayerOut
+PlayerChange = PlayerChangeOut
+JournalEntry = JournalOut
+PoolInfo = PoolOut
+Move = MoveOut
+Autobalance = AutobalanceOut
 
 
-@dataclass(frozen=True, slots=True)
-class PlayerChange:
-    steam_id: str
-    team: str
-    before: int
-    after: int
-    delta: int
-    k: float
-    visible: bool
-    rounds_played: int
+class RoundResult(RoundOut):
+    """A round's answer; `created` is False when the service had the round already (a retry
+    answered 200 with the stored result)."""
+
+    created: bool = True
 
 
-@dataclass(frozen=True, slots=True)
-class RoundResult:
-    round_id: str
-    seq: int
-    winner: str
-    p_a: float
-    sum_a: int
-    sum_b: int
-    players: tuple[PlayerChange, ...]
-    created: bool = True  # False: the service had this round already (a retry)
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any], created: bool) -> RoundResult:
-        players = tuple(build(PlayerChange, p) for p in data["players"])
-        return build(cls, {**data, "players": players, "created": created})
-
-
-@dataclass(frozen=True, slots=True)
-class Split:
-    k: int
-    A: tuple[str, ...]
-    B: tuple[str, ...]
-    bench: tuple[str, ...]
-    sum_a: int
-    sum_b: int
-    gap: int
-    p_a: float
-    optimal: bool
-    moved: int | None = None
-    moved_optimal: bool | None = None
-    split_parties: tuple[tuple[str, ...], ...] = ()
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Split:
-        return build(cls, {**data, "A": tuple(data["A"]), "B": tuple(data["B"]),
-                           "bench": tuple(data["bench"]),
-                           "split_parties": tuple(tuple(p) for p in data["split_parties"])})
+class Split(SplitOut):
+    """One team size's split; `players` are everyone it seats on a team."""
 
     @property
     def players(self) -> frozenset[str]:
-        """Everyone the split seats on a team."""
         return frozenset(self.A) | frozenset(self.B)
-
-
-@dataclass(frozen=True, slots=True)
-class Splits:
-    splits: tuple[Split, ...]
-    solver: str
-    elapsed_ms: float
-
-
-@dataclass(frozen=True, slots=True)
-class Move:
-    steam_id: str
-    from_team: str
-    to_team: str
-
-
-@dataclass(frozen=True, slots=True)
-class Autobalance:
-    method: str
-    moves: tuple[Move, ...]
-    gap_before: int
-    gap_after: int
-    sum_a: int
-    sum_b: int
-    size_a: int
-    size_b: int
-
-
-@dataclass(frozen=True, slots=True)
-class JournalEntry:
-    id: int
-    kind: str
-    round_id: str | None
-    seq: int | None
-    team: str | None
-    before: int
-    after: int
-    delta: int
-    k: float | None
-    p: float | None
-    s: float | None
-    at: str
-
-
-@dataclass(frozen=True, slots=True)
-class PoolInfo:
-    name: str
-    kmax: int
-    theta: float
-    player_ids: str
-    rounds: int
-    created_at: str
-    params: dict[str, float]
 
 
 class SyneloError(Exception):
