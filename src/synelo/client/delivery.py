@@ -57,6 +57,7 @@ class RoundReporter:
     make_id: Callable[[str], str] = new_round_id
     buffer: deque[dict[str, Any]] = field(default_factory=deque)
     stats: DeliveryStats = field(default_factory=DeliveryStats)
+    last_round_id: str | None = None  # the round_id of the latest report
 
     def report(self, winner: str, teams: Teams, participants: Teams | None = None,
                map_name: str = "") -> list[RoundResult]:
@@ -67,6 +68,7 @@ class RoundReporter:
         return self.deliver(body)
 
     def deliver(self, body: dict[str, Any]) -> list[RoundResult]:
+        self.last_round_id = body["round_id"]
         results = self.flush()
         if self.buffer:  # the service is still failing: do not even try the new one
             self._keep(body)
@@ -115,6 +117,7 @@ class SplitCache:
     """The splits of the last successful request, by team size, and a pending scramble."""
 
     client: SyneloClient
+    max_k: int | None = None  # the server's largest team size (None: N/2)
     by_k: dict[int, Split] = field(default_factory=dict)
     pending: bool = False
     failures: int = 0
@@ -125,7 +128,8 @@ class SplitCache:
         if len(players) < 4:
             return False
         try:
-            answer = self.client.splits(players, current=current)
+            max_k = None if self.max_k is None else min(self.max_k, len(players) // 2)
+            answer = self.client.splits(players, current=current, max_k=max_k)
         except ServiceUnavailable as exc:
             self.failures += 1
             log.warning("splits not refreshed (%s); keeping %d cached", exc, len(self.by_k))

@@ -76,7 +76,7 @@ class RoundLogic:
         if t < self.now:
             raise ValueError(f"event at t={t} is before the previous one (t={self.now})")
         out: list[Action] = []
-        deadline = self._deadline()
+        deadline = self.deadline()
         if deadline is not None and t >= deadline:
             self.now = deadline
             self._autobalance(out)
@@ -231,7 +231,8 @@ class RoundLogic:
         elif self.pending_since is None:
             self.pending_since = self.now
 
-    def _deadline(self) -> float | None:
+    def deadline(self) -> float | None:
+        """When the pending autobalance fires (None: nothing pending)."""
         if self.pending_since is None:
             return None
         return self.pending_since + self.settings.autobalance_delay
