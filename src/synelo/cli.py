@@ -337,8 +337,8 @@ def simulate_cmd(
     mode: Annotated[str, typer.Option(help="arena, koth, cp, ctf, payload, attack_defend")] = (
         "koth"),
     skill_mean: Annotated[float, typer.Option(help="true skill: normal mean")] = 1000.0,
-    skill_sd: Annotated[float, typer.Option(help="true skill: normal standard deviation")] = (
-        300.0),
+    skill_sd: Annotated[float, typer.Option(help="true skill: standard deviation")] = 300.0,
+    skill_dist: Annotated[str, typer.Option(help="true skill: normal or uniform")] = "normal",
     churn: Annotated[float, typer.Option(min=0, max=1, help="chance a player leaves during "
                                          "a round")] = 0.02,
     autobalance: Annotated[str, typer.Option(help="f11 or sectors_edge")] = "f11",
@@ -369,7 +369,8 @@ def simulate_cmd(
         raise _fail(f"{players} players cannot fill a {team_size}v{team_size}")
     config = SimConfig(players=players, servers=servers, team_size=team_size, rounds=rounds,
                        seed=seed, out=out, url=url, token=token, mode=mode,
-                       skill_mean=skill_mean, skill_sd=skill_sd, churn=churn,
+                       skill_mean=skill_mean, skill_sd=skill_sd, skill_dist=skill_dist,
+                       churn=churn,
                        autobalance=autobalance, fail_first=fail_first,
                        lose_responses=lose_responses,
                        outages=[_outage(v) for v in outage or []], restarts=restart_at or [],

@@ -67,6 +67,20 @@ def test_every_endpoint_typed(live: LiveServer, pool: str) -> None:
         assert a.create_pool(name, 3).theta == 800
 
 
+def test_one_connection_is_reused(live: LiveServer, pool: str) -> None:
+    proxy = FaultProxy(_upstream(live.url))
+    try:
+        with SyneloClient(proxy.url, SERVER, pool) as c:
+            reporter, cache = RoundReporter(c, "srv"), SplitCache(c)
+            for i in range(5):
+                reporter.report("A" if i % 2 else "B", (P[:2], P[2:4]))
+                assert cache.refresh(P[:6])
+                c.lookup(P[:6])
+        assert proxy.connections == 1 and proxy.counts["pass"] == 15
+    finally:
+        proxy.close()
+
+
 def test_4xx_raise_and_are_never_retried(live: LiveServer, pool: str) -> None:
     with SyneloClient(live.url, SERVER, pool) as c:
         with pytest.raises(Unauthorized):

@@ -57,6 +57,7 @@ class FaultProxy:
         self.decide: Decide = decide or (lambda _m, _p, _b: "pass")
         self.down = False
         self.counts = {"pass": 0, "fail": 0, "drop": 0, "down": 0}
+        self.connections = 0  # client connections accepted
         self._listener = socket.create_server(("127.0.0.1", 0))
         self.port = self._listener.getsockname()[1]
         self.url = f"http://127.0.0.1:{self.port}"
@@ -74,6 +75,8 @@ class FaultProxy:
                 conn, _ = self._listener.accept()
             except OSError:
                 return
+            with self._lock:
+                self.connections += 1
             threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
 
     def _serve(self, conn: socket.socket) -> None:

@@ -40,6 +40,7 @@ class SimConfig:
     mode: str = "koth"
     skill_mean: float = 1000.0
     skill_sd: float = 300.0
+    skill_dist: str = "normal"  # normal, or uniform with the same mean and sd
     churn: float = 0.02  # chance a player leaves during a round
     autobalance: str = "f11"
     fail_first: float = 0.0  # share of round reports whose first attempt fails (503)
@@ -78,7 +79,14 @@ class Faults:
 
 
 def make_players(config: SimConfig, rng: np.random.Generator) -> tuple[list[SimPlayer], dict]:
-    skills = np.maximum(rng.normal(config.skill_mean, config.skill_sd, config.players), 100.0)
+    if config.skill_dist == "uniform":
+        half = config.skill_sd * 3 ** 0.5
+        drawn = rng.uniform(config.skill_mean - half, config.skill_mean + half, config.players)
+    elif config.skill_dist == "normal":
+        drawn = rng.normal(config.skill_mean, config.skill_sd, config.players)
+    else:
+        raise ValueError(f"unknown skill distribution {config.skill_dist!r} (normal, uniform)")
+    skills = np.maximum(drawn, 100.0)
     players = [SimPlayer(steam_id(i + 1), float(s)) for i, s in enumerate(skills)]
     plan: dict[str, Any] = {}
     if config.thrower:
