@@ -354,6 +354,8 @@ def simulate_cmd(
     thrower: Annotated[bool, typer.Option(help="one player throws from R/4 to R/2")] = False,
     smurf: Annotated[bool, typer.Option(help="a player 3 sd above the mean joins at R/4")] = (
         False),
+    pool_param: Annotated[list[str] | None, typer.Option(
+        help="a rating parameter of the new pool, KEY=VALUE (repeatable), e.g. sigma=400")] = None,
     progress: Annotated[bool, typer.Option(help="show the progress bar")] = True,
 ) -> None:
     """A closed loop: players with hidden skill on game servers (synelo.game + synelo.client)
@@ -367,6 +369,13 @@ def simulate_cmd(
         raise _fail("--autobalance is f11 or sectors_edge")
     if players < 2 * team_size:
         raise _fail(f"{players} players cannot fill a {team_size}v{team_size}")
+    params = {}
+    for item in pool_param or []:
+        key, _, value = item.partition("=")
+        try:
+            params[key.strip()] = float(value)
+        except ValueError:
+            raise _fail(f"--pool-param takes KEY=NUMBER, not {item!r}") from None
     config = SimConfig(players=players, servers=servers, team_size=team_size, rounds=rounds,
                        seed=seed, out=out, url=url, token=token, mode=mode,
                        skill_mean=skill_mean, skill_sd=skill_sd, skill_dist=skill_dist,
@@ -374,7 +383,7 @@ def simulate_cmd(
                        autobalance=autobalance, fail_first=fail_first,
                        lose_responses=lose_responses,
                        outages=[_outage(v) for v in outage or []], restarts=restart_at or [],
-                       thrower=thrower, smurf=smurf, progress=progress)
+                       thrower=thrower, smurf=smurf, pool_params=params, progress=progress)
     try:
         simulate(config, console)
     except ValueError as exc:

@@ -49,6 +49,7 @@ class SimConfig:
     restarts: list[int] = field(default_factory=list)  # rounds before which it restarts
     thrower: bool = False
     smurf: bool = False
+    pool_params: dict[str, float] = field(default_factory=dict)  # overrides for the pool
     snapshots: int = 40  # rating snapshots (Spearman over time)
     recent: int = 2000  # rounds in brier_recent
     progress: bool = True
@@ -136,7 +137,8 @@ def simulate(config: SimConfig, console: Console | None = None) -> dict[str, Any
         admin = SyneloClient(url, admin_token, timeout=60)
         clients.append(admin)
         pool = f"sim-{config.seed}-{secrets.token_hex(4)}"
-        theta = admin.create_pool(pool, config.team_size).theta
+        theta = admin.create_pool(pool, config.team_size,
+                                  params=config.pool_params or None).theta
         admin.pool = pool
         players, plan = make_players(config, rng)
         settings = GameSettings(autobalance=config.autobalance)  # type: ignore[arg-type]
@@ -213,6 +215,23 @@ def measure(config: SimConfig, admin: SyneloClient, world: World, players: list[
             throw: tuple[int, int]) -> tuple[dict[str, Any], dict[str, Any]]:
     """Everything summary.json says, read back from the service over HTTP."""
     obs = world.obs
+    looked = {x.steam_id: x for x in admin.lookup([p.id for p in players])}
+    with (Path(config.out) / "players.csv").open("w") as f:
+        f.write("steam_id,role,skill,rating,rounds_played,k\n")
+        for p in players:
+            x = looked[p.id]
+            f.write(f"{p.id},{p.role},{p.skill:.1f},{x.rating},{x.rounds_played},{x.k:.2f}\n")
+    rated = [(p.skill, looked[p.id].rating) for p in players
+             if looked[p.id].rounds_played >= 100]
+    if len(rated) >= 3:
+        sk, ra = np.array(rated).T
+        slope, intercept = np.polyfit(sk, ra, 1)
+        scale = {"rating_sd": float(ra.std()), "skill_sd": float(sk.std()),
+                 "rating_on_skill_slope": float(slope),
+                 "median_abs_rating_minus_skill": float(np.median(np.abs(ra - sk))),
+                 "share_within_100_of_skill": float(np.mean(np.abs(ra - sk) <= 100))}
+    else:
+        scale = {}
     rows, keys = 0, set()
     for p in players:
         for entry in admin.full_history(p.id):
@@ -238,6 +257,7 @@ def measure(config: SimConfig, admin: SyneloClient, world: World, players: list[
         "spearman": final.get("spearman_100"),
         "spearman_players": final.get("players_100"),
         "mean_k": final.get("mean_k_100"),
+        **scale,
         "brier_recent": float(recent.mean()) if len(recent) else None,
         "brier_recent_rounds": int(len(recent)),
         "brier_all": float(terms.mean()) if len(terms) else None,
@@ -301,7 +321,9 @@ def _fmt(value: float | None) -> str:
 def print_summary(console: Console, summary: dict[str, Any]) -> None:
     table = Table(title="synelo simulate", show_header=False)
     for key in ("rounds", "rounds_applied", "journal_rows", "expected_journal_rows",
-                "duplicate_rows", "spearman", "spearman_players", "brier_recent",
+                "duplicate_rows", "spearman", "spearman_players", "mean_k", "rating_sd",
+                "skill_sd", "rating_on_skill_slope", "median_abs_rating_minus_skill",
+                "brier_recent",
                 "brier_true_recent", "brier_all", "mean_abs_p_gap", "scrambles",
                 "scrambles_pending", "autobalance_moves", "reports_buffered",
                 "retries_already_applied", "reports_dropped", "seconds"):

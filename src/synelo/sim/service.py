@@ -45,7 +45,9 @@ class LocalService:
                                                 pool_size=self.settings.db_pool_size),
                             window_cache=self.settings.window_cache)
         app = create_app(self.settings, store=self._store)
-        config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="error",
+        # log_config=None: uvicorn must not reconfigure logging (dictConfig closes every
+        # handler, e.g. the simulator's client log, on each restart).
+        config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_config=None,
                                 access_log=False)
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._server.run, daemon=True, name="synelo")
