@@ -325,7 +325,7 @@ def _outage(value: str) -> tuple[int, int]:
 def simulate_cmd(
     players: Annotated[int, typer.Option(min=4, help="population size")] = 200,
     servers: Annotated[int, typer.Option(min=1, help="game servers feeding the pool")] = 4,
-    team_size: Annotated[int, typer.Option(min=1, max=32, help="players a team (12: 12v12)")] = 12,
+    team_size: Annotated[int, typer.Option(min=2, max=32, help="players a team (12: 12v12)")] = 12,
     rounds: Annotated[int, typer.Option(min=1, help="rounds, over all servers")] = 20_000,
     seed: Annotated[int, typer.Option(help="random seed")] = 1,
     out: Annotated[Path, typer.Option(help="folder for summary.json and the plots")] = Path(

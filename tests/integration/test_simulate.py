@@ -20,21 +20,22 @@ SUMMARY_FIELDS = {"rounds", "rounds_applied", "journal_rows", "expected_journal_
 def test_ci_target_ranks_and_exactly_once_under_faults(tmp_path: Path) -> None:
     """Spearman ≥ 0.90 for players with ≥ 100 rounds, and every round applied exactly once
     while 10 % of reports fail at first, 2 % of answers are lost after apply, the service is
-    unreachable for 8 rounds and restarted once."""
-    config = SimConfig(players=16, servers=2, team_size=2, rounds=1500, seed=4, out=tmp_path,
-                       fail_first=0.10, lose_responses=0.02, outages=[(500, 8)],
-                       restarts=[900], progress=False)
+    unreachable for 8 rounds and restarted once. (2v2: ~670 rounds a player in 4,000 rounds;
+    seeds 1–7 gave ρ 0.903–0.970 here.)"""
+    config = SimConfig(players=24, servers=3, team_size=2, rounds=4000, seed=1, out=tmp_path,
+                       fail_first=0.10, lose_responses=0.02, outages=[(1333, 8)],
+                       restarts=[2666], progress=False)
     s = simulate(config)
     assert set(s) >= SUMMARY_FIELDS
-    assert s["spearman_players"] == 16 and s["spearman"] >= 0.90
-    assert s["rounds"] == s["rounds_applied"] == 1500
+    assert s["spearman_players"] == 24 and s["spearman"] >= 0.90
+    assert s["rounds"] == s["rounds_applied"] == 4000
     assert s["journal_rows"] == s["expected_journal_rows"] and s["duplicate_rows"] == 0
     assert s["reports_dropped"] == 0 and s["reports_unanswered"] == 0
     faults = s["faults"]
     assert faults["restarts"] == 1
-    assert faults["proxy"]["fail"] > 100 and faults["proxy"]["drop"] > 10
+    assert faults["proxy"]["fail"] > 300 and faults["proxy"]["drop"] > 40
     assert faults["proxy"]["down"] > 0
-    assert s["retries_already_applied"] > 10  # lost answers whose retry changed nothing
+    assert s["retries_already_applied"] > 40  # lost answers whose retry changed nothing
     assert json.loads((tmp_path / "summary.json").read_text())["journal_rows"] == \
         s["journal_rows"]
     for name in PLOTS:

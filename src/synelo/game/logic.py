@@ -141,8 +141,7 @@ class RoundLogic:
     # -- participation ---------------------------------------------------------------------
 
     def _mark_active(self, player: str | None) -> None:
-        if self.live and player and self.slot.get(player) in SIDES \
-                and player not in self.left_idle:
+        if self.live and player and self.slot.get(player) in SIDES:
             self.active.add(player)
 
     def _on_damage(self, e: Event, out: list[Action]) -> None:

@@ -95,7 +95,6 @@ class World:
                                                                  throw_penalty)
         self.obs = Observations()
         self.round = 0  # global rounds played
-        self.pending_events: list[dict[str, Any]] = []
 
     # -- truth -----------------------------------------------------------------------------
 
@@ -138,7 +137,9 @@ class World:
             server.known[pid] = rating
         except ServiceUnavailable:
             pass  # the plugin keeps what it knew, or R_0
-        event: dict[str, Any] = {"t": t, "type": "join", "player": pid, "team": team}
+        # pub_power (Sector's Edge's scoreboard history) follows the true skill
+        event: dict[str, Any] = {"t": t, "type": "join", "player": pid, "team": team,
+                                 "pub_power": self.players[pid].skill}
         if rating is not None:
             event["rating"] = rating
         self.feed(server, event)
@@ -233,6 +234,9 @@ class World:
             if foes:
                 victim = foes[int(self.rng.integers(len(foes)))]
                 self.feed(server, {"t": t, "type": "damage", "attacker": pid, "victim": victim})
+                if server.logic.sectors_edge is not None and self.rng.random() < 0.5:
+                    # Sector's Edge moves players when they die (F11 needs no deaths)
+                    self.feed(server, {"t": t, "type": "death", "player": victim})
         elif kind == "leave":
             pid = event["player"]
             if pid in slots:
