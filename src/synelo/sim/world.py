@@ -120,9 +120,8 @@ class World:
         self.play_round(server)
 
     def feed(self, server: SimServer, event: dict[str, Any]) -> None:
-        deadline = server.logic.deadline()
-        if deadline is not None and deadline <= event["t"]:
-            self.handle(server, server.logic.feed({"t": deadline, "type": "tick"}))
+        """One event to the server's state machine (a timer due by then fires first), and
+        its actions carried out."""
         self.handle(server, server.logic.feed(event))
 
     def offline(self) -> list[str]:
