@@ -187,6 +187,9 @@ class World:
         self.seat_waiting(server, t)
         t += 1.0
         attackers = "A" if rng.random() < 0.5 else "B"
+        halves = server.mode in ("attack_defend", "payload")
+        if halves:  # stopwatch: the teams swap sides, two halves make a full round
+            attackers = "B" if server.logic.round % 2 == 0 else "A"
         self.feed(server, {"t": t, "type": "round_start", "attackers": attackers})
         team_a, team_b = server.logic.team("A"), server.logic.team("B")
         self.obs.rounds_played += 1
@@ -218,7 +221,7 @@ class World:
         for time, _, event in sorted(timeline, key=lambda x: (x[0], x[1])):
             self.happen(server, time, event)
         self.feed(server, {"t": end, "type": "round_end", "winner": winner,
-                           "full_round": True})
+                           "full_round": not halves or server.logic.round % 2 == 0})
         server.clock = end + float(rng.uniform(5, 15))
 
     def happen(self, server: SimServer, t: float, event: dict[str, Any]) -> None:
