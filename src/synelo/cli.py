@@ -312,3 +312,80 @@ def tune_cmd(history: HistoryArg, model: ModelOpt = "synelo", param: ParamOpt = 
                                "fitted": result.train_log_loss_fitted},
             "test": {"default": result.test_default.to_json(),
                      "fitted": result.test_fitted.to_json()}})
+
+
+def _outage(value: str) -> tuple[int, int]:
+    start, sep, length = value.partition(":")
+    if not sep or not start.isdigit() or not length.isdigit():
+        raise typer.BadParameter(f"--outage takes ROUND:ROUNDS, not {value!r}")
+    return int(start), int(length)
+
+
+@app.command("simulate")
+def simulate_cmd(
+    players: Annotated[int, typer.Option(min=4, help="population size")] = 200,
+    servers: Annotated[int, typer.Option(min=1, help="game servers feeding the pool")] = 4,
+    team_size: Annotated[int, typer.Option(min=2, max=32, help="players a team (12: 12v12)")] = 12,
+    rounds: Annotated[int, typer.Option(min=1, help="rounds, over all servers")] = 20_000,
+    seed: Annotated[int, typer.Option(help="random seed")] = 1,
+    out: Annotated[Path, typer.Option(help="folder for summary.json and the plots")] = Path(
+        "sim-out"),
+    url: Annotated[str | None, typer.Option(help="a running service (default: in-process "
+                                            "on loopback)")] = None,
+    token: Annotated[str | None, typer.Option(envvar="SYNELO_TOKEN", help="admin token for "
+                                              "--url (or SYNELO_TOKEN)")] = None,
+    mode: Annotated[str, typer.Option(help="arena, koth, cp, ctf, payload, attack_defend")] = (
+        "koth"),
+    skill_mean: Annotated[float, typer.Option(help="true skill: normal mean")] = 1000.0,
+    skill_sd: Annotated[float, typer.Option(help="true skill: standard deviation")] = 300.0,
+    skill_dist: Annotated[str, typer.Option(help="true skill: normal or uniform")] = "normal",
+    churn: Annotated[float, typer.Option(min=0, max=1, help="chance a player leaves during "
+                                         "a round")] = 0.02,
+    autobalance: Annotated[str, typer.Option(help="f11 or sectors_edge")] = "f11",
+    fail_first: Annotated[float, typer.Option(min=0, max=1, help="share of round reports "
+                                              "whose first attempt fails (503)")] = 0.0,
+    lose_responses: Annotated[float, typer.Option(min=0, max=1, help="share of report "
+                                                  "answers lost after apply")] = 0.0,
+    outage: Annotated[list[str] | None, typer.Option(help="ROUND:ROUNDS the service is "
+                                                     "unreachable (repeatable)")] = None,
+    restart_at: Annotated[list[int] | None, typer.Option(help="restart the in-process "
+                                                         "service before this round "
+                                                         "(repeatable)")] = None,
+    thrower: Annotated[bool, typer.Option(help="one player throws from R/4 to R/2")] = False,
+    smurf: Annotated[bool, typer.Option(help="a player 3 sd above the mean joins at R/4")] = (
+        False),
+    pool_param: Annotated[list[str] | None, typer.Option(
+        help="a rating parameter of the new pool, KEY=VALUE (repeatable), e.g. sigma=400")] = None,
+    progress: Annotated[bool, typer.Option(help="show the progress bar")] = True,
+) -> None:
+    """A closed loop: players with hidden skill on game servers (synelo.game + synelo.client)
+    against the service; writes summary.json and PNG plots to OUT."""
+    from synelo.game import MODES
+    from synelo.sim.run import SimConfig, simulate
+
+    if mode not in MODES:
+        raise _fail(f"unknown mode {mode!r} (one of {', '.join(MODES)})")
+    if autobalance not in ("f11", "sectors_edge"):
+        raise _fail("--autobalance is f11 or sectors_edge")
+    if players < 2 * team_size:
+        raise _fail(f"{players} players cannot fill a {team_size}v{team_size}")
+    params = {}
+    for item in pool_param or []:
+        key, _, value = item.partition("=")
+        try:
+            params[key.strip()] = float(value)
+        except ValueError:
+            raise _fail(f"--pool-param takes KEY=NUMBER, not {item!r}") from None
+    config = SimConfig(players=players, servers=servers, team_size=team_size, rounds=rounds,
+                       seed=seed, out=out, url=url, token=token, mode=mode,
+                       skill_mean=skill_mean, skill_sd=skill_sd, skill_dist=skill_dist,
+                       churn=churn,
+                       autobalance=autobalance, fail_first=fail_first,
+                       lose_responses=lose_responses,
+                       outages=[_outage(v) for v in outage or []], restarts=restart_at or [],
+                       thrower=thrower, smurf=smurf, pool_params=params, progress=progress)
+    try:
+        simulate(config, console)
+    except ValueError as exc:
+        raise _fail(str(exc)) from None
+    console.print(f"wrote {out / 'summary.json'} and the plots in {out}")

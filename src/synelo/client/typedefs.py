@@ -1,0 +1,73 @@
+"""The answers of API v1 as typed objects, and the client's exceptions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from synelo.service.balance_schemas import AutobalanceOut, MoveOut, SplitOut
+from synelo.service.schemas import JournalOut, PlayerChangeOut, PlayerOut, PoolOut, RoundOut
+
+# The answers are the service's own response models (pydantic), parsed from the JSON: one
+# definition of the wire format for both sides.
+Player = PlayerOut
+PlayerChange = PlayerChangeOut
+JournalEntry = JournalOut
+PoolInfo = PoolOut
+Move = MoveOut
+Autobalance = AutobalanceOut
+
+
+class RoundResult(RoundOut):
+    """A round's answer; `created` is False when the service had the round already (a retry
+    answered 200 with the stored result)."""
+
+    created: bool = True
+
+
+class Split(SplitOut):
+    """One team size's split; `players` are everyone it seats on a team."""
+
+    @property
+    def players(self) -> frozenset[str]:
+        return frozenset(self.A) | frozenset(self.B)
+
+
+class SyneloError(Exception):
+    """Anything the client could not do."""
+
+
+class ServiceUnavailable(SyneloError):
+    """No answer that counts: connection refused or reset, a timeout, or a 5xx. Transient:
+    round reports that fail this way are kept and retried."""
+
+
+class RequestRejected(SyneloError):
+    """A 4xx: the request itself is wrong (or not allowed). Never retried."""
+
+    def __init__(self, status: int, detail: Any, method: str, path: str) -> None:
+        self.status, self.detail, self.method, self.path = status, detail, method, path
+        super().__init__(f"{method} {path} answered {status}: {detail}")
+
+
+class Unauthorized(RequestRejected):
+    """401: no or a wrong token."""
+
+
+class Forbidden(RequestRejected):
+    """403: a server token on an admin route."""
+
+
+class NotFound(RequestRejected):
+    """404: unknown pool (or route)."""
+
+
+class Conflict(RequestRejected):
+    """409: the round_id was used for another round, or the pool exists."""
+
+
+class Invalid(RequestRejected):
+    """422 (the detail names the field) or 413 (body too large)."""
+
+
+REJECTIONS: dict[int, type[RequestRejected]] = {
+    401: Unauthorized, 403: Forbidden, 404: NotFound, 409: Conflict, 413: Invalid, 422: Invalid}

@@ -1,0 +1,1 @@
+"""Closed-loop simulation of game servers, players and the service (`synelo simulate`)."""

@@ -1,0 +1,335 @@
+"""`synelo simulate`: set up the service (in-process or `--url`), the faults, the players and
+the servers, play the rounds, then measure what the service did (over HTTP) and write
+summary.json and the plots."""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import secrets
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
+
+from synelo.client import SyneloClient
+from synelo.game import GameSettings
+from synelo.sim.faults import FaultProxy
+from synelo.sim.metrics import brier_terms, rounds_to_within, spearman
+from synelo.sim.plots import write_plots
+from synelo.sim.service import LocalService
+from synelo.sim.world import SimPlayer, SimServer, World, steam_id
+
+
+@dataclass
+class SimConfig:
+    players: int = 200
+    servers: int = 4
+    team_size: int = 12
+    rounds: int = 20_000
+    seed: int = 1
+    out: Path = Path("sim-out")
+    url: str | None = None
+    token: str | None = None
+    mode: str = "koth"
+    skill_mean: float = 1000.0
+    skill_sd: float = 300.0
+    skill_dist: str = "normal"  # normal, or uniform with the same mean and sd
+    churn: float = 0.02  # chance a player leaves during a round
+    autobalance: str = "f11"
+    fail_first: float = 0.0  # share of round reports whose first attempt fails (503)
+    lose_responses: float = 0.0  # share of round-report answers lost after the service applied
+    outages: list[tuple[int, int]] = field(default_factory=list)  # (from round, rounds)
+    restarts: list[int] = field(default_factory=list)  # rounds before which it restarts
+    thrower: bool = False
+    smurf: bool = False
+    pool_params: dict[str, float] = field(default_factory=dict)  # overrides for the pool
+    snapshots: int = 40  # rating snapshots (Spearman over time)
+    recent: int = 2000  # rounds in brier_recent
+    progress: bool = True
+
+
+class Faults:
+    """The injected faults: the proxy's verdict per request, outages and restarts by round."""
+
+    def __init__(self, config: SimConfig, rng: random.Random) -> None:
+        self.config, self.rng = config, rng
+        self.seen: set[str] = set()
+        self.round = 0
+
+    def decide(self, method: str, path: str, body: bytes) -> str:
+        if method != "POST" or not path.endswith("/rounds"):
+            return "pass"
+        round_id = json.loads(body)["round_id"]
+        first = round_id not in self.seen
+        self.seen.add(round_id)
+        if first and self.rng.random() < self.config.fail_first:
+            return "fail"
+        if self.rng.random() < self.config.lose_responses:
+            return "drop"
+        return "pass"
+
+    def down(self, round_no: int) -> bool:
+        return any(start <= round_no < start + length for start, length in self.config.outages)
+
+
+def make_players(config: SimConfig, rng: np.random.Generator) -> tuple[list[SimPlayer], dict]:
+    if config.skill_dist == "uniform":
+        half = config.skill_sd * 3 ** 0.5
+        drawn = rng.uniform(config.skill_mean - half, config.skill_mean + half, config.players)
+    elif config.skill_dist == "normal":
+        drawn = rng.normal(config.skill_mean, config.skill_sd, config.players)
+    else:
+        raise ValueError(f"unknown skill distribution {config.skill_dist!r} (normal, uniform)")
+    skills = np.maximum(drawn, 100.0)
+    players = [SimPlayer(steam_id(i + 1), float(s)) for i, s in enumerate(skills)]
+    plan: dict[str, Any] = {}
+    if config.thrower:
+        target = config.skill_mean + config.skill_sd
+        thrower = min(players, key=lambda p: abs(p.skill - target))
+        thrower.role, thrower.always_on = "thrower", True
+        plan["thrower"] = thrower.id
+    if config.smurf:
+        smurf = SimPlayer(steam_id(config.players + 1), config.skill_mean + 3 * config.skill_sd,
+                          "smurf", online_from=config.rounds // 4, always_on=True)
+        players.append(smurf)
+        plan["smurf"] = smurf.id
+    return players, plan
+
+
+def simulate(config: SimConfig, console: Console | None = None) -> dict[str, Any]:
+    console = console or Console()
+    out = Path(config.out)
+    out.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(config.seed)
+    started = time.monotonic()
+    service: LocalService | None = None
+    if config.url is None:
+        admin_token, server_token = secrets.token_urlsafe(24), secrets.token_urlsafe(24)
+        service = LocalService(out / "service", admin_token, server_token)
+        service.start()
+        url = service.url
+    else:
+        if config.restarts:
+            raise ValueError("--restart-at needs the in-process service (no --url)")
+        if not config.token:
+            raise ValueError("--url needs an admin token (--token or SYNELO_TOKEN)")
+        url, admin_token = config.url, config.token
+        server_token = config.token
+    client_log = logging.getLogger("synelo.client")  # buffered/dropped reports: to a file
+    handler = logging.FileHandler(out / "client.log", mode="w")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+    client_log.addHandler(handler)
+    client_log.propagate = False
+    faults = Faults(config, random.Random(config.seed))
+    proxy = None
+    if config.fail_first or config.lose_responses or config.outages:
+        host, port = url.removeprefix("http://").rsplit(":", 1)
+        proxy = FaultProxy((host, int(port)), faults.decide)
+    clients: list[SyneloClient] = []
+    try:
+        admin = SyneloClient(url, admin_token, timeout=60)
+        clients.append(admin)
+        pool = f"sim-{config.seed}-{secrets.token_hex(4)}"
+        theta = admin.create_pool(pool, config.team_size,
+                                  params=config.pool_params or None).theta
+        admin.pool = pool
+        players, plan = make_players(config, rng)
+        settings = GameSettings(autobalance=config.autobalance)  # type: ignore[arg-type]
+        servers = []
+        for i in range(config.servers):
+            client = SyneloClient(proxy.url if proxy else url, server_token, pool, timeout=2.0)
+            clients.append(client)
+            servers.append(SimServer(i + 1, config.mode, config.team_size, client, settings))
+        throw = (config.rounds // 4, config.rounds // 2)
+        world = World(players=players, servers=servers, theta=theta, rng=rng,
+                      churn=config.churn, throw_from=throw[0], throw_until=throw[1])
+        every = max(1, config.rounds // max(config.snapshots, 1))
+        snapshots: list[dict[str, Any]] = []
+
+        def before_round(r: int) -> None:
+            if proxy is not None:
+                proxy.down = faults.down(r)
+            if service is not None and r in config.restarts:
+                service.restart()
+
+        with Progress(TextColumn("[bold]simulating"), BarColumn(), MofNCompleteColumn(),
+                      TextColumn("{task.fields[info]}"), TimeRemainingColumn(),
+                      console=console, disable=not config.progress) as bar:
+            task = bar.add_task("rounds", total=config.rounds, info="")
+            for r in range(1, config.rounds + 1):
+                world.step(before_round)
+                if r % every == 0 or r == config.rounds:
+                    snap = snapshot(admin, players, r)
+                    snapshots.append(snap)
+                    bar.update(task, info=f"ρ≥100 {_fmt(snap['spearman_100'])}")
+                bar.advance(task)
+        if proxy is not None:
+            proxy.down = False
+        for server in servers:  # the round end after the last: retry what is still buffered
+            for result in server.reporter.flush():
+                world.record(server, result)
+        summary, data = measure(config, admin, world, players, plan, snapshots, throw)
+        summary["seconds"] = round(time.monotonic() - started, 1)
+        summary["faults"] = {"proxy": dict(proxy.counts) if proxy else None,
+                             "restarts": service.restarts if service else 0}
+        summary["plots"] = write_plots(out, data)
+        (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+        print_summary(console, summary)
+        return summary
+    finally:
+        client_log.removeHandler(handler)
+        client_log.propagate = True
+        handler.close()
+        for client in clients:
+            client.close()
+        if proxy is not None:
+            proxy.close()
+        if service is not None:
+            service.stop()
+
+
+def snapshot(admin: SyneloClient, players: list[SimPlayer], r: int) -> dict[str, Any]:
+    """Spearman's ρ of rating with true skill now (players with ≥ 100 and ≥ 10 rounds)."""
+    skill = {p.id: p.skill for p in players}
+    looked = admin.lookup([p.id for p in players])
+    pairs = [(skill[x.steam_id], x.rating, x.rounds_played) for x in looked]
+    ks = [x.k for x in looked if x.rounds_played >= 100]
+    rho = {}
+    for least in (100, 10):
+        chosen = [(s, r) for s, r, n in pairs if n >= least]
+        rho[least] = spearman([s for s, _ in chosen], [r for _, r in chosen])
+    return {"round": r, "spearman_100": rho[100], "spearman_all": rho[10],
+            "players_100": sum(1 for *_, n in pairs if n >= 100),
+            "mean_k_100": float(np.mean(ks)) if ks else None}
+
+
+def measure(config: SimConfig, admin: SyneloClient, world: World, players: list[SimPlayer],
+            plan: dict[str, Any], snapshots: list[dict[str, Any]],
+            throw: tuple[int, int]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Everything summary.json says, read back from the service over HTTP."""
+    obs = world.obs
+    looked = {x.steam_id: x for x in admin.lookup([p.id for p in players])}
+    with (Path(config.out) / "players.csv").open("w") as f:
+        f.write("steam_id,role,skill,rating,rounds_played,k\n")
+        for p in players:
+            x = looked[p.id]
+            f.write(f"{p.id},{p.role},{p.skill:.1f},{x.rating},{x.rounds_played},{x.k:.2f}\n")
+    rated = [(p.skill, looked[p.id].rating) for p in players
+             if looked[p.id].rounds_played >= 100]
+    if len(rated) >= 3:
+        sk, ra = np.array(rated).T
+        slope, intercept = np.polyfit(sk, ra, 1)
+        scale = {"rating_sd": float(ra.std()), "skill_sd": float(sk.std()),
+                 "rating_on_skill_slope": float(slope),
+                 "median_abs_rating_minus_skill": float(np.median(np.abs(ra - sk))),
+                 "share_within_100_of_skill": float(np.mean(np.abs(ra - sk) <= 100))}
+    else:
+        scale = {}
+    rows, keys = 0, set()
+    for p in players:
+        for entry in admin.full_history(p.id):
+            if entry.kind == "round":
+                rows += 1
+                keys.add((p.id, entry.round_id))
+    reported = list(obs.reports.values())
+    answered = sorted((r for r in reported if r.result is not None), key=lambda r: r.result.seq)
+    p_a = [r.result.p_a for r in answered]
+    outcome = [1.0 if r.winner == "A" else 0.0 if r.winner == "B" else 0.5 for r in answered]
+    terms = brier_terms(p_a, outcome)
+    recent = terms[-config.recent:]
+    true_terms = brier_terms([r.true_p for r in answered], outcome)[-config.recent:]
+    final = snapshots[-1] if snapshots else {}
+    stats = [s.reporter.stats for s in world.servers]
+    summary: dict[str, Any] = {
+        "rounds": len(reported),
+        "rounds_played": obs.rounds_played,
+        "rounds_applied": admin.pool_info().rounds,
+        "journal_rows": rows,
+        "expected_journal_rows": sum(r.participants for r in reported),
+        "duplicate_rows": rows - len(keys),
+        "spearman": final.get("spearman_100"),
+        "spearman_players": final.get("players_100"),
+        "mean_k": final.get("mean_k_100"),
+        **scale,
+        "brier_recent": float(recent.mean()) if len(recent) else None,
+        "brier_recent_rounds": int(len(recent)),
+        "brier_all": float(terms.mean()) if len(terms) else None,
+        "brier_true_recent": float(true_terms.mean()) if len(true_terms) else None,
+        "mean_abs_p_gap": float(np.mean(np.abs(np.asarray(p_a) - 0.5))) if p_a else None,
+        "scrambles": sum(1 for *_, ok in obs.scrambles if ok),
+        "scrambles_pending": sum(1 for *_, ok in obs.scrambles if not ok),
+        "autobalance_moves": obs.moves,
+        "reports_sent_first_time": sum(s.sent for s in stats),
+        "reports_buffered": sum(s.buffered for s in stats),
+        "reports_retried": sum(s.retried for s in stats),
+        "retries_already_applied": sum(s.already_applied for s in stats),
+        "reports_dropped": sum(s.dropped for s in stats),
+        "reports_unanswered": len(reported) - len(answered),
+        "split_refresh_failures": sum(s.cache.failures for s in world.servers),
+        "config": {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(config).items()
+                   if k not in ("token", "progress")},
+        "pool_theta": world.theta,
+    }
+    adversaries = []
+    for role in ("thrower", "smurf"):
+        pid = plan.get(role)
+        if pid is None:
+            continue
+        who = world.players[pid]
+        traj = [(r, v) for r, _, v in obs.trajectory.get(pid, [])]
+        ratings = [v for _, v in traj]
+        info: dict[str, Any] = {"role": role, "id": pid, "skill": round(who.skill, 1),
+                                "rounds": len(traj), "final_rating": ratings[-1] if ratings
+                                else None, "trajectory": traj}
+        if role == "smurf":
+            info["rounds_to_within_100"] = rounds_to_within(ratings, who.skill)
+        else:
+            before = [v for r, v in traj if r < throw[0]]
+            during = [v for r, v in traj if throw[0] <= r < throw[1]]
+            after = [v for r, v in traj if r >= throw[1]]
+            level = before[-1] if before else None
+            info.update(throw_from=throw[0], throw_until=throw[1], rating_before=level,
+                        lowest_while_throwing=min(during) if during else None,
+                        rating_when_stopped=during[-1] if during else None,
+                        rounds_after_stop_to_within_100_of_before=(
+                            rounds_to_within(after, level) if level is not None else None),
+                        rounds_after_stop_to_within_100_of_skill=rounds_to_within(
+                            after, who.skill))
+        adversaries.append(info)
+    summary["adversaries"] = [{k: v for k, v in a.items() if k != "trajectory"}
+                              for a in adversaries]
+    summary["spearman_over_time"] = snapshots
+    data = {"brier_terms": terms, "snapshots": [s for s in snapshots
+                                                if s["spearman_100"] is not None
+                                                and s["spearman_all"] is not None],
+            "p_a": p_a, "true_p": [r.true_p for r in answered], "scrambles": obs.scrambles,
+            "rounds_played": obs.rounds_played, "adversaries": adversaries}
+    return summary, data
+
+
+def _fmt(value: float | None) -> str:
+    return "–" if value is None else f"{value:.3f}"
+
+
+def print_summary(console: Console, summary: dict[str, Any]) -> None:
+    table = Table(title="synelo simulate", show_header=False)
+    for key in ("rounds", "rounds_applied", "journal_rows", "expected_journal_rows",
+                "duplicate_rows", "spearman", "spearman_players", "mean_k", "rating_sd",
+                "skill_sd", "rating_on_skill_slope", "median_abs_rating_minus_skill",
+                "brier_recent",
+                "brier_true_recent", "brier_all", "mean_abs_p_gap", "scrambles",
+                "scrambles_pending", "autobalance_moves", "reports_buffered",
+                "retries_already_applied", "reports_dropped", "seconds"):
+        value = summary.get(key)
+        table.add_row(key, _fmt(value) if isinstance(value, float) else str(value))
+    for who in summary["adversaries"]:
+        table.add_row(who["role"], ", ".join(f"{k} {v}" for k, v in who.items()
+                                              if k not in ("role", "id")))
+    console.print(table)
