@@ -25,12 +25,13 @@ def test_migrations_match_tables(backend: Engine) -> None:
 
 
 def test_0002_moves_windows_into_chunks_and_back(tmp_path: Path) -> None:
-    """A database made at 0001, with whole-window blobs, upgrades to header + chunks that load
-    the same windows, and downgrades back to the same blobs."""
+    """A database made at 0001, with whole-window blobs, upgrades to a header, full chunks and
+    an unfilled newest chunk in the player's row that load the same windows, and downgrades
+    back to the same blobs."""
     engine = create_store_engine(f"sqlite:///{tmp_path / 'old.db'}")
     migrate(engine, "0001")
     windows = {}
-    for pid, (size, rounds) in enumerate([(500, 730), (500, 120), (6, 17)], start=1):
+    for pid, (size, rounds) in enumerate([(500, 730), (500, 150), (6, 17), (500, 3)], start=1):
         win = ConvergenceWindow(size)
         for i in range(rounds):
             win.append(900 + (i * 37) % 400, (i % 10) / 10 + 0.05, (0.0, 0.5, 1.0)[i % 3])
@@ -46,13 +47,16 @@ def test_0002_moves_windows_into_chunks_and_back(tmp_path: Path) -> None:
     migrate(engine)
     with engine.connect() as conn:
         for pid, win in windows.items():
-            header = conn.execute(select(players.c.window_state)
-                                  .where(players.c.id == pid)).scalar_one()
+            header, tail = conn.execute(select(players.c.window_state, players.c.window_tail)
+                                        .where(players.c.id == pid)).one()
             stored = dict(conn.execute(select(window_chunks.c.chunk, window_chunks.c.data)
                                        .where(window_chunks.c.player_id == pid)).all())
+            assert len(stored) <= win.size // WINDOW_CHUNK + 1
+            assert (tail is None) == (len(win) % WINDOW_CHUNK == 0)  # numbered from 0 anew
+            if tail is not None:
+                stored[ConvergenceWindow.chunk_number(tail, WINDOW_CHUNK)] = tail
             loaded = ConvergenceWindow.from_parts(header, stored, WINDOW_CHUNK, win.size)
             assert loaded.to_bytes() == win.to_bytes()
-            assert len(stored) <= win.size // WINDOW_CHUNK + 1
     command.downgrade(alembic_config(engine), "0001")
     with engine.connect() as conn:
         blobs = dict(conn.execute(select(players.c.id, players.c.window_state)).all())

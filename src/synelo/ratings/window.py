@@ -182,6 +182,11 @@ class ConvergenceWindow:
         return b"".join((_SPLIT.pack(first + lo), self.ratings[lo:hi].tobytes(),
                          self.probs[lo:hi].tobytes(), self.scores2[lo:hi].tobytes()))
 
+    @staticmethod
+    def chunk_number(data: bytes, chunk: int) -> int:
+        """The number of the chunk that `chunk_bytes` data belongs to."""
+        return int(_SPLIT.unpack_from(data)[0]) // chunk
+
     @classmethod
     def from_parts(cls, header: bytes | None, chunks: dict[int, bytes], chunk: int,
                    size: int = 500) -> ConvergenceWindow:

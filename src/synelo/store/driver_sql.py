@@ -16,6 +16,7 @@ from typing import Any
 
 from sqlalchemy import Connection
 
+from synelo.ratings.window import ConvergenceWindow
 from synelo.store.tables import journal
 
 
@@ -69,7 +70,7 @@ INSERT_PLAYER = DriverSql(
     "VALUES (?, ?, ?, 0, 1.0) RETURNING id")
 UPDATE_PLAYER = DriverSql(
     "UPDATE players SET rating = ?, rounds_played = ?, last_played = ?, convergence = ?, "
-    "window_state = ?, last_journal = ? WHERE id = ?")
+    "window_state = ?, window_tail = ?, last_journal = ? WHERE id = ?")
 INSERT_ROUND = DriverSql(
     "INSERT INTO rounds (pool_id, seq, round_id, server_id, map, winner, sum_a, sum_b, p_a, "
     "content_hash, result, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id")
@@ -95,18 +96,21 @@ def lock_players(conn: Connection, pool_id: int, keys: Sequence[str]) -> list[tu
     return stmt.rows(conn, (pool_id, *keys))
 
 
-def windows(conn: Connection, player_ids: Sequence[int]
+def windows(conn: Connection, player_ids: Sequence[int], chunk: int
             ) -> dict[int, tuple[bytes | None, dict[int, bytes]]]:
     """The stored convergence windows of these players (rows already locked): the header
-    and the chunks {number: data} of each."""
+    and the chunks {number: data} of each, the unfilled newest one included."""
     marks = ", ".join("?" * len(player_ids))
-    headers = DriverSql(f"SELECT id, window_state FROM players WHERE id IN ({marks})")
-    out: dict[int, tuple[bytes | None, dict[int, bytes]]] = {
-        pid: (header, {}) for pid, header in headers.rows(conn, player_ids)}
+    heads = DriverSql(f"SELECT id, window_state, window_tail FROM players WHERE id IN ({marks})")
+    out: dict[int, tuple[bytes | None, dict[int, bytes]]] = {}
+    for pid, header, tail in heads.rows(conn, player_ids):
+        out[pid] = (header, {})
+        if tail:
+            out[pid][1][ConvergenceWindow.chunk_number(tail, chunk)] = bytes(tail)
     parts = DriverSql(f"SELECT player_id, chunk, data FROM window_chunks "
                       f"WHERE player_id IN ({marks})")
     for pid, number, data in parts.rows(conn, player_ids):
-        out[pid][1][number] = bytes(data)
+        out[pid][1].setdefault(number, bytes(data))
     return out
 
 

@@ -213,7 +213,7 @@ class Store:
             after=after, k=None, p=None, s=None, created_at=self.clock(), prev_id=last_journal,
         ).returning(journal.c.id)).scalar_one()
         conn.execute(update(players).where(players.c.id == pid).values(
-            convergence=1.0, window_state=None, last_journal=jid, **changes))
+            convergence=1.0, window_state=None, window_tail=None, last_journal=jid, **changes))
         conn.execute(delete(window_chunks).where(window_chunks.c.player_id == pid))
 
     @staticmethod
@@ -366,7 +366,7 @@ class Store:
             if row is not None and (hit := self._windows.get(row[0], row[5])) is not None:
                 cached[key] = hit
         missing = [stored[k][0] for k, _ in participants if k in stored and k not in cached]
-        blobs = sql.windows(conn, missing) if missing else {}
+        blobs = sql.windows(conn, missing, WINDOW_CHUNK) if missing else {}
 
         records: dict[str, PlayerRecord] = {}
         for key, _ in participants:
@@ -412,15 +412,19 @@ class Store:
             pid = ids[change.player]
             c = rec.current_convergence(params)
             win = rec.window
-            updates.append((rec.rating, rec.rounds_played, stamp, c, win.header_bytes(),
-                            journal_ids[pid], pid))
             newest = win.chunk_of_newest(WINDOW_CHUNK)
-            chunks.append((pid, newest, win.chunk_bytes(newest, WINDOW_CHUNK)))
-            if (win.appended - 1) % WINDOW_CHUNK == 0 and win.oldest_chunk(WINDOW_CHUNK):
-                dropped.append((pid, win.oldest_chunk(WINDOW_CHUNK)))  # a chunk began
+            data = win.chunk_bytes(newest, WINDOW_CHUNK)
+            full = win.appended % WINDOW_CHUNK == 0
+            updates.append((rec.rating, rec.rounds_played, stamp, c, win.header_bytes(),
+                            None if full else data, journal_ids[pid], pid))
+            if full:  # the newest chunk is complete: it moves out of the player's row
+                chunks.append((pid, newest, data))
+                if win.oldest_chunk(WINDOW_CHUNK):
+                    dropped.append((pid, win.oldest_chunk(WINDOW_CHUNK)))
             self._windows.put(pid, journal_ids[pid], win, c)
         sql.UPDATE_PLAYER.many(conn, updates)
-        sql.SAVE_CHUNK.many(conn, chunks)
+        if chunks:
+            sql.SAVE_CHUNK.many(conn, chunks)
         if dropped:
             sql.DROP_CHUNKS_BEFORE.many(conn, dropped)
         sql.COUNT_ROUND.many(conn, [(seq, rated.brier_term(report.winner), pool_id)])

@@ -70,15 +70,18 @@ players = Table(
     Column("last_played", UtcDateTime(), nullable=True),
     Column("convergence", Float, nullable=False),  # F3's C for the next round
     # The convergence window's header (ConvergenceWindow.header_bytes: sums, count, number of
-    # entries ever appended); its entries are in window_chunks. None: an empty window.
+    # entries ever appended) and its newest chunk while that is not full (chunk_bytes; None
+    # once full); its full chunks are in window_chunks. No header: an empty window.
     Column("window_state", LargeBinary, nullable=True),
+    Column("window_tail", LargeBinary, nullable=True),
     Column("last_journal", BigInteger, nullable=True),  # newest journal row (see journal)
     UniqueConstraint("pool_id", "player_key", name="uq_players_pool_key"),
 )
 
-# A player's convergence-window entries, WINDOW_CHUNK per row by entry number (entry t in
-# chunk t // WINDOW_CHUNK): a rated round rewrites the player's header and one ~660-byte chunk
-# instead of a whole ~6.7 KB window, and chunks that left the window are deleted.
+# A player's full convergence-window chunks, WINDOW_CHUNK entries per row by entry number
+# (entry t in chunk t // WINDOW_CHUNK). A rated round rewrites the player's row — header and
+# the unfilled newest chunk, under 1 KB — instead of a whole ~6.7 KB window; a chunk moves here
+# once full (every WINDOW_CHUNK rounds), and chunks that left the window are deleted then.
 WINDOW_CHUNK = 50
 window_chunks = Table(
     "window_chunks",

@@ -4,8 +4,9 @@ Revision ID: 0002
 Revises: 0001
 
 A rated round used to rewrite each player's whole window (~6.7 KB); now it rewrites a small
-header in players.window_state and one chunk of entries in window_chunks. Existing windows
-are converted, and converted back on downgrade.
+header in players.window_state and the unfilled newest chunk in players.window_tail, and full
+chunks of entries live in window_chunks. Existing windows are converted, and converted back
+on downgrade.
 """
 import struct
 from collections.abc import Sequence
@@ -23,12 +24,14 @@ depends_on: str | Sequence[str] | None = None
 CHUNK = 50  # synelo.store.tables.WINDOW_CHUNK when this revision was written
 ID = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
 
-players = sa.table('players', sa.column('id', ID), sa.column('window_state', sa.LargeBinary()))
+players = sa.table('players', sa.column('id', ID), sa.column('window_state', sa.LargeBinary()),
+                   sa.column('window_tail', sa.LargeBinary()))
 chunks = sa.table('window_chunks', sa.column('player_id', ID), sa.column('chunk', sa.BigInteger()),
                   sa.column('data', sa.LargeBinary()))
 
 
 def upgrade() -> None:
+    op.add_column('players', sa.Column('window_tail', sa.LargeBinary(), nullable=True))
     op.create_table('window_chunks',
     sa.Column('player_id', ID, nullable=False),
     sa.Column('chunk', sa.BigInteger(), autoincrement=False, nullable=False),
@@ -41,26 +44,36 @@ def upgrade() -> None:
                         .where(players.c.window_state.is_not(None))).all()
     for pid, blob in rows:
         win = ConvergenceWindow.from_bytes(blob, _size(blob))
-        parts = [{"player_id": pid, "chunk": n, "data": win.chunk_bytes(n, CHUNK)}
-                 for n in range(win.oldest_chunk(CHUNK), win.chunk_of_newest(CHUNK) + 1)
-                 if len(win)]
+        numbers = range(win.oldest_chunk(CHUNK), win.chunk_of_newest(CHUNK) + 1) if len(win) else []
+        tail = None
+        parts = []
+        for n in numbers:
+            data = win.chunk_bytes(n, CHUNK)
+            if n == win.chunk_of_newest(CHUNK) and win.appended % CHUNK:
+                tail = data  # the unfilled newest chunk stays in the player's row
+            else:
+                parts.append({"player_id": pid, "chunk": n, "data": data})
         if parts:
             conn.execute(chunks.insert(), parts)
         conn.execute(players.update().where(players.c.id == pid)
-                     .values(window_state=win.header_bytes()))
+                     .values(window_state=win.header_bytes(), window_tail=tail))
 
 
 def downgrade() -> None:
     conn = op.get_bind()
-    rows = conn.execute(sa.select(players.c.id, players.c.window_state)
+    rows = conn.execute(sa.select(players.c.id, players.c.window_state, players.c.window_tail)
                         .where(players.c.window_state.is_not(None))).all()
-    for pid, header in rows:
+    for pid, header, tail in rows:
         stored = dict(conn.execute(sa.select(chunks.c.chunk, chunks.c.data)
                                    .where(chunks.c.player_id == pid)).all())
+        if tail:
+            stored[ConvergenceWindow.chunk_number(tail, CHUNK)] = tail
         win = ConvergenceWindow.from_parts(header, stored, CHUNK, _size(header))
         conn.execute(players.update().where(players.c.id == pid)
                      .values(window_state=win.to_bytes()))
     op.drop_table('window_chunks')
+    with op.batch_alter_table('players') as batch:
+        batch.drop_column('window_tail')
 
 
 def _size(blob: bytes) -> int:
