@@ -161,15 +161,7 @@ def _refill(p: Placement) -> bool:
     kept = p.side == B
     take = choose(p.problem.units, p.problem.k, (~kept).tolist(), 2 * int(p.weight[kept].sum()),
                   (p.side == A).tolist())
-    if take is None:
-        return False
-    taken = np.array(take)
-    diff = int(p.weight[taken].sum() - p.weight[kept].sum())
-    if abs(diff) >= p.gap:
-        return False
-    p.side = np.where(taken, A, np.where(kept, B, BENCH)).astype(np.int8)
-    p.recount()
-    return True
+    return take is not None and _adopt(p, np.array(take), kept)
 
 
 def _reseat(p: Placement) -> bool:
@@ -213,10 +205,14 @@ def _resplit(p: Placement) -> bool:
     if take is None:
         return False
     taken = np.array(take)
-    diff = int(p.weight[taken].sum() - p.weight[seated & ~taken].sum())
-    if abs(diff) >= p.gap:
+    return _adopt(p, taken, seated & ~taken)
+
+
+def _adopt(p: Placement, on_a: np.ndarray, on_b: np.ndarray) -> bool:
+    """Place these units on A and B (the rest on the bench) if that lowers the gap."""
+    if abs(int(p.weight[on_a].sum() - p.weight[on_b].sum())) >= p.gap:
         return False
-    p.side = np.where(taken, A, np.where(seated, B, BENCH)).astype(np.int8)
+    p.side = np.where(on_a, A, np.where(on_b, B, BENCH)).astype(np.int8)
     p.recount()
     return True
 

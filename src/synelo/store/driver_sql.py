@@ -118,7 +118,6 @@ SAVE_CHUNK = DriverSql(
     "INSERT INTO window_chunks (player_id, chunk, data) VALUES (?, ?, ?) "
     "ON CONFLICT (player_id, chunk) DO UPDATE SET data = excluded.data")
 DROP_CHUNKS_BEFORE = DriverSql("DELETE FROM window_chunks WHERE player_id = ? AND chunk < ?")
-DROP_CHUNKS = DriverSql("DELETE FROM window_chunks WHERE player_id = ?")
 
 
 def insert_journal(conn: Connection, rows: list[tuple]) -> dict[int, int]:
