@@ -10,12 +10,15 @@ from hypothesis import strategies as st
 from synelo.ratings import (
     ConvergenceWindow,
     PlayerRecord,
+    Rater,
+    RecordBook,
     SynEloParams,
     apply_change,
     convergence,
     expected_score,
     k_factor,
     rate_round,
+    round_half_even,
     theta_for_kmax,
     updated_rating,
     win_probability,
@@ -284,3 +287,45 @@ def test_rate_round_is_the_formula_functions_bit_for_bit(rnd, winner: str, theta
         k = k_factor(convergence(rec.window, params), rec.rating, params)
         assert (ch.p, ch.s, ch.k) == (p, s, k)
         assert ch.after == updated_rating(rec.rating, k, s, p, rec.rounds_played + 1, params)
+
+
+@FAST
+@given(st.one_of(st.floats(min_value=-1e15, max_value=1e15),
+                 st.integers(min_value=-10**6, max_value=10**6).map(lambda i: i / 2),
+                 st.integers(min_value=-10**6, max_value=10**6).map(lambda i: i / 4)))
+def test_round_half_even_is_pythons_round(x: float) -> None:
+    assert round_half_even(x) == round(x)
+    assert type(round_half_even(x)) is int
+
+
+@ROUNDS
+@given(st.lists(st.tuples(st.lists(st.integers(min_value=0, max_value=9), min_size=1,
+                                   max_size=4, unique=True),
+                          st.integers(min_value=1, max_value=3), winners),
+                min_size=1, max_size=25),
+       thetas, st.integers(min_value=0, max_value=8))
+def test_play_equals_rate_round_then_apply_change(schedule, theta: float, t_shadow: int) -> None:
+    """The replay's `Rater.play` moves a RecordBook exactly as the service's path moves its
+    records: rate_round from the round-start sums, then apply_change per participant."""
+    params = P.with_changes(theta=theta, t_shadow=t_shadow, window=4)
+    book, rater, mine = RecordBook(params), Rater(params), {}
+    for players, split, winner in schedule:
+        ids = [f"p{i}" for i in players]
+        if len(ids) < 2:
+            continue
+        cut = min(split, len(ids) - 1)
+        team_a, team_b = tuple(ids[:cut]), tuple(ids[cut:])
+        for pid in ids:
+            mine.setdefault(pid, PlayerRecord(params.r0, 0, ConvergenceWindow(params.window)))
+        parts = [(pid, "A", mine[pid]) for pid in team_a] + [(pid, "B", mine[pid])
+                                                             for pid in team_b]
+        rr = rate_round([mine[p].rating for p in team_a], [mine[p].rating for p in team_b],
+                        parts, winner, params)
+        for ch in rr.changes:
+            apply_change(mine[ch.player], ch)
+        assert rater.play(book, team_a, team_b, winner) == rr.p_a
+        for pid, rec in mine.items():
+            got = book.records[pid]
+            assert (got.rating, got.rounds_played) == (rec.rating, rec.rounds_played)
+            assert got.window.ratings == rec.window.ratings
+            assert got.window.statistics() == rec.window.statistics()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import random
+import struct
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -12,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from synelo.ratings import ConvergenceWindow, SynEloParams, convergence
+from synelo.ratings.window import p_units
 
 P = SynEloParams()
 
@@ -50,7 +52,10 @@ def reference(history: list[Entry], size: int) -> Reference:
     assert len(old) == len(new) == m
     new_minus_old = Fraction(sum(new), m) - Fraction(sum(old), m) if m else Fraction(0)
     if n:
-        excess = sum(Fraction(x) for x in o) / n - sum(Fraction(x) for x in e) / n
+        # Σe counts P in units of 2^-50 (ConvergenceWindow's documented resolution)
+        excess = sum(Fraction(x) for x in o) / n - sum(Fraction(p_units(x), 2**50) for x in e) / n
+        exact = sum(Fraction(x) for x in o) / n - sum(Fraction(x) for x in e) / n
+        assert abs(excess - exact) <= Fraction(1, 2**50)
         mean = Fraction(sum(w), n)
         var = sum((Fraction(x) - mean) ** 2 for x in w) / n  # population variance, ddof = 0
     else:
@@ -71,7 +76,7 @@ def assert_matches(win: ConvergenceWindow, ref: Reference) -> None:
     assert len(win) == len(ref.ratings)
     assert win.half() == len(ref.ratings) // 2
     assert list(win.ratings) == ref.ratings
-    assert list(win.probs) == ref.probs
+    assert list(win.probs) == [p_units(p) / 2**50 for p in ref.probs]  # kept to 2^-50
     assert [s / 2 for s in win.scores2] == ref.scores
     # the running sums are exact integers: equal to the from-scratch sums, with no drift
     assert (win.sum_w, win.sum_w2) == (ref.sum_w, ref.sum_w2)
@@ -283,3 +288,32 @@ def test_from_parts_reads_an_old_single_blob_and_an_empty_header() -> None:
     win = filled(6, [(1000 + i, 0.5, 1.0) for i in range(9)])
     same_state(win, ConvergenceWindow.from_parts(win.to_bytes(), {}, 50, 6))
     assert len(ConvergenceWindow.from_parts(None, {}, 50, 6)) == 0
+
+
+def _as_old_format(data: bytes, version: int, probs: list[float]) -> bytes:
+    """`data` (a header or blob of the current format) rewritten as the format `version`
+    before Σe moved to units of 2^-50: Σe then was Σ P·2^1074, as a longer integer."""
+    fields = list(struct.unpack_from("<HHIqqqqIH", data))
+    new_len = fields[-1]  # bytes of the current Σe
+    at = struct.calcsize("<HHIqqqqIH") + (8 if version == 2 else 0)
+    old_sum = int(sum(Fraction(p) for p in probs) * 2**1074)
+    old_bytes = old_sum.to_bytes((old_sum.bit_length() + 8) // 8 or 1, "little", signed=True)
+    fields[0], fields[-1] = version, len(old_bytes)
+    head = struct.pack("<HHIqqqqIH", *fields)
+    return head + data[len(head):at] + old_bytes + data[at + new_len:]
+
+
+def test_windows_stored_by_earlier_versions_load_the_same() -> None:
+    """Formats 1 (blob) and 2 (header) kept Σe scaled by 2^1074; they load into the same
+    window, Σe recomputed from the stored entries."""
+    rng = random.Random(5)
+    history = [(rng.randint(100, 3000), rng.random(), rng.choice((0.0, 0.5, 1.0)))
+               for _ in range(37)]
+    win = filled(20, history)
+    probs = [p for _, p, _ in history[-20:]]
+    same_state(win, ConvergenceWindow.from_bytes(_as_old_format(win.to_bytes(), 1, probs), 20))
+    stored = {n: win.chunk_bytes(n, 8) for n in range(win.oldest_chunk(8),
+                                                       win.chunk_of_newest(8) + 1)}
+    old_header = _as_old_format(win.header_bytes(), 2, probs)
+    assert old_header[0] == 2 and len(old_header) > len(win.header_bytes())
+    same_state(win, ConvergenceWindow.from_parts(old_header, stored, 8, 20))

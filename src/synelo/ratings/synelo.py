@@ -20,6 +20,16 @@ Side = Literal["A", "B"]
 Winner = Literal["A", "B", "draw"]
 
 
+def round_half_even(x: float) -> int:
+    """Banker's rounding, as Python's `round(x)`, in native arithmetic (x − floor(x) is
+    exact for every double, so the comparison with 1/2 is too)."""
+    f = math.floor(x)
+    diff = x - f
+    if diff > 0.5 or (diff == 0.5 and f % 2 == 1):
+        return f + 1
+    return f
+
+
 def win_probability(sum_a: float, sum_b: float, theta: float) -> float:
     """F1: P_A = 1/(1+exp(−(Σ_A − Σ_B)/Θ)), Σ over the rosters at round start.
 
@@ -51,13 +61,18 @@ def convergence(window: ConvergenceWindow, params: SynEloParams) -> float:
     window's middle entry is in neither), v_wre = |mean(o) − mean(e)|/0.10, v_vol =
     std(w)/K_max (population std). With fewer than 2 rounds, C = 1: new players move fastest.
     """
-    if len(window.ratings) < 2:
+    return _convergence(window, params.w_vel, params.w_wre, params.w_vol, params.k_max,
+                        params.wre_scale)
+
+
+def _convergence(window: ConvergenceWindow, w_vel: float, w_wre: float, w_vol: float,
+                 k_max: float, wre_scale: float) -> float:
+    """F3 with the parameters unpacked (`convergence`, and `Rater` without re-reading them)."""
+    if len(window) < 2:
         return 1.0
     new_minus_old, excess, std = window.statistics()
-    k_max = params.k_max
-    c = (params.w_vel * (abs(new_minus_old) / k_max)
-         + params.w_wre * (abs(excess) / params.wre_scale)
-         + params.w_vol * (std / k_max))
+    c = (w_vel * (abs(new_minus_old) / k_max) + w_wre * (abs(excess) / wre_scale)
+         + w_vol * (std / k_max))
     return min(1.0, max(0.0, c))
 
 
@@ -79,91 +94,36 @@ def updated_rating(rating: int, k: float, s: float, p: float, rounds_after: int,
     On the update that brings rounds_played to exactly T_shadow, R' is capped at R_T_shadow
     (shadow graduation).
     """
-    new = max(params.r_min, round(rating + k * (s - p)))
+    new = max(params.r_min, round_half_even(rating + k * (s - p)))
     if rounds_after == params.t_shadow:
         new = min(new, params.r_shadow_cap)
     return new
 
 
-class PlayerChange(NamedTuple):
-    """One participant's rating change in one round (a journal row). Immutable; a named
-    tuple because a round creates one per participant (a frozen dataclass costs 4× more)."""
+class PlayerChange:
+    """One participant's rating change in one round (a journal row). A plain class that
+    mypyc compiles to a C struct: a round creates one per participant."""
 
-    player: str
-    side: Side
-    before: int
-    after: int
-    k: float
-    p: float
-    s: float
-    rounds_played: int  # after this round
+    __slots__ = ("player", "side", "before", "after", "k", "p", "s", "rounds_played")
+
+    def __init__(self, player: str, side: Side, before: int, after: int, k: float, p: float,
+                 s: float, rounds_played: int) -> None:
+        self.player = player
+        self.side: Side = side
+        self.before = before
+        self.after = after
+        self.k = k
+        self.p = p
+        self.s = s
+        self.rounds_played = rounds_played  # after this round
 
     @property
     def delta(self) -> int:
         return self.after - self.before
 
-
-def rate_player(player: str, side: Side, rating: int, rounds_played: int,
-                window: ConvergenceWindow, p_a: float, winner: Winner,
-                params: SynEloParams, c: float | None = None) -> PlayerChange:
-    """F2–F5 for one participant: K from the window and rating before the round.
-
-    `c` is F3's score of `window` when the caller already has it (it is stored with the
-    player), so that each round computes it once. The window is only read.
-    """
-    record = PlayerRecord(rating, rounds_played, window, c)
-    return rate_participants(((player, side, record),), p_a, winner, params)[0]
-
-
-def rate_participants(participants: Iterable[tuple[str, Side, PlayerRecord]], p_a: float,
-                      winner: Winner, params: SynEloParams) -> tuple[PlayerChange, ...]:
-    """F2–F5 for each participant of a round whose P_A is known: the one loop that rates
-    players, for the service and the replay alike.
-
-    Per participant: C from the record's window (F3, cached in the record), G (F4),
-    K = K_min + (K_max − K_min)·C·G (F5), R' = max(R_min, round_half_even(R + K·(S − P)))
-    capped at R_T_shadow on the update that brings rounds_played to T_shadow (F2). The
-    arithmetic is `k_factor` and `updated_rating` written out in the same order (the unit
-    tests check they agree bit for bit): a round rates up to 128 players, a replay millions.
-    Records are read, never moved (see `apply_change`).
-    """
-    r0, r_min, cap, t_shadow = params.r0, params.r_min, params.r_shadow_cap, params.t_shadow
-    k_min, k_span = params.k_min, params.k_max - params.k_min
-    two_sigma2 = 2.0 * params.sigma * params.sigma
-    p_b = 1.0 - p_a
-    s_a = round_score(winner, "A")
-    s_b = round_score(winner, "B")
-    exp = math.exp
-    changes = []
-    for player, side, rec in participants:
-        c = rec.convergence
-        if c is None:
-            c = rec.convergence = convergence(rec.window, params)
-        p, s = (p_a, s_a) if side == "A" else (p_b, s_b)
-        rating = rec.rating
-        d = rating - r0
-        k = k_min + k_span * c * exp(-(d * d) / two_sigma2)
-        after = round(rating + k * (s - p))
-        if after < r_min:
-            after = r_min
-        rounds = rec.rounds_played + 1
-        if rounds == t_shadow and after > cap:
-            after = cap
-        changes.append(PlayerChange(player, side, rating, after, k, p, s, rounds))
-    return tuple(changes)
-
-
-class RoundRating(NamedTuple):
-    """The outcome of rating one round: P_A, the round-start sums and every change."""
-
-    p_a: float
-    sum_a: int
-    sum_b: int
-    changes: tuple[PlayerChange, ...]
-
-    def brier_term(self, winner: Winner) -> float:
-        """F6: (P_A − O_A)², O_A being team A's score (1, 0.5 or 0)."""
-        return (self.p_a - round_score(winner, "A")) ** 2
+    def __repr__(self) -> str:
+        return (f"PlayerChange({self.player!r}, {self.side!r}, {self.before} -> {self.after}, "
+                f"k={self.k}, p={self.p}, s={self.s}, rounds_played={self.rounds_played})")
 
 
 @dataclass(slots=True)
@@ -183,6 +143,140 @@ class PlayerRecord:
         return self.convergence
 
 
+class RecordBook:
+    """The records of every player a replay has seen, by id; a new player starts at R_0
+    with an empty window."""
+
+    def __init__(self, params: SynEloParams) -> None:
+        self.params = params
+        self.records: dict[str, PlayerRecord] = {}
+
+    def get(self, player: str) -> PlayerRecord:
+        rec = self.records.get(player)
+        if rec is None:
+            rec = PlayerRecord(self.params.r0, 0, ConvergenceWindow(self.params.window))
+            self.records[player] = rec
+        return rec
+
+    def team(self, players: tuple[str, ...]) -> list[PlayerRecord]:
+        return [self.get(p) for p in players]
+
+    def rating_sum(self, players: tuple[str, ...]) -> int:
+        """Σ of the players' ratings, R_0 for one not seen yet (who is not added)."""
+        total = 0
+        for p in players:
+            rec = self.records.get(p)
+            total += self.params.r0 if rec is None else rec.rating
+        return total
+
+
+class Rater:
+    """F2–F5 with one pool's parameters unpacked once: the one place that rates a player,
+    for the service (through `rate_participants`) and the replay (through `play`) alike."""
+
+    def __init__(self, params: SynEloParams) -> None:
+        self.params = params
+        self.r0 = params.r0
+        self.r_min = params.r_min
+        self.cap = params.r_shadow_cap
+        self.t_shadow = params.t_shadow
+        self.k_min = params.k_min
+        self.k_span = params.k_max - params.k_min
+        self.two_sigma2 = 2.0 * params.sigma * params.sigma
+        self.theta = params.theta
+        self.w_vel, self.w_wre, self.w_vol = params.w_vel, params.w_wre, params.w_vol
+        self.k_max, self.wre_scale = params.k_max, params.wre_scale
+
+    def rate(self, rec: PlayerRecord, p: float, s: float) -> tuple[float, int]:
+        """(K, R') for one participant with expected score `p` and score `s`.
+
+        C from the record's window (F3, cached in the record), G (F4), K = K_min +
+        (K_max − K_min)·C·G (F5), R' = max(R_min, round_half_even(R + K·(S − P))) capped at
+        R_T_shadow on the update that brings rounds_played to T_shadow (F2). This is
+        `k_factor` and `updated_rating` written out in the same order (the unit tests check
+        they agree bit for bit): a round rates up to 128 players, a replay millions.
+        """
+        c = rec.convergence
+        if c is None:
+            c = rec.convergence = _convergence(rec.window, self.w_vel, self.w_wre, self.w_vol,
+                                               self.k_max, self.wre_scale)
+        rating = rec.rating
+        d = rating - self.r0
+        k = self.k_min + self.k_span * c * math.exp(-(d * d) / self.two_sigma2)
+        after = round_half_even(rating + k * (s - p))
+        if after < self.r_min:
+            after = self.r_min
+        if rec.rounds_played + 1 == self.t_shadow and after > self.cap:
+            after = self.cap
+        return k, after
+
+    def play(self, book: RecordBook, team_a: tuple[str, ...], team_b: tuple[str, ...],
+             winner: Winner) -> float:
+        """Rate a match in which everyone on the two sides took part (distinct players), and
+        move every record in `book` past it: `rate_round` then `apply_change` for each,
+        without building the journal rows. The replay's loop; returns P_A."""
+        recs_a = book.team(team_a)
+        recs_b = book.team(team_b)
+        sum_a = 0
+        for rec in recs_a:
+            sum_a += rec.rating
+        sum_b = 0
+        for rec in recs_b:
+            sum_b += rec.rating
+        p_a = win_probability(sum_a, sum_b, self.theta)
+        p_b = 1.0 - p_a
+        s_a = round_score(winner, "A")
+        s_b = 1.0 - s_a
+        # a player's update reads only their own record, so each moves on at once
+        for rec in recs_a:
+            advance(rec, self.rate(rec, p_a, s_a)[1], p_a, s_a)
+        for rec in recs_b:
+            advance(rec, self.rate(rec, p_b, s_b)[1], p_b, s_b)
+        return p_a
+
+
+def rate_player(player: str, side: Side, rating: int, rounds_played: int,
+                window: ConvergenceWindow, p_a: float, winner: Winner,
+                params: SynEloParams, c: float | None = None) -> PlayerChange:
+    """F2–F5 for one participant: K from the window and rating before the round.
+
+    `c` is F3's score of `window` when the caller already has it (it is stored with the
+    player), so that each round computes it once. The window is only read.
+    """
+    record = PlayerRecord(rating, rounds_played, window, c)
+    return rate_participants(((player, side, record),), p_a, winner, params)[0]
+
+
+def rate_participants(participants: Iterable[tuple[str, Side, PlayerRecord]], p_a: float,
+                      winner: Winner, params: SynEloParams) -> tuple[PlayerChange, ...]:
+    """F2–F5 (`Rater.rate`) for each participant of a round whose P_A is known.
+    Records are read, never moved (see `apply_change`)."""
+    rater = Rater(params)
+    p_b = 1.0 - p_a
+    s_a = round_score(winner, "A")
+    s_b = round_score(winner, "B")
+    changes = []
+    for player, side, rec in participants:
+        p, s = (p_a, s_a) if side == "A" else (p_b, s_b)
+        k, after = rater.rate(rec, p, s)
+        changes.append(PlayerChange(player, side, rec.rating, after, k, p, s,
+                                    rec.rounds_played + 1))
+    return tuple(changes)
+
+
+class RoundRating(NamedTuple):
+    """The outcome of rating one round: P_A, the round-start sums and every change."""
+
+    p_a: float
+    sum_a: int
+    sum_b: int
+    changes: tuple[PlayerChange, ...]
+
+    def brier_term(self, winner: Winner) -> float:
+        """F6: (P_A − O_A)², O_A being team A's score (1, 0.5 or 0)."""
+        return (self.p_a - round_score(winner, "A")) ** 2
+
+
 def rate_round(roster_a: Iterable[int], roster_b: Iterable[int],
                participants: Sequence[tuple[str, Side, PlayerRecord]], winner: Winner,
                params: SynEloParams) -> RoundRating:
@@ -197,9 +291,15 @@ def rate_round(roster_a: Iterable[int], roster_b: Iterable[int],
 
 def apply_change(record: PlayerRecord, change: PlayerChange) -> None:
     """Move a record past a rated round: new rating, one more round, the round in the window."""
-    record.rating = change.after
+    advance(record, change.after, change.p, change.s)
     record.rounds_played = change.rounds_played
-    record.window.append(change.after, change.p, change.s)
+
+
+def advance(record: PlayerRecord, after: int, p: float, s: float) -> None:
+    """A record past one rated round: rating R', one more round, (R', P, S) in the window."""
+    record.rating = after
+    record.rounds_played += 1
+    record.window.append(after, p, s)
     record.convergence = None
 
 

@@ -9,11 +9,9 @@ from typing import Any
 from synelo.evaluation.history import Match
 from synelo.evaluation.models.base import Bounds, HistoryInfo, RatingModel, register
 from synelo.ratings import (
-    ConvergenceWindow,
-    PlayerRecord,
+    Rater,
+    RecordBook,
     SynEloParams,
-    apply_change,
-    rate_round,
     theta_for_kmax,
     win_probability,
 )
@@ -27,8 +25,8 @@ def _defaults() -> dict[str, float]:
 
 @register
 class SynEloModel(RatingModel):
-    """Every match rated with `synelo.ratings.rate_round` and `apply_change`, as the service
-    rates a round: P from the round-start sums (F1), then F2–F5 per player. Everyone on a
+    """Every match rated with `synelo.ratings.Rater`, through which the service's `rate_round`
+    rates a round too: P from the round-start sums (F1), then F2–F5 per player. Everyone on a
     side is a participant. Parameters: those of a pool (SynEloParams); Θ defaults to F1's
     400·floor((k_max+1)/2) with k_max the history's largest team, and a history imported from
     a pool's journal brings that pool's parameters."""
@@ -42,7 +40,8 @@ class SynEloModel(RatingModel):
 
     def __init__(self, params: SynEloParams) -> None:
         self.params = params
-        self._records: dict[str, PlayerRecord] = {}
+        self._rater = Rater(params)  # the service's F2–F5 (`rate_round` rates through it too)
+        self._book = RecordBook(params)
 
     @classmethod
     def create(cls, options: Mapping[str, float], info: HistoryInfo) -> SynEloModel:
@@ -51,38 +50,18 @@ class SynEloModel(RatingModel):
             base["theta"] = theta_for_kmax(info.max_team_size)
         return cls(SynEloParams.from_dict({**base, **options}))
 
-    def _record(self, player: str) -> PlayerRecord:
-        rec = self._records.get(player)
-        if rec is None:
-            p = self.params
-            rec = self._records[player] = PlayerRecord(p.r0, 0, ConvergenceWindow(p.window))
-        return rec
-
     def predict(self, match: Match) -> float:
-        r0 = self.params.r0
-        get = self._records.get
-        return win_probability(sum(get(p).rating if p in self._records else r0
-                                   for p in match.team_a),
-                               sum(get(p).rating if p in self._records else r0
-                                   for p in match.team_b), self.params.theta)
+        return win_probability(self._book.rating_sum(match.team_a),
+                               self._book.rating_sum(match.team_b), self.params.theta)
 
     def update(self, match: Match) -> None:
         self.step(match)
 
     def step(self, match: Match) -> float:
-        get, new = self._records.get, self._record
-        team_a = [get(p) or new(p) for p in match.team_a]
-        team_b = [get(p) or new(p) for p in match.team_b]
-        parts = [(p, "A", rec) for p, rec in zip(match.team_a, team_a, strict=True)]
-        parts += [(p, "B", rec) for p, rec in zip(match.team_b, team_b, strict=True)]
-        rated = rate_round([rec.rating for rec in team_a], [rec.rating for rec in team_b],
-                           parts, match.winner, self.params)
-        for change, part in zip(rated.changes, parts, strict=True):
-            apply_change(part[2], change)
-        return rated.p_a
+        return self._rater.play(self._book, match.team_a, match.team_b, match.winner)
 
     def ratings(self) -> dict[str, float]:
-        return {player: rec.rating for player, rec in self._records.items()}
+        return {player: rec.rating for player, rec in self._book.records.items()}
 
     def parameters(self) -> dict[str, Any]:
         return self.params.to_dict()
