@@ -419,9 +419,9 @@ def test_sequence_first_two_rounds() -> None:
     assert [r.rounds_played for r in recs.values()] == [2, 2, 2, 2]
     a1, b1 = recs["a1"].window, recs["b1"].window
     assert list(a1.ratings) == [1036, 999] and list(b1.ratings) == [964, 1001]
-    # the window keeps P to the nearest 2^-50 (all of it that F3's mean(e) uses)
-    assert list(a1.probs) == [0.5, p_units(p2) / 2**50]
-    assert list(b1.probs) == [0.5, p_units(1.0 - p2) / 2**50]
+    # the window keeps P to the nearest 2^-44 (all of it that F3's mean(e) uses)
+    assert list(a1.probs) == [0.5, p_units(p2) / 2**44]
+    assert list(b1.probs) == [0.5, p_units(1.0 - p2) / 2**44]
     assert abs(a1.probs[1] - p2) <= 2**-50
     assert [s / 2 for s in a1.scores2] == [1.0, 0.0]
     assert [s / 2 for s in b1.scores2] == [0.0, 1.0]

@@ -4,10 +4,10 @@ Each entry is (rating after the round, own team's P, own S). Appending is O(1): 
 live in a ring of W slots and the sums the convergence score needs (Σw, Σw², the old and new
 halves, Σo, Σe) are updated with the entries that enter or leave them, so neither the service
 nor a replay rescans 500 rounds per player. All sums are exact integers: ratings are integers,
-S is stored as 2·S, and P enters Σe as an integer number of 2^-50, floor(P·2^50 + 1/2) (an
-absolute error of at most 2^-50 ≈ 9·10^-16). So the statistics equal a from-scratch computation
-on those values exactly, never drift, and every sum of a 500-round window stays a machine
-integer (below 2^62), which keeps the compiled arithmetic native.
+S is stored as 2·S, and P enters Σe as an integer number of 2^-44, floor(P·2^44 + 1/2) (an
+absolute error of at most 2^-44 ≈ 6·10^-14). So the statistics equal a from-scratch computation
+on those values exactly and never drift; and for a window of up to 512 rounds every sum stays
+below 2^53, so the compiled arithmetic stays native and each statistic is one division.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from array import array
 from math import sqrt
 from operator import truediv as _exact_quotient  # int/int rounded once (see statistics)
 
-_P_UNIT = 1125899906842624.0  # 2^50: Σe counts P in units of 2^-50
+_P_UNIT = 17592186044416.0  # 2^44: Σe counts P in units of 2^-44
 _EXACT = 1 << 53  # integers below this convert to a double exactly
 _HEADER = struct.Struct("<HHIqqqqIH")  # version, size, n, Σw, Σw², Σold, Σnew, Σ2o, len(Σe)
 _BLOB_VERSIONS = (1, 3)  # to_bytes: the header, Σe, then every entry (1: Σe scaled by 2^1074)
@@ -27,7 +27,7 @@ _ENTRY = 13  # bytes per entry in a chunk: rating int32, P float64, 2·S int8
 
 
 def p_units(p: float) -> int:
-    """P as an integer number of 2^-50, floor(P·2^50 + 1/2): what Σe adds up. (Not `round`:
+    """P as an integer number of 2^-44, floor(P·2^44 + 1/2): what Σe adds up. (Not `round`:
     this is one native conversion where `round` is a call; the quantisation is the same
     wherever it is made, which is all the exactness of the sums needs.)"""
     return int(p * _P_UNIT + 0.5)
@@ -54,7 +54,7 @@ class ConvergenceWindow:
         self.sum_old = 0  # Σ w[:m]
         self.sum_new = 0  # Σ w[-m:]
         self.sum_s2 = 0
-        self.sum_p = 0  # Σ e in units of 2^-50
+        self.sum_p = 0  # Σ e in units of 2^-44
         self.appended = 0  # entries ever appended: entry j of the window is number appended−n+j
 
     def __len__(self) -> int:
@@ -114,7 +114,7 @@ class ConvergenceWindow:
     @property
     def probs(self) -> list[float]:
         """e: the own team's P of each round, oldest first, as the window keeps it (to the
-        nearest 2^-50, see `p_units`; the journal keeps P exactly)."""
+        nearest 2^-44, see `p_units`; the journal keeps P exactly)."""
         head = self._head
         return [e / _P_UNIT for e in self._e[head:] + self._e[:head]]
 
@@ -136,13 +136,14 @@ class ConvergenceWindow:
         if not n:
             return 0.0, 0.0, 0.0
         m = n >> 1
-        # mean(o) − mean(e) = excess/(n·2^50); the denominator is exact as a double, and so is
-        # the numerator below 2^53, where one native division rounds once. Above it, mypyc's
-        # `/` would convert it first (rounding twice): Python's int division rounds once.
-        excess = (self.sum_s2 << 49) - self.sum_p
+        # mean(o) − mean(e) = excess/(n·2^44); the denominator is exact as a double, and so
+        # is the numerator below 2^53 (always, for n ≤ 512), where one native division rounds
+        # once. Above it mypyc's `/` would convert it first, rounding twice: Python's int
+        # division rounds once.
+        excess = (self.sum_s2 << 43) - self.sum_p
         return ((self.sum_new - self.sum_old) / m if m else 0.0,
-                excess / (n << 50) if -_EXACT < excess < _EXACT
-                else _exact_quotient(excess, n << 50),
+                excess / (n << 44) if -_EXACT < excess < _EXACT
+                else _exact_quotient(excess, n << 44),
                 sqrt((n * self.sum_w2 - self.sum_w * self.sum_w) / (n * n)))
 
     def mean_new_minus_old(self) -> float:
