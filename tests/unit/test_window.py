@@ -326,3 +326,22 @@ def test_windows_stored_by_earlier_versions_load_the_same() -> None:
     old_header = _as_old_format(win.header_bytes(), 2, probs)
     assert old_header[0] == 2 and len(old_header) > len(win.header_bytes())
     same_state(win, ConvergenceWindow.from_parts(old_header, stored, 8, 20))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(min_value=2, max_value=12), st.integers(min_value=1, max_value=5),
+       st.lists(st.tuples(entries, st.integers(min_value=0, max_value=12)), max_size=60))
+def test_chunk_bytes_are_the_same_whatever_was_asked_before(size: int, chunk: int,
+                                                            steps: list) -> None:
+    """chunk_bytes keeps what it packed for the next call: asked in any order, after any
+    appends, it answers what a window that never packed anything answers."""
+    win = ConvergenceWindow(size)
+    history: list[Entry] = []
+    for entry, ask in steps:
+        win.append(*entry)
+        history.append(entry)
+        fresh = filled(size, history)
+        fresh.appended = win.appended
+        for number in (win.chunk_of_newest(chunk), ask, win.oldest_chunk(chunk),
+                       win.chunk_of_newest(chunk)):
+            assert win.chunk_bytes(number, chunk) == fresh.chunk_bytes(number, chunk)

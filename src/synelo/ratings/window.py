@@ -37,7 +37,8 @@ class ConvergenceWindow:
     """The last `size` rounds of one player, oldest first, with exact running sums."""
 
     __slots__ = ("size", "_r", "_e", "_s2", "_head", "sum_w", "sum_w2", "sum_old", "sum_new",
-                 "sum_s2", "sum_p", "appended")
+                 "sum_s2", "sum_p", "appended", "_packed_from", "_packed_r", "_packed_p",
+                 "_packed_s2")
 
     def __init__(self, size: int = 500) -> None:
         if size < 2:
@@ -56,6 +57,11 @@ class ConvergenceWindow:
         self.sum_s2 = 0
         self.sum_p = 0  # Σ e in units of 2^-44
         self.appended = 0  # entries ever appended: entry j of the window is number appended−n+j
+        # chunk_bytes' entries packed so far: numbers _packed_from … _packed_from+len−1
+        self._packed_from = -1
+        self._packed_r = array("i")
+        self._packed_p = array("d")
+        self._packed_s2 = array("b")
 
     def __len__(self) -> int:
         return len(self._r)
@@ -219,19 +225,29 @@ class ConvergenceWindow:
 
     def chunk_bytes(self, number: int, chunk: int) -> bytes:
         """The entries of chunk `number` that are still in the window, after the number of
-        the first of them."""
+        the first of them.
+
+        The service asks for the newest chunk after every round: the entries already packed
+        for it are kept, so each call packs only the rounds appended since."""
         n = len(self._r)
         first = self.appended - n  # number of entry 0
         lo = max(number * chunk - first, 0)
         hi = min((number + 1) * chunk - first, n)
         if hi <= lo:
             return b""
+        start, end = first + lo, first + hi  # entry numbers asked for: start … end−1
+        done = self._packed_from + len(self._packed_r)  # number after the last packed entry
+        if self._packed_from != start or done > end:
+            self._packed_from, done = start, start
+            self._packed_r, self._packed_p, self._packed_s2 = array("i"), array("d"), array("b")
         head = self._head
-        slots = [(head + j) % n for j in range(lo, hi)]
-        return b"".join((_SPLIT.pack(first + lo),
-                         array("i", [self._r[j] for j in slots]).tobytes(),
-                         array("d", [self._e[j] / _P_UNIT for j in slots]).tobytes(),
-                         array("b", [self._s2[j] for j in slots]).tobytes()))
+        for number_j in range(done, end):
+            slot = (head + number_j - first) % n
+            self._packed_r.append(self._r[slot])
+            self._packed_p.append(self._e[slot] / _P_UNIT)
+            self._packed_s2.append(self._s2[slot])
+        return b"".join((_SPLIT.pack(start), self._packed_r.tobytes(),
+                         self._packed_p.tobytes(), self._packed_s2.tobytes()))
 
     @staticmethod
     def chunk_number(data: bytes, chunk: int) -> int:
