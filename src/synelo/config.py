@@ -24,7 +24,7 @@ class Settings(BaseSettings):
     server_tokens: TokenList = Field(default_factory=list)
     max_body_bytes: int = 64 * 1024
     db_pool_size: int = 8
-    window_cache: int = 20_000  # decoded convergence windows the writer keeps (~7 KB each)
+    window_cache: int = 5_000  # decoded convergence windows the writer keeps (~45 KB each)
 
     # Seed 000's parameter table: defaults for every new pool.
     r0: int = 1000

@@ -88,7 +88,7 @@ def _params(text: str) -> SynEloParams:
 class Store:
     """The repository: every operation the service needs, each in its own transaction."""
 
-    def __init__(self, engine: Engine, clock: Clock = utcnow, window_cache: int = 20_000) -> None:
+    def __init__(self, engine: Engine, clock: Clock = utcnow, window_cache: int = 5_000) -> None:
         self.engine = engine
         self.clock = clock
         self._windows = WindowCache(window_cache)

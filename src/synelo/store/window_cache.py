@@ -1,7 +1,8 @@
 """Decoded convergence windows of recently rated players, kept by the writing process.
 
-A full window is a ~6.7 KB value; reading and decoding 24 of them per round was the cost
-that grew with history. An entry is valid while the player's newest journal row
+A full window is ~6.7 KB stored and ~45 KB decoded (its entries are Python ints in lists,
+which the compiled rating loop reads fastest); reading and decoding 24 of them per round was
+the cost that grew with history. An entry is valid while the player's newest journal row
 (`players.last_journal`) is the one it was cached with: every change of a player — a rated
 round, an admin set or reset, in this process or another — writes a journal row, so that id
 is a version stamp and a stale entry is never used.
