@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from synelo.ratings import (
     ConvergenceWindow,
+    PlayerChange,
     PlayerRecord,
     Rater,
     RecordBook,
@@ -329,3 +330,24 @@ def test_play_equals_rate_round_then_apply_change(schedule, theta: float, t_shad
             assert (got.rating, got.rounds_played) == (rec.rating, rec.rounds_played)
             assert got.window.ratings == rec.window.ratings
             assert got.window.statistics() == rec.window.statistics()
+
+
+def test_player_change_is_a_value() -> None:
+    """A PlayerChange compares, hashes, pickles and copies by value, as the named tuple it
+    replaced did (the compiled class would otherwise compare by identity)."""
+    import copy
+    import pickle
+
+    change = PlayerChange("p1", "A", 1000, 1036, 72.0, 0.5, 1.0, 1)
+    assert pickle.loads(pickle.dumps(change)) == change
+    assert copy.deepcopy(change) == change and hash(copy.copy(change)) == hash(change)
+    assert change != PlayerChange("p1", "A", 1000, 1035, 72.0, 0.5, 1.0, 1)
+    assert change.delta == 36
+
+
+def test_play_takes_lists_as_well_as_tuples() -> None:
+    book_t, book_l, rater = RecordBook(P), RecordBook(P), Rater(P)
+    assert rater.play(book_t, ("a", "b"), ("c",), "A") == rater.play(book_l, ["a", "b"], ["c"],
+                                                                       "A")
+    assert {k: r.rating for k, r in book_t.records.items()} == \
+        {k: r.rating for k, r in book_l.records.items()}

@@ -22,7 +22,8 @@ Winner = Literal["A", "B", "draw"]
 
 def round_half_even(x: float) -> int:
     """Banker's rounding, as Python's `round(x)`, in native arithmetic (x − floor(x) is
-    exact for every double, so the comparison with 1/2 is too)."""
+    exact for every double of magnitude at least 1, and for |x| < 1 the comparison with 1/2
+    still decides the same way; a property test checks it against `round`)."""
     f = math.floor(x)
     diff = x - f
     if diff > 0.5 or (diff == 0.5 and f % 2 == 1):
@@ -121,6 +122,19 @@ class PlayerChange:
     def delta(self) -> int:
         return self.after - self.before
 
+    def _fields(self) -> tuple[str, str, int, int, float, float, float, int]:
+        return (self.player, self.side, self.before, self.after, self.k, self.p, self.s,
+                self.rounds_played)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, PlayerChange) and self._fields() == other._fields()
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __reduce__(self) -> tuple[type, tuple[str, str, int, int, float, float, float, int]]:
+        return PlayerChange, self._fields()  # picklable, copyable, like the named tuple was
+
     def __repr__(self) -> str:
         return (f"PlayerChange({self.player!r}, {self.side!r}, {self.before} -> {self.after}, "
                 f"k={self.k}, p={self.p}, s={self.s}, rounds_played={self.rounds_played})")
@@ -158,10 +172,10 @@ class RecordBook:
             self.records[player] = rec
         return rec
 
-    def team(self, players: tuple[str, ...]) -> list[PlayerRecord]:
+    def team(self, players: Sequence[str]) -> list[PlayerRecord]:
         return [self.get(p) for p in players]
 
-    def rating_sum(self, players: tuple[str, ...]) -> int:
+    def rating_sum(self, players: Sequence[str]) -> int:
         """Σ of the players' ratings, R_0 for one not seen yet (who is not added)."""
         total = 0
         for p in players:
@@ -210,7 +224,7 @@ class Rater:
             after = self.cap
         return k, after
 
-    def play(self, book: RecordBook, team_a: tuple[str, ...], team_b: tuple[str, ...],
+    def play(self, book: RecordBook, team_a: Sequence[str], team_b: Sequence[str],
              winner: Winner) -> float:
         """Rate a match in which everyone on the two sides took part (distinct players), and
         move every record in `book` past it: `rate_round` then `apply_change` for each,
