@@ -93,6 +93,23 @@ def test_a_failing_batch_is_retried_round_by_round(store: Store, pool: str,
     assert store.lookup(store.get_pool(pool), [steam(1)])[steam(1)].rounds_played == 2
 
 
+def test_the_writer_reopens_a_connection_that_broke(store: Store, pool: str) -> None:
+    """The writer keeps one connection; when it breaks (a database restart, a dropped
+    socket) the batch on it fails, its rounds are rated one by one on pooled connections,
+    and the next batch opens a new connection: nothing is lost or counted twice."""
+    writer = RoundWriter(store)
+    assert writer.submit(pool, report(1, 1, 2)).result(30).created
+    held = writer._conn
+    assert held is not None
+    held.connection.dbapi_connection.close()  # the writer is idle: its connection dies
+    assert writer.submit(pool, report(2, 1, 2)).result(30).created  # rated alone
+    assert writer.submit(pool, report(3, 2, 1)).result(30).created  # on a new connection
+    assert writer._conn is not None and writer._conn is not held
+    writer.close()
+    assert store.get_pool(pool).rounds == 3
+    assert store.lookup(store.get_pool(pool), [steam(1)])[steam(1)].rounds_played == 3
+
+
 def _rounds_in_database_file(path: Path) -> int:
     """Rounds in the main database file alone, not counting what is still in the WAL."""
     con = sqlite3.connect(f"file:{path}?immutable=1", uri=True)

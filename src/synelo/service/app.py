@@ -30,8 +30,10 @@ def create_app(settings: Settings | None = None, *, store: Store | None = None,
         store = Store(create_store_engine(settings.sqlalchemy_url,
                                           pool_size=settings.db_pool_size), clock,
                       window_cache=settings.window_cache)
-    writer = RoundWriter(store)
+    # the checkpointer first: it sets up every SQLite connection opened after it, the
+    # writer's own included
     checkpointer = Checkpointer(store.engine) if store.engine.dialect.name == "sqlite" else None
+    writer = RoundWriter(store)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:

@@ -97,19 +97,29 @@ class Store:
 
     # --- transactions -----------------------------------------------------------------------
     @contextmanager
-    def write_transaction(self) -> Iterator[Connection]:
-        """A write transaction (the round writer rates whole batches in one). On SQLite the
-        threads of this process queue on a lock first: SQLite's own busy handler would make
-        them poll with sleeps of up to 100 ms. A failure forgets the cached windows, which
-        the rolled-back transaction had advanced."""
+    def write_transaction(self, conn: Connection | None = None) -> Iterator[Connection]:
+        """A write transaction (the round writer rates whole batches in one), on `conn` if
+        given (from `write_connection`, kept by its one thread) or on a pooled connection.
+        On SQLite the threads of this process queue on a lock first: SQLite's own busy
+        handler would make them poll with sleeps of up to 100 ms. A failure forgets the
+        cached windows, which the rolled-back transaction had advanced."""
         try:
-            with self._writer, \
-                    self.engine.connect().execution_options(**{IMMEDIATE: True}) as conn, \
-                    conn.begin():
-                yield conn
+            with self._writer:
+                if conn is not None:
+                    with conn.begin():
+                        yield conn
+                    return
+                with self.write_connection() as own, own.begin():
+                    yield own
         except BaseException:
             self._windows.clear()
             raise
+
+    def write_connection(self) -> Connection:
+        """A connection whose transactions are write transactions (SQLite: BEGIN IMMEDIATE).
+        The round writer keeps one for as long as it works, which spares every batch a pool
+        checkout (and, on PostgreSQL, the pre-ping that comes with it)."""
+        return self.engine.connect().execution_options(**{IMMEDIATE: True})
 
     @contextmanager
     def _read(self) -> Iterator[Connection]:

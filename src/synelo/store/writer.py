@@ -15,6 +15,8 @@ import queue
 import threading
 from concurrent.futures import Future
 
+from sqlalchemy import Connection
+
 from synelo.store.repository import Store
 from synelo.store.typedefs import RoundConflict, RoundReport, SubmitResult, UnknownPool
 
@@ -30,6 +32,7 @@ class RoundWriter:
     def __init__(self, store: Store, max_batch: int = 32) -> None:
         self.store = store
         self.max_batch = max_batch
+        self._conn: Connection | None = None  # the writer thread's own; None: open on use
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._run, name="synelo-round-writer",
                                         daemon=True)
@@ -66,13 +69,17 @@ class RoundWriter:
             for items in by_pool.values():
                 self._rate_batch(items)
             if stop:
+                if self._conn is not None:
+                    self._conn.close()
                 return
 
     def _rate_batch(self, batch: list[tuple[str, RoundReport, Future]]) -> None:
         """Rate one pool's rounds, in arrival order, in one transaction."""
         outcomes: list[SubmitResult | BaseException] = []
         try:
-            with self.store.write_transaction() as conn:
+            if self._conn is None:
+                self._conn = self.store.write_connection()
+            with self.store.write_transaction(self._conn) as conn:
                 for pool_name, report, _ in batch:
                     try:
                         outcomes.append(self.store.submit_in(conn, pool_name, report))
@@ -82,6 +89,7 @@ class RoundWriter:
             # Something failed half-way and the transaction rolled back: rate each round
             # in a transaction of its own, so that only the faulty one fails.
             log.exception("a batch of %d rounds failed; retrying them one by one", len(batch))
+            self._drop_connection()  # it may be what failed (a lost PostgreSQL connection)
             for pool_name, report, future in batch:
                 try:
                     result = self.store.submit_round(pool_name, report)
@@ -95,3 +103,11 @@ class RoundWriter:
                 future.set_exception(outcome)
             else:
                 future.set_result(outcome)
+
+    def _drop_connection(self) -> None:
+        if self._conn is not None:
+            try:
+                self._conn.close()
+            except Exception:  # already broken: closing it is all that was left to do
+                log.debug("closing the writer's connection failed", exc_info=True)
+            self._conn = None
