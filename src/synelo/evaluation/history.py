@@ -53,6 +53,13 @@ class Match:
     time_played: dict[str, float] | None = None
     scored: bool = True
 
+    def __post_init__(self) -> None:
+        # the sides are tuples whatever was passed (the compiled rating loop reads tuples)
+        if type(self.team_a) is not tuple:
+            object.__setattr__(self, "team_a", tuple(self.team_a))
+        if type(self.team_b) is not tuple:
+            object.__setattr__(self, "team_b", tuple(self.team_b))
+
     @property
     def size(self) -> str:
         """The team sizes as "3v3"."""

@@ -72,9 +72,13 @@ def _convergence(window: ConvergenceWindow, w_vel: float, w_wre: float, w_vol: f
     if len(window) < 2:
         return 1.0
     new_minus_old, excess, std = window.statistics()
-    c = (w_vel * (abs(new_minus_old) / k_max) + w_wre * (abs(excess) / wre_scale)
+    if new_minus_old < 0.0:  # |·| and the clamp as comparisons: native in the compiled build
+        new_minus_old = -new_minus_old
+    if excess < 0.0:
+        excess = -excess
+    c = (w_vel * (new_minus_old / k_max) + w_wre * (excess / wre_scale)
          + w_vol * (std / k_max))
-    return min(1.0, max(0.0, c))
+    return 1.0 if c > 1.0 else (c if c > 0.0 else 0.0)
 
 
 def gaussian_compression(rating: float, params: SynEloParams) -> float:
@@ -172,10 +176,10 @@ class RecordBook:
             self.records[player] = rec
         return rec
 
-    def team(self, players: Sequence[str]) -> list[PlayerRecord]:
+    def team(self, players: tuple[str, ...]) -> list[PlayerRecord]:
         return [self.get(p) for p in players]
 
-    def rating_sum(self, players: Sequence[str]) -> int:
+    def rating_sum(self, players: tuple[str, ...]) -> int:
         """Σ of the players' ratings, R_0 for one not seen yet (who is not added)."""
         total = 0
         for p in players:
@@ -224,9 +228,10 @@ class Rater:
             after = self.cap
         return k, after
 
-    def play(self, book: RecordBook, team_a: Sequence[str], team_b: Sequence[str],
+    def play(self, book: RecordBook, team_a: tuple[str, ...], team_b: tuple[str, ...],
              winner: Winner) -> float:
-        """Rate a match in which everyone on the two sides took part (distinct players), and
+        """Rate a match in which everyone on the two sides took part (distinct players, in
+        tuples: the compiled loop reads them natively; `Match` makes its sides tuples), and
         move every record in `book` past it: `rate_round` then `apply_change` for each,
         without building the journal rows. The replay's loop; returns P_A."""
         recs_a = book.team(team_a)
