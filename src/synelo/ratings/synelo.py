@@ -193,7 +193,6 @@ class Rater:
     for the service (through `rate_participants`) and the replay (through `play`) alike."""
 
     def __init__(self, params: SynEloParams) -> None:
-        self.params = params
         self.r0 = params.r0
         self.r_min = params.r_min
         self.cap = params.r_shadow_cap
