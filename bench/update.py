@@ -8,8 +8,11 @@ Method
    and GIL are not the server's). It posts 12v12 rounds: 24 distinct SteamID64s drawn from a
    population of players (account n is 76561197960265728 + n), a random winner and a unique
    round_id. It keeps a fixed number of requests in flight: ``--concurrency`` threads, each
-   with its own keep-alive httpx connection, pulling from one shared list of pre-encoded
-   bodies. A warm-up is posted first and not measured. Reported: rounds/s over the measured
+   with its own keep-alive HTTP/1.1 connection, pulling from one shared list of pre-encoded
+   bodies. The connections are plain sockets that send a pre-encoded request and read the
+   whole answer (status, headers, Content-Length bytes of body): the load generator shares
+   the machine, and httpx (``--client httpx``) spent ~1 ms of CPU per round there, ~10× as
+   much. A warm-up is posted first and not measured. Reported: rounds/s over the measured
    rounds (wall clock from first send to last answer), the p50/p99 latency of one POST and,
    on Linux, the CPU time per round of the server process and of the load generator (they
    share the machine's cores: this tells how much they compete).
@@ -54,6 +57,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from multiprocessing import get_context
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import httpx
 from sqlalchemy import Engine, event, func, select
@@ -106,6 +110,7 @@ class LoadSpec:
     rounds: int
     concurrency: int
     server_pid: int  # to read the server's CPU time (Linux /proc; NaN elsewhere)
+    client: str = "socket"  # a key of CLIENTS
 
 
 @dataclass
@@ -137,19 +142,79 @@ def encoded_bodies(spec: LoadSpec, start: int, count: int) -> list[bytes]:
             for i in range(start, start + count)]
 
 
-def post_all(clients: list[httpx.Client], url: str, bodies: list[bytes]) -> LoadResult:
+class KeepAlive:
+    """One keep-alive HTTP/1.1 connection that posts pre-encoded requests and reads each
+    answer whole: status line, headers, and a body of exactly Content-Length bytes.
+
+    A load generator should cost little of the machine it shares with the server: httpx
+    needed ~1 ms of CPU per round here, this ~0.1 ms (``--client httpx`` still measures with
+    httpx). Any answer it cannot read (no Content-Length, a closed connection) is an error.
+    """
+
+    def __init__(self, url: str, headers: dict[str, str], timeout: float = 60.0) -> None:
+        parts = urlsplit(url)
+        self.head = (f"POST {parts.path} HTTP/1.1\r\nhost: {parts.netloc}\r\n"
+                     + "".join(f"{k}: {v}\r\n" for k, v in headers.items())).encode()
+        self.sock = socket.create_connection((parts.hostname, parts.port), timeout=timeout)
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.buf = b""
+
+    def post(self, body: bytes) -> tuple[int, bytes]:
+        self.sock.sendall(b"%scontent-length: %d\r\n\r\n%s" % (self.head, len(body), body))
+        while (end := self.buf.find(b"\r\n\r\n")) < 0:
+            self._read()
+        head, self.buf = self.buf[:end], self.buf[end + 4:]
+        lines = head.split(b"\r\n")
+        status = int(lines[0].split(b" ", 2)[1])
+        length = next((int(v) for k, _, v in (line.partition(b":") for line in lines[1:])
+                       if k.strip().lower() == b"content-length"), None)
+        if length is None:
+            raise BenchError(f"an answer without Content-Length: {head[:300]!r}")
+        while len(self.buf) < length:
+            self._read()
+        answer, self.buf = self.buf[:length], self.buf[length:]
+        return status, answer
+
+    def _read(self) -> None:
+        data = self.sock.recv(65536)
+        if not data:
+            raise BenchError("the server closed the connection")
+        self.buf += data
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+class HttpxClient:
+    """The same interface over httpx (``--client httpx``)."""
+
+    def __init__(self, url: str, headers: dict[str, str], timeout: float = 60.0) -> None:
+        self.url = url
+        self.client = httpx.Client(headers=headers, timeout=timeout)
+
+    def post(self, body: bytes) -> tuple[int, bytes]:
+        resp = self.client.post(self.url, content=body)
+        return resp.status_code, resp.content
+
+    def close(self) -> None:
+        self.client.close()
+
+
+CLIENTS = {"socket": KeepAlive, "httpx": HttpxClient}
+
+
+def post_all(clients: list[KeepAlive | HttpxClient], bodies: list[bytes]) -> LoadResult:
     """Post every body, one thread per client; each thread takes the next body when free."""
     result = LoadResult(rounds=len(bodies))
     next_index = itertools.count().__next__  # atomic under the GIL
     lock = threading.Lock()
 
-    def worker(client: httpx.Client) -> None:
+    def worker(client: KeepAlive | HttpxClient) -> None:
         while (i := next_index()) < len(bodies) and not result.errors:
             t0 = time.perf_counter()
             try:
-                resp = client.post(url, content=bodies[i])
-                error = None if resp.status_code == 201 else \
-                    f"HTTP {resp.status_code}: {resp.text[:300]}"
+                status, answer = client.post(bodies[i])
+                error = None if status == 201 else f"HTTP {status}: {answer[:300]!r}"
             except Exception as exc:  # a transport error, or a bug here: both stop the run
                 error = f"{type(exc).__name__}: {exc}"
             ms = (time.perf_counter() - t0) * 1000.0
@@ -183,14 +248,14 @@ def run_load(spec: LoadSpec) -> LoadResult:
     warmup = encoded_bodies(spec, 0, spec.warmup)
     measured = encoded_bodies(spec, spec.warmup, spec.rounds)
     headers = {"authorization": f"Bearer {spec.token}", "content-type": "application/json"}
-    clients = [httpx.Client(headers=headers, timeout=60.0) for _ in range(spec.concurrency)]
+    clients = [CLIENTS[spec.client](spec.url, headers) for _ in range(spec.concurrency)]
     try:
         if warmup:
-            result = post_all(clients, spec.url, warmup)
+            result = post_all(clients, warmup)
             if result.errors:
                 return result
         server0, client0 = process_cpu(spec.server_pid), time.process_time()
-        result = post_all(clients, spec.url, measured)
+        result = post_all(clients, measured)
         result.server_cpu = process_cpu(spec.server_pid) - server0
         result.client_cpu = time.process_time() - client0
         return result
@@ -352,7 +417,20 @@ def history_summary(data_dir: Path) -> str:
 # --- report ---------------------------------------------------------------------------------
 def machine() -> str:
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
-    return f"{os.cpu_count()} CPUs, load average {load}"
+    return f"{os.cpu_count()} CPUs, load average {load}, speed gauge {speed_gauge():.0f} ms"
+
+
+def speed_gauge() -> float:
+    """Milliseconds of CPU for a fixed pure-Python loop (best of 3): this VM's speed moves by
+    2-3x between and within sessions, and this says how fast it ran for a phase."""
+    best = math.inf
+    for _ in range(3):
+        t0 = time.process_time()
+        total = 0
+        for i in range(300_000):
+            total += i * i % 7
+        best = min(best, time.process_time() - t0)
+    return best * 1000.0
 
 
 def print_table(rows: list[tuple[str, LoadResult]]) -> None:
@@ -389,6 +467,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--concurrency", type=int, default=4, help="requests in flight")
     p.add_argument("--population", type=int, default=2000, help="distinct players")
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--client", choices=sorted(CLIENTS), default="socket",
+                   help="the load generator's HTTP client (socket: raw keep-alive HTTP/1.1)")
     args = p.parse_args(argv)
     if args.rounds < 1 or args.concurrency < 1 or args.population < 2 * TEAM_SIZE:
         p.error("need --rounds >= 1, --concurrency >= 1 and --population >= 24")
@@ -397,10 +477,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def phase(name: str, env: dict[str, str], log: Path, args: argparse.Namespace) -> LoadResult:
     print(f"phase {name}: {args.warmup} warm-up + {args.rounds} measured rounds, "
-          f"{args.concurrency} in flight ({machine()})", flush=True)
+          f"{args.concurrency} in flight, client {args.client} ({machine()})", flush=True)
     with server(env, log) as (base, pid):
         spec = LoadSpec(f"{base}/v1/pools/{POOL}/rounds", SERVER_TOKEN, name, args.seed,
-                        args.population, args.warmup, args.rounds, args.concurrency, pid)
+                        args.population, args.warmup, args.rounds, args.concurrency, pid,
+                        args.client)
         try:
             result = measure(spec)
         except BenchError as exc:
@@ -408,7 +489,8 @@ def phase(name: str, env: dict[str, str], log: Path, args: argparse.Namespace) -
     print(f"  {result.rate:.1f} rounds/s, p50 {result.percentile(0.5):.1f} ms, "
           f"p99 {result.percentile(0.99):.1f} ms; CPU per round: server "
           f"{result.cpu_ms(result.server_cpu):.2f} ms, load generator "
-          f"{result.cpu_ms(result.client_cpu):.2f} ms", flush=True)
+          f"{result.cpu_ms(result.client_cpu):.2f} ms; speed gauge after {speed_gauge():.0f} ms",
+          flush=True)
     return result
 
 

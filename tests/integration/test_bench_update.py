@@ -1,0 +1,30 @@
+"""The update benchmark runs end to end at a tiny size (the figures themselves are not tested:
+speed lives in the benchmark, not in tests)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[2] / "bench" / "update.py"
+
+
+@pytest.mark.parametrize("client", ["socket", "httpx"])
+def test_update_benchmark_runs_both_phases(client: str) -> None:
+    done = subprocess.run(
+        [sys.executable, str(BENCH), "--history", "60", "--rounds", "30", "--warmup", "5",
+         "--population", "60", "--client", client],
+        capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    out = done.stdout
+    # the history really was rated: 5 + 30 rounds of phase 1, then 60 more
+    assert "database now: 95 rounds, 2,280 journal rows, 60 players" in out
+    table = [line.split() for line in out.splitlines() if line.startswith(("empty ", "60 "))]
+    assert [row[0] for row in table] == ["empty", "60"]
+    for row in table:
+        rounds_measured, rate = int(row[-6]), float(row[-5])
+        assert rounds_measured == 30 and rate > 0
+    assert "ratio throughput(history)/throughput(empty)" in out
