@@ -65,9 +65,11 @@ def create_app(settings: Settings | None = None, *, store: Store | None = None,
         return JSONResponse({"status": "ok" if ok else "database unreachable",
                              "version": __version__}, status_code=200 if ok else 503)
 
+    # the update route first: it is the one called for every round, and routes are matched
+    # in order
+    app.include_router(rounds.router)
     app.include_router(pools.router)
     app.include_router(players.router)
-    app.include_router(rounds.router)
     app.include_router(balance.router)
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     return app

@@ -43,18 +43,33 @@ def normalize_id(value: object, player_ids: str, loc: Loc) -> str:
     return str(number)
 
 
+def _canonical_steam_string(value: object) -> bool:
+    """Whether `value` is already a SteamID64 in canonical form: a str of 17 ASCII digits in
+    range. Equal-length digit strings compare like their numbers, so no int is made."""
+    return (type(value) is str and len(value) == 17 and value.isascii() and value.isdigit()
+            and _STEAM_ID_MIN_TEXT <= value <= _STEAM_ID_MAX_TEXT)
+
+
+_STEAM_ID_MIN_TEXT, _STEAM_ID_MAX_TEXT = str(STEAM_ID_MIN), str(STEAM_ID_MAX)
+
+
 def normalize_ids(values: Sequence[object], player_ids: str, loc: Loc,
                   seen: dict[str, Loc] | None = None) -> tuple[str, ...]:
-    """Normalise a roster; a player listed twice (here or in `seen`) is a 422."""
+    """Normalise a roster; a player listed twice (here or in `seen`) is a 422. Ids already
+    in canonical form (a round's usual 24 strings) take a short path."""
     seen = {} if seen is None else seen
     out = []
+    steam = player_ids == "steam"
     for i, value in enumerate(values):
-        here = (*loc, i)
-        key = normalize_id(value, player_ids, here)
+        if steam and _canonical_steam_string(value):
+            key = value
+        else:
+            key = normalize_id(value, player_ids, (*loc, i))
         if key in seen:
-            raise invalid(here, f"player {key} is listed twice (also at {_dotted(seen[key])})",
+            raise invalid((*loc, i),
+                          f"player {key} is listed twice (also at {_dotted(seen[key])})",
                           value=value)
-        seen[key] = here
+        seen[key] = (*loc, i)
         out.append(key)
     return tuple(out)
 
