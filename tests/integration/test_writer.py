@@ -110,6 +110,32 @@ def test_the_writer_reopens_a_connection_that_broke(store: Store, pool: str) -> 
     assert store.lookup(store.get_pool(pool), [steam(1)])[steam(1)].rounds_played == 3
 
 
+def test_the_writers_connection_skips_reference_checks_and_is_never_pooled(
+        tmp_path: Path) -> None:
+    """SQLite: the writer's own connection runs without foreign-key checks; when the writer
+    stops, that connection is discarded, so every pooled connection still checks."""
+    engine = create_store_engine(f"sqlite:///{tmp_path / 'fk.db'}", pool_size=1)
+    migrate(engine)
+    store = Store(engine)
+    store.create_pool("p", 1, SynEloParams(theta=400))
+    writer = RoundWriter(store)
+    assert writer.submit("p", report(1, 1, 2)).result(30).created
+    held = writer._conn
+    assert held is not None
+    raw = held.connection.driver_connection
+    assert raw.execute("PRAGMA foreign_keys").fetchone() == (0,)
+    writer.close()
+    assert writer._conn is None
+    for _ in range(3):  # whichever connection the pool hands out checks references
+        with engine.connect() as conn:
+            assert conn.connection.driver_connection is not raw
+            assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
+            with pytest.raises(Exception, match="FOREIGN KEY"):
+                conn.exec_driver_sql(
+                    "INSERT INTO window_chunks (player_id, chunk, data) VALUES (999999, 0, x'00')")
+    engine.dispose()
+
+
 def _rounds_in_database_file(path: Path) -> int:
     """Rounds in the main database file alone, not counting what is still in the WAL."""
     con = sqlite3.connect(f"file:{path}?immutable=1", uri=True)

@@ -69,8 +69,7 @@ class RoundWriter:
             for items in by_pool.values():
                 self._rate_batch(items)
             if stop:
-                if self._conn is not None:
-                    self._conn.close()
+                self._drop_connection()
                 return
 
     def _rate_batch(self, batch: list[tuple[str, RoundReport, Future]]) -> None:
@@ -78,7 +77,7 @@ class RoundWriter:
         outcomes: list[SubmitResult | BaseException] = []
         try:
             if self._conn is None:
-                self._conn = self.store.write_connection()
+                self._conn = self.store.write_connection(check_references=False)
             with self.store.write_transaction(self._conn) as conn:
                 for pool_name, report, _ in batch:
                     try:
@@ -107,7 +106,7 @@ class RoundWriter:
     def _drop_connection(self) -> None:
         if self._conn is not None:
             try:
-                self._conn.close()
+                self.store.discard(self._conn)
             except Exception:  # already broken: closing it is all that was left to do
                 log.debug("closing the writer's connection failed", exc_info=True)
             self._conn = None
