@@ -15,7 +15,8 @@ near_bounds = st.sampled_from([STEAM_ID_MIN - 1, STEAM_ID_MIN, STEAM_ID_MAX, STE
 numbers = st.integers(STEAM_ID_MIN - 10**6, STEAM_ID_MAX + 10**6) | near_bounds
 ids = (numbers.map(str) | numbers | st.text(max_size=20)
        | numbers.map(lambda n: f"0{n}"[:17]) | numbers.map(lambda n: f" {n}")
-       | st.sampled_from(["７６５６１１９７９６０２６５７２９", "76561197960265729\n", True]))
+       | st.sampled_from(["７６５６１１９７９６０２６５７２９", "76561197960265729\n", True,
+                         "7656119796026572٩", "765611979602657٢9"]))
 
 
 def outcome(call):  # type: ignore[no-untyped-def]
@@ -54,7 +55,8 @@ def test_accepted_forms(value: object, key: str) -> None:
 
 @pytest.mark.parametrize("value", ["76561197960265728", "76561202255233024",
                                    "7656119796026572", "765611979602657290",
-                                   "７６５６１１９７９６０２６５７２９"])
+                                   "７６５６１１９７９６０２６５７２９",
+                                   "7656119796026572٩"])
 def test_refused_forms(value: object) -> None:
     with pytest.raises(RequestValidationError):
         normalize_ids([value], "steam", ("x",))

@@ -59,16 +59,17 @@ def for_update(conn: Connection) -> str:
 
 def timestamp(conn: Connection, when: datetime) -> object:
     """`when` as the driver takes it for a timestamp column (what SQLAlchemy would send)."""
-    process = _timestamp_processors.get(conn.dialect.name, _UNSET)
+    kind = type(conn.dialect)
+    process = _timestamp_processors.get(kind, _UNSET)
     if process is _UNSET:  # once per dialect: building it costs more than a round's SQL
         process = journal.c.created_at.type.dialect_impl(conn.dialect).bind_processor(
             conn.dialect)
-        _timestamp_processors[conn.dialect.name] = process
+        _timestamp_processors[kind] = process
     return process(when) if process else when
 
 
 _UNSET: Any = object()
-_timestamp_processors: dict[str, Any] = {}
+_timestamp_processors: dict[type, Any] = {}
 
 
 POOL = "SELECT id, params, rounds FROM pools WHERE name = ?"

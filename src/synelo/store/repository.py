@@ -128,17 +128,20 @@ class Store:
         `discard`. PostgreSQL keeps its checks."""
         conn = self.engine.connect().execution_options(**{IMMEDIATE: True})
         if not check_references and self.engine.dialect.name == "sqlite":
-            conn.connection.driver_connection.execute("PRAGMA foreign_keys=OFF")
+            try:
+                conn.connection.driver_connection.execute("PRAGMA foreign_keys=OFF")
+            except BaseException:
+                self.discard(conn)
+                raise
         return conn
 
     @staticmethod
     def discard(conn: Connection) -> None:
         """Close a connection from `write_connection` for good (its settings may differ from
-        the pool's): the pool opens a fresh one in its place."""
-        try:
-            conn.invalidate()
-        finally:
-            conn.close()
+        the pool's): the pool opens a fresh one in its place. If invalidating fails, the
+        connection is left unclosed rather than returned to the pool."""
+        conn.invalidate()
+        conn.close()
 
     @contextmanager
     def _read(self) -> Iterator[Connection]:
