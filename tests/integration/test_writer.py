@@ -249,3 +249,24 @@ def test_windows_read_from_chunks_equal_cached_windows(backend: Engine) -> None:
         b = cold.lookup(cold.get_pool(names[1]), [key])[key]
         assert (a.rating, a.rounds_played, a.convergence) == (
             b.rating, b.rounds_played, b.convergence)
+
+
+def test_a_cached_window_is_not_read_again(backend: Engine, monkeypatch: pytest.MonkeyPatch
+                                           ) -> None:
+    """The writer's cache serves the next round of the same players: no window is read back
+    from the database, until the cache is gone (a new store) and each is read once."""
+    from synelo.store import repository
+
+    reads: list[list[int]] = []
+    real = repository.sql.windows
+    monkeypatch.setattr(repository.sql, "windows",
+                        lambda conn, ids, chunk: reads.append(list(ids)) or real(conn, ids, chunk))
+    store = Store(backend)
+    name = f"h{uuid.uuid4().hex[:12]}"
+    store.create_pool(name, 1, SynEloParams(theta=400))
+    store.submit_round(name, report(1, 1, 2))  # new players: nothing stored to read
+    store.submit_round(name, report(2, 1, 2))
+    store.submit_round(name, report(3, 2, 1))
+    assert reads == []
+    Store(backend).submit_round(name, report(4, 1, 2))  # a cold cache reads both, once
+    assert len(reads) == 1 and len(reads[0]) == 2

@@ -26,3 +26,17 @@ def test_least_recently_used_goes_first() -> None:
     zero = WindowCache(0)
     zero.put(1, 1, ConvergenceWindow(5), 1.0)
     assert len(zero) == 0
+
+
+def test_many_at_once_is_the_same_as_one_by_one() -> None:
+    cache = WindowCache(3)
+    w = [ConvergenceWindow(5) for _ in range(4)]
+    cache.put_many([(1, 10, w[0], 0.1), (2, 20, w[1], 0.2), (3, 30, w[2], 0.3)])
+    # a wrong stamp misses; the hits become the most recently used, in the order asked
+    assert cache.get_many({3: 30, 1: 10, 2: 99}) == {3: (w[2], 0.3), 1: (w[0], 0.1)}
+    cache.put_many([(4, 40, w[3], 0.4)])  # evicts 2, the least recently used
+    assert cache.get(2, 20) is None
+    assert cache.get_many({1: 10, 3: 30, 4: 40}) == {1: (w[0], 0.1), 3: (w[2], 0.3),
+                                                     4: (w[3], 0.4)}
+    cache.put_many([(1, 11, w[0], 0.5)])  # a newer stamp replaces the entry
+    assert cache.get(1, 10) is None and cache.get(1, 11) == (w[0], 0.5)

@@ -392,11 +392,10 @@ class Store:
         participants = [(key, side) for side, on_side in (("A", report.participants_a),
                                                           ("B", report.participants_b))
                         for key in on_side]
-        cached = {}
-        for key, _ in participants:
-            row = stored.get(key)
-            if row is not None and (hit := self._windows.get(row[0], row[5])) is not None:
-                cached[key] = hit
+        hits = self._windows.get_many({stored[key][0]: stored[key][5]
+                                       for key, _ in participants if key in stored})
+        cached = {key: hits[stored[key][0]] for key, _ in participants
+                  if key in stored and stored[key][0] in hits}
         missing = [stored[k][0] for k, _ in participants if k in stored and k not in cached]
         blobs = sql.windows(conn, missing, WINDOW_CHUNK) if missing else {}
 
@@ -438,6 +437,7 @@ class Store:
             (pool_id, ids[c.player], round_pk, c.side, c.before, c.after, c.k, c.p, c.s, stamp,
              last.get(ids[c.player])) for c in rated.changes])
         updates, chunks, dropped = [], [], []
+        cache_entries: list[tuple[int, int, ConvergenceWindow, float]] = []
         for change in rated.changes:
             rec = records[change.player]
             apply_change(rec, change)
@@ -453,7 +453,8 @@ class Store:
                 chunks.append((pid, newest, data))
                 if win.oldest_chunk(WINDOW_CHUNK):
                     dropped.append((pid, win.oldest_chunk(WINDOW_CHUNK)))
-            self._windows.put(pid, journal_ids[pid], win, c)
+            cache_entries.append((pid, journal_ids[pid], win, c))
+        self._windows.put_many(cache_entries)
         sql.UPDATE_PLAYER.many(conn, updates)
         if chunks:
             sql.SAVE_CHUNK.many(conn, chunks)

@@ -26,21 +26,37 @@ class WindowCache:
 
     def get(self, player_id: int, stamp: int | None) -> tuple[ConvergenceWindow, float] | None:
         """The window and its C if cached with this stamp."""
+        return self.get_many({player_id: stamp}).get(player_id)
+
+    def get_many(self, stamps: dict[int, int | None]
+                 ) -> dict[int, tuple[ConvergenceWindow, float]]:
+        """{player id: (window, C)} of the players in `stamps` ({player id: stamp}) cached
+        with that stamp; one lock for a whole round."""
+        found = {}
+        items = self._items
         with self._lock:
-            item = self._items.get(player_id)
-            if item is None or item[0] != stamp:
-                return None
-            self._items.move_to_end(player_id)
-            return item[1], item[2]
+            for player_id, stamp in stamps.items():
+                item = items.get(player_id)
+                if item is not None and item[0] == stamp:
+                    items.move_to_end(player_id)
+                    found[player_id] = item[1], item[2]
+        return found
 
     def put(self, player_id: int, stamp: int, window: ConvergenceWindow, c: float) -> None:
+        self.put_many([(player_id, stamp, window, c)])
+
+    def put_many(self, entries: list[tuple[int, int, ConvergenceWindow, float]]) -> None:
+        """Cache (player id, stamp, window, C) of each entry, in order (the last is the most
+        recently used)."""
         if self.capacity <= 0:
             return
+        items = self._items
         with self._lock:
-            self._items[player_id] = (stamp, window, c)
-            self._items.move_to_end(player_id)
-            while len(self._items) > self.capacity:
-                self._items.popitem(last=False)
+            for player_id, stamp, window, c in entries:
+                items[player_id] = (stamp, window, c)
+                items.move_to_end(player_id)
+            while len(items) > self.capacity:
+                items.popitem(last=False)
 
     def clear(self) -> None:
         """Forget everything (after a rolled-back transaction: its windows were advanced)."""
