@@ -260,7 +260,8 @@ def test_a_cached_window_is_not_read_again(backend: Engine, monkeypatch: pytest.
     reads: list[list[int]] = []
     real = repository.sql.windows
     monkeypatch.setattr(repository.sql, "windows",
-                        lambda conn, ids, chunk: reads.append(list(ids)) or real(conn, ids, chunk))
+                        lambda conn, players, *rest: reads.append(list(players))
+                        or real(conn, players, *rest))
     store = Store(backend)
     name = f"h{uuid.uuid4().hex[:12]}"
     store.create_pool(name, 1, SynEloParams(theta=400))

@@ -345,3 +345,33 @@ def test_chunk_bytes_are_the_same_whatever_was_asked_before(size: int, chunk: in
         for number in (win.chunk_of_newest(chunk), ask, win.oldest_chunk(chunk),
                        win.chunk_of_newest(chunk)):
             assert win.chunk_bytes(number, chunk) == fresh.chunk_bytes(number, chunk)
+
+
+@pytest.mark.parametrize(("size", "chunk", "rounds"), [(5, 2, 23), (500, 50, 1234), (7, 3, 7),
+                                                      (500, 50, 499), (4, 50, 9), (7, 50, 130),
+                                                      (500, 50, 550), (60, 50, 101)])
+def test_full_chunks_and_a_journal_tail_rebuild_the_window(size: int, chunk: int,
+                                                           rounds: int) -> None:
+    """What the store keeps now — each chunk once it is full (those that left the window
+    dropped) — plus the rounds since, as the journal has them, rebuild the same window at
+    every step."""
+    rng = random.Random(size * 7 + rounds)
+    win = ConvergenceWindow(size)
+    stored: dict[int, bytes] = {}
+    history: list[Entry] = []
+    for _ in range(rounds):
+        entry = (rng.randint(100, 3000), rng.random(), rng.choice((0.0, 0.5, 1.0)))
+        win.append(*entry)
+        history.append(entry)
+        if win.appended % chunk == 0:
+            stored[win.chunk_of_newest(chunk)] = win.chunk_bytes(win.chunk_of_newest(chunk), chunk)
+            for number in [n for n in stored if n < win.oldest_chunk(chunk)]:
+                del stored[number]
+        tail = history[len(history) - win.appended % chunk:] if win.appended % chunk else []
+        rebuilt = ConvergenceWindow.from_chunks_and_tail(stored, tail, win.appended, chunk, size)
+        same_state(win, rebuilt)
+        assert rebuilt.appended == win.appended
+        assert rebuilt.chunk_bytes(rebuilt.chunk_of_newest(chunk), chunk) == \
+            win.chunk_bytes(win.chunk_of_newest(chunk), chunk)
+    with pytest.raises(ValueError):
+        ConvergenceWindow.from_chunks_and_tail(stored, [], win.appended + 1, chunk, size)

@@ -284,6 +284,42 @@ class ConvergenceWindow:
         win.appended = appended
         return win if stored_size == size else win.resized(size)
 
+    @classmethod
+    def from_chunks_and_tail(cls, chunks: dict[int, bytes], tail: list[tuple[int, float, float]],
+                             appended: int, chunk: int, size: int = 500) -> ConvergenceWindow:
+        """The window of a player that has had `appended` entries since its window (re)started:
+        its full chunks {number: chunk_bytes} (chunks outside the window are ignored) and the
+        entries of its unfilled newest chunk, `appended % chunk` of them, oldest first, as
+        (rating after, P, S) — what the journal keeps of each round. The same window as the
+        one that had those entries appended, sums included."""
+        n = min(appended, size)
+        first = appended - n  # number of the oldest entry still in the window
+        newest_full = appended // chunk  # chunks before this one are full
+        if len(tail) != appended % chunk:
+            raise ValueError(f"{len(tail)} tail entries for {appended} appended")
+        win = cls(size)
+        for number in range(first // chunk, newest_full):
+            stored = chunks.get(number)
+            if stored is None:
+                raise ValueError(f"chunk {number} of a window of {appended} entries is missing")
+            (held,) = _SPLIT.unpack_from(stored)  # number of the chunk's first entry
+            data = memoryview(stored)[_SPLIT.size:]
+            count = len(data) // _ENTRY
+            ratings, probs, scores2 = array("i"), array("d"), array("b")
+            ratings.frombytes(data[:4 * count])
+            probs.frombytes(data[4 * count:12 * count])
+            scores2.frombytes(data[12 * count:13 * count])
+            for j in range(max(first - held, 0), count):
+                win.append(ratings[j], probs[j], scores2[j] / 2)
+        start = newest_full * chunk  # number of the first tail entry
+        for j, (rating, p, s) in enumerate(tail):
+            if start + j >= first:
+                win.append(rating, p, s)
+        if len(win) != n:
+            raise ValueError(f"the chunks and tail hold {len(win)} entries, not {n}")
+        win.appended = appended
+        return win
+
     def resized(self, size: int) -> ConvergenceWindow:
         """The same history in a window of another size (keeps the most recent rounds)."""
         win = ConvergenceWindow(size)

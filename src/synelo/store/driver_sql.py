@@ -79,7 +79,8 @@ INSERT_PLAYER = DriverSql(
     "VALUES (?, ?, ?, 0, 1.0) RETURNING id")
 UPDATE_PLAYER = DriverSql(
     "UPDATE players SET rating = ?, rounds_played = ?, last_played = ?, convergence = ?, "
-    "window_state = ?, window_tail = ?, last_journal = ? WHERE id = ?")
+    "window_state = NULL, window_tail = NULL, window_appended = ?, last_journal = ? "
+    "WHERE id = ?")
 INSERT_ROUND = DriverSql(
     "INSERT INTO rounds (pool_id, seq, round_id, server_id, map, winner, sum_a, sum_b, p_a, "
     "content_hash, result, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id")
@@ -95,32 +96,57 @@ def lock_pool(conn: Connection, name: str) -> tuple | None:
 
 
 def lock_players(conn: Connection, pool_id: int, keys: Sequence[str]) -> list[tuple]:
-    """(id, key, rating, rounds_played, convergence, last_journal) of the stored players
-    among `keys`, locked in key order on PostgreSQL (the fixed order that keeps writers
-    deadlock-free)."""
+    """(id, key, rating, rounds_played, convergence, last_journal, window_appended) of the
+    stored players among `keys`, locked in key order on PostgreSQL (the fixed order that
+    keeps writers deadlock-free)."""
     marks = ", ".join("?" * len(keys))
     stmt = DriverSql(
-        "SELECT id, player_key, rating, rounds_played, convergence, last_journal FROM players "
+        "SELECT id, player_key, rating, rounds_played, convergence, last_journal, "
+        "window_appended FROM players "
         f"WHERE pool_id = ? AND player_key IN ({marks}) ORDER BY player_key" + for_update(conn))
     return stmt.rows(conn, (pool_id, *keys))
 
 
-def windows(conn: Connection, player_ids: Sequence[int], chunk: int
-            ) -> dict[int, tuple[bytes | None, dict[int, bytes]]]:
-    """The stored convergence windows of these players (rows already locked): the header
-    and the chunks {number: data} of each, the unfilled newest one included."""
-    marks = ", ".join("?" * len(player_ids))
-    heads = DriverSql(f"SELECT id, window_state, window_tail FROM players WHERE id IN ({marks})")
-    out: dict[int, tuple[bytes | None, dict[int, bytes]]] = {}
-    for pid, header, tail in heads.rows(conn, player_ids):
-        out[pid] = (header, {})
-        if tail:
-            out[pid][1][ConvergenceWindow.chunk_number(tail, chunk)] = bytes(tail)
+def windows(conn: Connection, players: Sequence[tuple[int, int | None, int | None]],
+            chunk: int, size: int) -> dict[int, ConvergenceWindow]:
+    """The stored convergence windows of these players, given as (id, window_appended,
+    last_journal) from `lock_players` (rows already locked): their full chunks, and the
+    unfilled newest chunk's entries from the journal (≤ chunk − 1 rows along each player's
+    chain) or, for a row last written before migration 0003, from its own columns."""
+    ids = [pid for pid, _, _ in players]
+    marks = ", ".join("?" * len(ids))
+    stored: dict[int, dict[int, bytes]] = {pid: {} for pid in ids}
     parts = DriverSql(f"SELECT player_id, chunk, data FROM window_chunks "
                       f"WHERE player_id IN ({marks})")
-    for pid, number, data in parts.rows(conn, player_ids):
-        out[pid][1].setdefault(number, bytes(data))
+    for pid, number, data in parts.rows(conn, ids):
+        stored[pid][number] = bytes(data)
+    out: dict[int, ConvergenceWindow] = {}
+    legacy = [pid for pid, appended, _ in players if appended is None]
+    if legacy:
+        marks = ", ".join("?" * len(legacy))
+        heads = DriverSql(f"SELECT id, window_state, window_tail FROM players "
+                          f"WHERE id IN ({marks})")
+        for pid, header, tail in heads.rows(conn, legacy):
+            if tail:
+                stored[pid].setdefault(ConvergenceWindow.chunk_number(tail, chunk), bytes(tail))
+            out[pid] = ConvergenceWindow.from_parts(header, stored[pid], chunk, size)
+    for pid, appended, last_journal in players:
+        if appended is not None:
+            tail = JOURNAL_TAIL.rows(conn, (last_journal, appended % chunk)) \
+                if appended % chunk else []
+            out[pid] = ConvergenceWindow.from_chunks_and_tail(
+                stored[pid], tail, appended, chunk, size)
     return out
+
+
+# A player's newest journal rows, oldest first: the entries of the window's unfilled chunk.
+JOURNAL_TAIL = DriverSql(
+    "WITH RECURSIVE chain (id, prev_id, depth) AS ("
+    " SELECT id, prev_id, 1 FROM journal WHERE id = ?"
+    " UNION ALL SELECT journal.id, journal.prev_id, chain.depth + 1"
+    " FROM journal JOIN chain ON journal.id = chain.prev_id WHERE chain.depth < ?)"
+    " SELECT journal.after, journal.p, journal.s FROM chain JOIN journal ON journal.id = chain.id"
+    " ORDER BY chain.depth DESC")
 
 
 SAVE_CHUNK = DriverSql(

@@ -245,7 +245,8 @@ class Store:
             after=after, k=None, p=None, s=None, created_at=self.clock(), prev_id=last_journal,
         ).returning(journal.c.id)).scalar_one()
         conn.execute(update(players).where(players.c.id == pid).values(
-            convergence=1.0, window_state=None, window_tail=None, last_journal=jid, **changes))
+            convergence=1.0, window_state=None, window_tail=None, window_appended=0,
+            last_journal=jid, **changes))
         conn.execute(delete(window_chunks).where(window_chunks.c.player_id == pid))
 
     @staticmethod
@@ -382,7 +383,7 @@ class Store:
         """Read the players, rate with the pure math, write players, round and journal."""
         keys = sorted({*report.team_a, *report.team_b, *report.participants_a,
                        *report.participants_b})
-        # (id, key, rating, rounds_played, convergence, last_journal) by key
+        # (id, key, rating, rounds_played, convergence, last_journal, window_appended) by key
         stored = {row[1]: row for row in sql.lock_players(conn, pool_id, keys)}
 
         def rating(key: str) -> int:
@@ -396,8 +397,9 @@ class Store:
                                        for key, _ in participants if key in stored})
         cached = {key: hits[stored[key][0]] for key, _ in participants
                   if key in stored and stored[key][0] in hits}
-        missing = [stored[k][0] for k, _ in participants if k in stored and k not in cached]
-        blobs = sql.windows(conn, missing, WINDOW_CHUNK) if missing else {}
+        missing = [(stored[k][0], stored[k][6], stored[k][5]) for k, _ in participants
+                   if k in stored and k not in cached]
+        loaded = sql.windows(conn, missing, WINDOW_CHUNK, params.window) if missing else {}
 
         records: dict[str, PlayerRecord] = {}
         for key, _ in participants:
@@ -407,9 +409,7 @@ class Store:
             elif key in cached:
                 records[key] = PlayerRecord(row[2], row[3], *cached[key])
             else:
-                header, chunks = blobs[row[0]]
-                records[key] = PlayerRecord(row[2], row[3], ConvergenceWindow.from_parts(
-                    header, chunks, WINDOW_CHUNK, params.window), row[4])
+                records[key] = PlayerRecord(row[2], row[3], loaded[row[0]], row[4])
         rated = rate_round(map(rating, report.team_a), map(rating, report.team_b),
                            [(key, side, records[key]) for key, side in participants],
                            report.winner, params)
@@ -444,13 +444,11 @@ class Store:
             pid = ids[change.player]
             c = rec.current_convergence(params)
             win = rec.window
-            newest = win.chunk_of_newest(WINDOW_CHUNK)
-            data = win.chunk_bytes(newest, WINDOW_CHUNK)
-            full = win.appended % WINDOW_CHUNK == 0
-            updates.append((rec.rating, rec.rounds_played, stamp, c, win.header_bytes(),
-                            None if full else data, journal_ids[pid], pid))
-            if full:  # the newest chunk is complete: it moves out of the player's row
-                chunks.append((pid, newest, data))
+            updates.append((rec.rating, rec.rounds_played, stamp, c, win.appended,
+                            journal_ids[pid], pid))
+            if win.appended % WINDOW_CHUNK == 0:  # the newest chunk is complete: store it
+                newest = win.chunk_of_newest(WINDOW_CHUNK)
+                chunks.append((pid, newest, win.chunk_bytes(newest, WINDOW_CHUNK)))
                 if win.oldest_chunk(WINDOW_CHUNK):
                     dropped.append((pid, win.oldest_chunk(WINDOW_CHUNK)))
             cache_entries.append((pid, journal_ids[pid], win, c))

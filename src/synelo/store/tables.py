@@ -69,19 +69,24 @@ players = Table(
     Column("rounds_played", Integer, nullable=False),
     Column("last_played", UtcDateTime(), nullable=True),
     Column("convergence", Float, nullable=False),  # F3's C for the next round
-    # The convergence window's header (ConvergenceWindow.header_bytes: sums, count, number of
-    # entries ever appended) and its newest chunk while that is not full (chunk_bytes; None
-    # once full); its full chunks are in window_chunks. No header: an empty window.
+    # The convergence window: its full chunks are in window_chunks, and the entries of its
+    # unfilled newest chunk are the player's newest `window_appended % WINDOW_CHUNK` journal
+    # rows (after, P, S), read back along the journal chain when the window is not cached.
+    # `window_appended`: entries appended since the window (re)started; None for a row last
+    # written before migration 0003, whose window is still in the two columns before it:
+    # ConvergenceWindow.header_bytes (sums, count, `appended`) and the unfilled newest chunk
+    # (chunk_bytes; None once full). Neither: an empty window.
     Column("window_state", LargeBinary, nullable=True),
     Column("window_tail", LargeBinary, nullable=True),
+    Column("window_appended", BigInteger, nullable=True),
     Column("last_journal", BigInteger, nullable=True),  # newest journal row (see journal)
     UniqueConstraint("pool_id", "player_key", name="uq_players_pool_key"),
 )
 
 # A player's full convergence-window chunks, WINDOW_CHUNK entries per row by entry number
-# (entry t in chunk t // WINDOW_CHUNK). A rated round rewrites the player's row — header and
-# the unfilled newest chunk, under 1 KB — instead of a whole ~6.7 KB window; a chunk moves here
-# once full (every WINDOW_CHUNK rounds), and chunks that left the window are deleted then.
+# (entry t in chunk t // WINDOW_CHUNK). A rated round writes no window bytes: every
+# WINDOW_CHUNK rounds the chunk just filled is written here, and chunks that left the window
+# are deleted then.
 WINDOW_CHUNK = 50
 window_chunks = Table(
     "window_chunks",
