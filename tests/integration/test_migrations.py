@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
@@ -63,10 +64,13 @@ def test_0002_moves_windows_into_chunks_and_back(tmp_path: Path) -> None:
     assert blobs == {pid: win.to_bytes() for pid, win in windows.items()}
 
 
-def test_0003_windows_survive_a_downgrade_and_upgrade(tmp_path: Path) -> None:
-    """Rows written at 0003 (window tail in the journal) go back to a header and tail at 0002
-    and up again; a store that then reads every window back from the database, old rows and
-    new, rates exactly as one that never left 0003. Admin changes restart windows on the way."""
+@pytest.mark.parametrize("down_to", ["0002", "0001"])
+def test_0003_windows_survive_a_downgrade_and_upgrade(tmp_path: Path, down_to: str) -> None:
+    """Rows written at 0003 (window tail in the journal) go back to a header and tail at 0002,
+    or a whole window at 0001, and up again; a store that then reads every window back from
+    the database, old rows and new, rates exactly as one that never left 0003 (the journal,
+    which now holds the windows' newest entries, survives the downgrades). Admin changes
+    restart windows on the way."""
     from synelo.ratings import SynEloParams
     from synelo.store.repository import Store
     from synelo.store.typedefs import RoundReport
@@ -93,8 +97,11 @@ def test_0003_windows_survive_a_downgrade_and_upgrade(tmp_path: Path) -> None:
                 store.set_rating("p", "76561197960265730", 1300)
                 store.reset_player("p", "76561197960265731")
     engine = trip.engine
-    command.downgrade(alembic_config(engine), "0002")
     with engine.connect() as conn:
+        journal_rows = conn.exec_driver_sql("SELECT count(*) FROM journal").scalar()
+    command.downgrade(alembic_config(engine), down_to)
+    with engine.connect() as conn:
+        assert conn.exec_driver_sql("SELECT count(*) FROM journal").scalar() == journal_rows
         rows = conn.execute(select(players.c.window_state).where(
             players.c.rounds_played > 0)).all()
         assert rows and all(header is not None for (header,) in rows)

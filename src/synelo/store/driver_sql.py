@@ -98,11 +98,12 @@ def lock_pool(conn: Connection, name: str) -> tuple | None:
 def lock_players(conn: Connection, pool_id: int, keys: Sequence[str]) -> list[tuple]:
     """(id, key, rating, rounds_played, convergence, last_journal, window_appended) of the
     stored players among `keys`, locked in key order on PostgreSQL (the fixed order that
-    keeps writers deadlock-free)."""
+    keeps writers deadlock-free). window_appended is None for a row whose window is still in
+    its header and tail columns (last written by a release before migration 0003)."""
     marks = ", ".join("?" * len(keys))
     stmt = DriverSql(
         "SELECT id, player_key, rating, rounds_played, convergence, last_journal, "
-        "window_appended FROM players "
+        "CASE WHEN window_state IS NULL THEN window_appended END FROM players "
         f"WHERE pool_id = ? AND player_key IN ({marks}) ORDER BY player_key" + for_update(conn))
     return stmt.rows(conn, (pool_id, *keys))
 
@@ -128,7 +129,7 @@ def windows(conn: Connection, players: Sequence[tuple[int, int | None, int | Non
                           f"WHERE id IN ({marks})")
         for pid, header, tail in heads.rows(conn, legacy):
             if tail:
-                stored[pid].setdefault(ConvergenceWindow.chunk_number(tail, chunk), bytes(tail))
+                stored[pid][ConvergenceWindow.chunk_number(tail, chunk)] = bytes(tail)
             out[pid] = ConvergenceWindow.from_parts(header, stored[pid], chunk, size)
     for pid, appended, last_journal in players:
         if appended is not None:

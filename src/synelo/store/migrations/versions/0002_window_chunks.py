@@ -72,8 +72,9 @@ def downgrade() -> None:
         conn.execute(players.update().where(players.c.id == pid)
                      .values(window_state=win.to_bytes()))
     op.drop_table('window_chunks')
-    with op.batch_alter_table('players') as batch:
-        batch.drop_column('window_tail')
+    # a plain DROP COLUMN (SQLite >= 3.35): a batch table copy would drop `players`, and with
+    # it, by ON DELETE CASCADE, the whole journal
+    op.drop_column('players', 'window_tail')
 
 
 def _size(blob: bytes) -> int:
