@@ -333,8 +333,8 @@ def test_windows_stored_by_earlier_versions_load_the_same() -> None:
        st.lists(st.tuples(entries, st.integers(min_value=0, max_value=12)), max_size=60))
 def test_chunk_bytes_are_the_same_whatever_was_asked_before(size: int, chunk: int,
                                                             steps: list) -> None:
-    """chunk_bytes keeps what it packed for the next call: asked in any order, after any
-    appends, it answers what a window that never packed anything answers."""
+    """chunk_bytes, asked in any order after any appends, answers what a window freshly built
+    from the same entries answers."""
     win = ConvergenceWindow(size)
     history: list[Entry] = []
     for entry, ask in steps:

@@ -26,6 +26,20 @@ _SPLIT_VERSIONS = (2, 4)  # header_bytes: the header, `appended`, Σe (2: Σe sc
 _ENTRY = 13  # bytes per entry in a chunk: rating int32, P float64, 2·S int8
 
 
+def _chunk_entries(data: bytes, first: int) -> tuple[array, array, array]:
+    """The ratings, P and 2·S of a `chunk_bytes` chunk, from entry number `first` on (the
+    entries before it have left the window)."""
+    (held,) = _SPLIT.unpack_from(data)  # number of the chunk's first entry
+    view = memoryview(data)[_SPLIT.size:]
+    count = len(view) // _ENTRY
+    start = max(first - held, 0)
+    ratings, probs, scores2 = array("i"), array("d"), array("b")
+    ratings.frombytes(view[4 * start:4 * count])
+    probs.frombytes(view[4 * count + 8 * start:12 * count])
+    scores2.frombytes(view[12 * count + start:13 * count])
+    return ratings, probs, scores2
+
+
 def p_units(p: float) -> int:
     """P as an integer number of 2^-44, floor(P·2^44 + 1/2): what Σe adds up. (Not `round`:
     this is one native conversion where `round` is a call; the quantisation is the same
@@ -37,8 +51,7 @@ class ConvergenceWindow:
     """The last `size` rounds of one player, oldest first, with exact running sums."""
 
     __slots__ = ("size", "_r", "_e", "_s2", "_head", "sum_w", "sum_w2", "sum_old", "sum_new",
-                 "sum_s2", "sum_p", "appended", "_packed_from", "_packed_r", "_packed_p",
-                 "_packed_s2")
+                 "sum_s2", "sum_p", "appended")
 
     def __init__(self, size: int = 500) -> None:
         if size < 2:
@@ -57,11 +70,6 @@ class ConvergenceWindow:
         self.sum_s2 = 0
         self.sum_p = 0  # Σ e in units of 2^-44
         self.appended = 0  # entries ever appended: entry j of the window is number appended−n+j
-        # chunk_bytes' entries packed so far: numbers _packed_from … _packed_from+len−1
-        self._packed_from = -1
-        self._packed_r = array("i")
-        self._packed_p = array("d")
-        self._packed_s2 = array("b")
 
     def __len__(self) -> int:
         return len(self._r)
@@ -225,29 +233,20 @@ class ConvergenceWindow:
 
     def chunk_bytes(self, number: int, chunk: int) -> bytes:
         """The entries of chunk `number` that are still in the window, after the number of
-        the first of them.
-
-        The service asks for the newest chunk after every round: the entries already packed
-        for it are kept, so each call packs only the rounds appended since."""
+        the first of them. (The service asks once per player every `chunk` rounds, for the
+        chunk just filled.)"""
         n = len(self._r)
         first = self.appended - n  # number of entry 0
         lo = max(number * chunk - first, 0)
         hi = min((number + 1) * chunk - first, n)
         if hi <= lo:
             return b""
-        start, end = first + lo, first + hi  # entry numbers asked for: start … end−1
-        done = self._packed_from + len(self._packed_r)  # number after the last packed entry
-        if self._packed_from != start or done > end:
-            self._packed_from, done = start, start
-            self._packed_r, self._packed_p, self._packed_s2 = array("i"), array("d"), array("b")
         head = self._head
-        for number_j in range(done, end):
-            slot = (head + number_j - first) % n
-            self._packed_r.append(self._r[slot])
-            self._packed_p.append(self._e[slot] / _P_UNIT)
-            self._packed_s2.append(self._s2[slot])
-        return b"".join((_SPLIT.pack(start), self._packed_r.tobytes(),
-                         self._packed_p.tobytes(), self._packed_s2.tobytes()))
+        slots = [(head + j) % n for j in range(lo, hi)]
+        return b"".join((_SPLIT.pack(first + lo),
+                         array("i", [self._r[j] for j in slots]).tobytes(),
+                         array("d", [self._e[j] / _P_UNIT for j in slots]).tobytes(),
+                         array("b", [self._s2[j] for j in slots]).tobytes()))
 
     @staticmethod
     def chunk_number(data: bytes, chunk: int) -> int:
@@ -271,13 +270,10 @@ class ConvergenceWindow:
         first = appended - n
         ratings, probs, scores2 = array("i"), array("d"), array("b")
         for number in range(first // chunk, (appended - 1) // chunk + 1 if n else 0):
-            (held,) = _SPLIT.unpack_from(chunks[number])  # number of the chunk's first entry
-            data = memoryview(chunks[number])[_SPLIT.size:]
-            count = len(data) // _ENTRY
-            start = max(first - held, 0)  # entries of this chunk that left the window since
-            ratings.frombytes(data[4 * start:4 * count])
-            probs.frombytes(data[4 * count + 8 * start:12 * count])
-            scores2.frombytes(data[12 * count + start:13 * count])
+            r, p, s2 = _chunk_entries(chunks[number], first)
+            ratings.extend(r)
+            probs.extend(p)
+            scores2.extend(s2)
         if len(ratings) != n:
             raise ValueError(f"window chunks hold {len(ratings)} entries, the header {n}")
         win = cls._loaded(stored_size, ratings, probs, scores2, (sw, sw2, so, sn, ss2))
@@ -302,15 +298,8 @@ class ConvergenceWindow:
             stored = chunks.get(number)
             if stored is None:
                 raise ValueError(f"chunk {number} of a window of {appended} entries is missing")
-            (held,) = _SPLIT.unpack_from(stored)  # number of the chunk's first entry
-            data = memoryview(stored)[_SPLIT.size:]
-            count = len(data) // _ENTRY
-            ratings, probs, scores2 = array("i"), array("d"), array("b")
-            ratings.frombytes(data[:4 * count])
-            probs.frombytes(data[4 * count:12 * count])
-            scores2.frombytes(data[12 * count:13 * count])
-            for j in range(max(first - held, 0), count):
-                win.append(ratings[j], probs[j], scores2[j] / 2)
+            for rating, p, s2 in zip(*_chunk_entries(stored, first), strict=True):
+                win.append(rating, p, s2 / 2)
         start = newest_full * chunk  # number of the first tail entry
         for j, (rating, p, s) in enumerate(tail):
             if start + j >= first:

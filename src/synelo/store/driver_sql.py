@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
 from sqlalchemy import Connection
@@ -59,17 +60,14 @@ def for_update(conn: Connection) -> str:
 
 def timestamp(conn: Connection, when: datetime) -> object:
     """`when` as the driver takes it for a timestamp column (what SQLAlchemy would send)."""
-    kind = type(conn.dialect)
-    process = _timestamp_processors.get(kind, _UNSET)
-    if process is _UNSET:  # once per dialect: building it costs more than a round's SQL
-        process = journal.c.created_at.type.dialect_impl(conn.dialect).bind_processor(
-            conn.dialect)
-        _timestamp_processors[kind] = process
+    process = _timestamp_processor(conn.dialect)
     return process(when) if process else when
 
 
-_UNSET: Any = object()
-_timestamp_processors: dict[type, Any] = {}
+@lru_cache(maxsize=16)
+def _timestamp_processor(dialect: Any) -> Any:
+    """Built once per engine's dialect: building it cost more than a round's SQL."""
+    return journal.c.created_at.type.dialect_impl(dialect).bind_processor(dialect)
 
 
 POOL = "SELECT id, params, rounds FROM pools WHERE name = ?"
