@@ -2,9 +2,20 @@
 
 Method
 ------
-1. A temporary data folder (SYNELO_DATA_DIR) gets ``synelo init`` with known admin and server
-   tokens, then ``synelo serve`` runs as a subprocess on a free local port with one worker.
-2. A load generator runs in a separate process (spawned with multiprocessing, so its CPU use
+1. Two temporary data folders (SYNELO_DATA_DIR) get ``synelo init`` with known admin and
+   server tokens: "empty" keeps its freshly created pool, "history" gets ``--history`` rounds
+   rated in this process by the service's own write path: a ``RoundWriter`` over a ``Store``
+   on that database, the object the route hands each round to. Kept busy by a queue of
+   rounds, it rates them in group-commit transactions exactly as the server does under load.
+   Only the fill's own connection uses ``synchronous=OFF`` and a large page cache, which
+   changes no row. The history is thus real: rounds with their stored answers, journal rows,
+   and (by default 100,000 rounds over 2,000 players, ~1,200 each) full convergence windows.
+   SQLite has one writer, so the fill is one process. The fill time and the resulting row
+   counts are printed.
+2. ``synelo serve`` (one worker) then runs on each folder at once, each as a subprocess on a
+   free local port; only one of them is under load at any moment. Each gets ``--warmup``
+   unmeasured rounds first (they also load the history's convergence windows).
+3. A load generator runs in a separate process (spawned with multiprocessing, so its CPU use
    and GIL are not the server's). It posts 12v12 rounds: 24 distinct SteamID64s drawn from a
    population of players (account n is 76561197960265728 + n), a random winner and a unique
    round_id. It keeps a fixed number of requests in flight: ``--concurrency`` threads, each
@@ -12,26 +23,22 @@ Method
    bodies. The connections are plain sockets that send a pre-encoded request and read the
    whole answer (status, headers, Content-Length bytes of body): the load generator shares
    the machine, and httpx (``--client httpx``) spent ~1 ms of CPU per round there, ~10× as
-   much. A warm-up is posted first and not measured. Reported: rounds/s over the measured
-   rounds (wall clock from first send to last answer), the p50/p99 latency of one POST and,
+   much. Any answer other than 201 Created (an error, or a 200 replay of a reused round_id)
+   stops the benchmark with exit status 1.
+4. Each phase's ``--rounds`` measured rounds are posted in ``--blocks`` blocks that alternate
+   between the two servers in ABBA order (empty, history, history, empty, ...). This VM's
+   speed drifts by 25-35 % within minutes: measured one after the other, a phase that ran at
+   a fast moment and one that ran at a slow one gave a ratio that said more about the
+   machine than about the history (0.76 to 1.18 for the same code). Alternating short
+   blocks lets both phases see the same machine. Per block it prints both rates and the
+   load generator's CPU per round (the best gauge of the machine's speed at that moment).
+   Reported per phase, over all its blocks: rounds/s (measured rounds over the summed wall
+   clock from first send to last answer of each block), the p50/p99 latency of one POST and,
    on Linux, the CPU time per round of the server process and of the load generator (they
    share the machine's cores: this tells how much they compete).
-   Any answer other than 201 Created (an error, or a 200 replay of a reused round_id) stops
-   the benchmark with exit status 1.
-3. Phase "empty": the freshly created pool. Then the server is stopped and ``--history``
-   more rounds are rated in this process by the service's own write path: a ``RoundWriter``
-   over a ``Store`` on the same database, the object the route hands each round to. Kept
-   busy by a queue of rounds, it rates them in group-commit transactions exactly as the
-   server does under load. Only the fill's own connection uses ``synchronous=OFF`` and a
-   large page cache, which changes no row. The history is thus real: rounds with their
-   stored answers, journal rows, and (by default 100,000 rounds over 2,000 players, ~1,200
-   each) full convergence windows. SQLite has one writer, so the fill is one process. The
-   fill time and the resulting row counts are printed.
-4. Phase "history": the server is started again on the filled database and measured the
-   same way with fresh round_ids.
 
 The table shows both phases, the ratio throughput(history)/throughput(empty) and the
-targets. The server and the temporary folder are removed at the end, also on errors and
+targets. The servers and the temporary folders are removed at the end, also on errors and
 Ctrl-C. The client shares the machine with the server: on a small machine it takes CPU the
 server would otherwise have, so the figures are a lower bound for a remote client.
 """
@@ -106,7 +113,6 @@ class LoadSpec:
     prefix: str  # round_id prefix, unique per phase
     seed: int
     population: int
-    warmup: int
     rounds: int
     concurrency: int
     server_pid: int  # to read the server's CPU time (Linux /proc; NaN elsewhere)
@@ -244,16 +250,11 @@ def process_cpu(pid: int) -> float:
 
 
 def run_load(spec: LoadSpec) -> LoadResult:
-    """The child process: warm up, then measure `spec.rounds` posts."""
-    warmup = encoded_bodies(spec, 0, spec.warmup)
-    measured = encoded_bodies(spec, spec.warmup, spec.rounds)
+    """The child process: measure `spec.rounds` posts."""
+    measured = encoded_bodies(spec, 0, spec.rounds)
     headers = {"authorization": f"Bearer {spec.token}", "content-type": "application/json"}
     clients = [CLIENTS[spec.client](spec.url, headers) for _ in range(spec.concurrency)]
     try:
-        if warmup:
-            result = post_all(clients, warmup)
-            if result.errors:
-                return result
         server0, client0 = process_cpu(spec.server_pid), time.process_time()
         result = post_all(clients, measured)
         result.server_cpu = process_cpu(spec.server_pid) - server0
@@ -462,6 +463,9 @@ def print_targets(empty: LoadResult, history: LoadResult) -> None:
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     p.add_argument("--rounds", type=int, default=3000, help="measured rounds per phase")
+    p.add_argument("--blocks", type=int, default=6,
+                   help="the measured rounds of each phase are posted in this many blocks, "
+                        "alternating between the two servers")
     p.add_argument("--warmup", type=int, default=200, help="unmeasured rounds before each phase")
     p.add_argument("--history", type=int, default=100_000, help="rounds filled between phases")
     p.add_argument("--concurrency", type=int, default=4, help="requests in flight")
@@ -470,55 +474,100 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--client", choices=sorted(CLIENTS), default="socket",
                    help="the load generator's HTTP client (socket: raw keep-alive HTTP/1.1)")
     args = p.parse_args(argv)
-    if args.rounds < 1 or args.concurrency < 1 or args.population < 2 * TEAM_SIZE:
-        p.error("need --rounds >= 1, --concurrency >= 1 and --population >= 24")
+    if not 1 <= args.blocks <= args.rounds or args.concurrency < 1 \
+            or args.population < 2 * TEAM_SIZE:
+        p.error("need 1 <= --blocks <= --rounds, --concurrency >= 1 and --population >= 24")
     return args
 
 
-def phase(name: str, env: dict[str, str], log: Path, args: argparse.Namespace) -> LoadResult:
-    print(f"phase {name}: {args.warmup} warm-up + {args.rounds} measured rounds, "
-          f"{args.concurrency} in flight, client {args.client} ({machine()})", flush=True)
-    with server(env, log) as (base, pid):
-        spec = LoadSpec(f"{base}/v1/pools/{POOL}/rounds", SERVER_TOKEN, name, args.seed,
-                        args.population, args.warmup, args.rounds, args.concurrency, pid,
-                        args.client)
-        try:
-            result = measure(spec)
-        except BenchError as exc:
-            raise BenchError(f"{exc}\nend of the server log:\n{log_tail(log)}") from None
-    print(f"  {result.rate:.1f} rounds/s, p50 {result.percentile(0.5):.1f} ms, "
-          f"p99 {result.percentile(0.99):.1f} ms; CPU per round: server "
-          f"{result.cpu_ms(result.server_cpu):.2f} ms, load generator "
-          f"{result.cpu_ms(result.client_cpu):.2f} ms; speed gauge after {speed_gauge():.0f} ms",
-          flush=True)
-    return result
+PHASES = ("empty", "history")
 
 
-def run(args: argparse.Namespace) -> None:
+def block_sizes(rounds: int, blocks: int) -> list[int]:
+    """`rounds` split into `blocks` near-equal parts."""
+    return [rounds // blocks + (i < rounds % blocks) for i in range(blocks)]
+
+
+def merge(results: list[LoadResult]) -> LoadResult:
+    """One phase's blocks as one measurement: rounds/s is total rounds over total time."""
+    merged = LoadResult()
+    for r in results:
+        merged.rounds += r.rounds
+        merged.seconds += r.seconds
+        merged.latencies_ms += r.latencies_ms
+        merged.server_cpu = (r.server_cpu if math.isnan(merged.server_cpu)
+                             else merged.server_cpu + r.server_cpu)
+        merged.client_cpu = (r.client_cpu if math.isnan(merged.client_cpu)
+                             else merged.client_cpu + r.client_cpu)
+    return merged
+
+
+def load(name: str, target: tuple[str, int], log: Path, args: argparse.Namespace,
+         rounds: int) -> LoadResult:
+    """Post `rounds` fresh rounds (round_ids prefixed `name`) to one server and measure."""
+    base, pid = target
+    spec = LoadSpec(f"{base}/v1/pools/{POOL}/rounds", SERVER_TOKEN, name, args.seed,
+                    args.population, rounds, args.concurrency, pid, args.client)
+    try:
+        return measure(spec)
+    except BenchError as exc:
+        raise BenchError(f"{exc}\nend of the server log:\n{log_tail(log)}") from None
+
+
+def run(args: argparse.Namespace) -> dict[str, LoadResult]:
+    """Both databases served at once; the phases' measured blocks alternate (see the
+    module docstring); returns each phase's blocks merged."""
     with tempfile.TemporaryDirectory(prefix="synelo-bench-") as tmp:
-        data_dir = Path(tmp)
-        env, log = bench_env(data_dir), data_dir / "server.log"
-        synelo_init(env)
-        empty = phase("empty", env, log, args)
+        dirs = {name: Path(tmp) / name for name in PHASES}
+        for d in dirs.values():
+            d.mkdir()
+            synelo_init(bench_env(d))
         print(f"filling {args.history:,} rounds of history in-process ...", flush=True)
-        seconds = fill_history(data_dir, args.history, args.population, args.seed)
+        seconds = fill_history(dirs["history"], args.history, args.population, args.seed)
         print(f"  fill took {seconds:.1f} s ({args.history / seconds:.0f} rounds/s); "
-              f"database now: {history_summary(data_dir)}", flush=True)
-        history = phase("history", env, log, args)
-    print_table([("empty", empty), (f"{args.history:,} history", history)])
-    print_targets(empty, history)
+              f"database now: {history_summary(dirs['history'])}", flush=True)
+        logs = {name: d / "server.log" for name, d in dirs.items()}
+        with server(bench_env(dirs["empty"]), logs["empty"]) as empty_target, \
+                server(bench_env(dirs["history"]), logs["history"]) as history_target:
+            targets = {"empty": empty_target, "history": history_target}
+            print(f"{args.warmup} warm-up rounds to each server, then {args.rounds} measured "
+                  f"rounds a phase in {args.blocks} alternating blocks, {args.concurrency} in "
+                  f"flight, client {args.client} ({machine()})", flush=True)
+            for name in PHASES:
+                if args.warmup:
+                    load(f"{name}-warmup", targets[name], logs[name], args, args.warmup)
+            blocks: dict[str, list[LoadResult]] = {name: [] for name in PHASES}
+            for b, size in enumerate(block_sizes(args.rounds, args.blocks)):
+                # ABBA order: a drift of the machine's speed within a pair weighs on both.
+                for name in PHASES if b % 2 == 0 else PHASES[::-1]:
+                    blocks[name].append(load(f"{name}-{b}", targets[name], logs[name], args,
+                                             size))
+                print_block(b, blocks["empty"][-1], blocks["history"][-1])
+    print(f"speed gauge after: {speed_gauge():.0f} ms", flush=True)
+    return {name: merge(rs) for name, rs in blocks.items()}
+
+
+def print_block(b: int, empty: LoadResult, history: LoadResult) -> None:
+    print(f"  block {b + 1}: empty {empty.rate:7.1f} rounds/s (p99 "
+          f"{empty.percentile(0.99):5.1f} ms), history {history.rate:7.1f} rounds/s (p99 "
+          f"{history.percentile(0.99):5.1f} ms), ratio {history.rate / empty.rate:4.2f}; "
+          f"client CPU ms/round {empty.cpu_ms(empty.client_cpu):.2f} / "
+          f"{history.cpu_ms(history.client_cpu):.2f}", flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     try:
-        run(args)
+        results = run(args)
     except BenchError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("\ninterrupted", file=sys.stderr)
         return 130
+    empty, history = results["empty"], results["history"]
+    print_table([("empty", empty), (f"{args.history:,} history", history)])
+    print_targets(empty, history)
     return 0
 
 

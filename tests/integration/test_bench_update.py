@@ -13,15 +13,18 @@ BENCH = Path(__file__).resolve().parents[2] / "bench" / "update.py"
 
 
 @pytest.mark.parametrize("client", ["socket", "httpx"])
-def test_update_benchmark_runs_both_phases(client: str) -> None:
+def test_update_benchmark_runs_both_phases_in_alternating_blocks(client: str) -> None:
     done = subprocess.run(
         [sys.executable, str(BENCH), "--history", "60", "--rounds", "30", "--warmup", "5",
-         "--population", "60", "--client", client],
+         "--population", "60", "--blocks", "3", "--client", client],
         capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     out = done.stdout
-    # the history really was rated: 5 + 30 rounds of phase 1, then 60 more
-    assert "database now: 95 rounds, 2,280 journal rows, 60 players" in out
+    # the history really was rated, in a database of its own: 60 rounds of 24 players
+    assert "database now: 60 rounds, 1,440 journal rows, 60 players" in out
+    # three blocks a phase, alternating; 30 measured rounds split 10 + 10 + 10
+    blocks = [line for line in out.splitlines() if line.strip().startswith("block ")]
+    assert [line.split(":")[0].strip() for line in blocks] == ["block 1", "block 2", "block 3"]
     table = [line.split() for line in out.splitlines() if line.startswith(("empty ", "60 "))]
     assert [row[0] for row in table] == ["empty", "60"]
     for row in table:
