@@ -490,16 +490,11 @@ def block_sizes(rounds: int, blocks: int) -> list[int]:
 
 def merge(results: list[LoadResult]) -> LoadResult:
     """One phase's blocks as one measurement: rounds/s is total rounds over total time."""
-    merged = LoadResult()
-    for r in results:
-        merged.rounds += r.rounds
-        merged.seconds += r.seconds
-        merged.latencies_ms += r.latencies_ms
-        merged.server_cpu = (r.server_cpu if math.isnan(merged.server_cpu)
-                             else merged.server_cpu + r.server_cpu)
-        merged.client_cpu = (r.client_cpu if math.isnan(merged.client_cpu)
-                             else merged.client_cpu + r.client_cpu)
-    return merged
+    return LoadResult(rounds=sum(r.rounds for r in results),
+                      seconds=sum(r.seconds for r in results),
+                      latencies_ms=[ms for r in results for ms in r.latencies_ms],
+                      server_cpu=sum(r.server_cpu for r in results),
+                      client_cpu=sum(r.client_cpu for r in results))
 
 
 def load(name: str, target: tuple[str, int], log: Path, args: argparse.Namespace,
