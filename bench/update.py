@@ -110,7 +110,7 @@ def round_body(rng: random.Random, round_id: str, population: int) -> dict:
 class LoadSpec:
     url: str
     token: str
-    prefix: str  # round_id prefix, unique per phase
+    prefix: str  # round_id prefix, unique per block
     seed: int
     population: int
     rounds: int
@@ -398,7 +398,7 @@ def progress(done: int, total: int, seconds: float) -> None:
         print(f"  filled {done:,}/{total:,} rounds in {seconds:.0f} s", flush=True)
 
 
-def history_summary(data_dir: Path) -> str:
+def database_summary(data_dir: Path) -> str:
     """Row counts that show the history is real."""
     engine = fill_engine(data_dir)
     try:
@@ -466,8 +466,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--blocks", type=int, default=6,
                    help="the measured rounds of each phase are posted in this many blocks, "
                         "alternating between the two servers")
-    p.add_argument("--warmup", type=int, default=200, help="unmeasured rounds before each phase")
-    p.add_argument("--history", type=int, default=100_000, help="rounds filled between phases")
+    p.add_argument("--warmup", type=int, default=200,
+                   help="unmeasured rounds to each server before the measured blocks")
+    p.add_argument("--history", type=int, default=100_000,
+                   help="rounds of history rated into the second database")
     p.add_argument("--concurrency", type=int, default=4, help="requests in flight")
     p.add_argument("--population", type=int, default=2000, help="distinct players")
     p.add_argument("--seed", type=int, default=1)
@@ -520,7 +522,7 @@ def run(args: argparse.Namespace) -> dict[str, LoadResult]:
         print(f"filling {args.history:,} rounds of history in-process ...", flush=True)
         seconds = fill_history(dirs["history"], args.history, args.population, args.seed)
         print(f"  fill took {seconds:.1f} s ({args.history / seconds:.0f} rounds/s); "
-              f"database now: {history_summary(dirs['history'])}", flush=True)
+              f"database now: {database_summary(dirs['history'])}", flush=True)
         logs = {name: d / "server.log" for name, d in dirs.items()}
         with server(bench_env(dirs["empty"]), logs["empty"]) as empty_target, \
                 server(bench_env(dirs["history"]), logs["history"]) as history_target:
@@ -538,6 +540,9 @@ def run(args: argparse.Namespace) -> dict[str, LoadResult]:
                     blocks[name].append(load(f"{name}-{b}", targets[name], logs[name], args,
                                              size))
                 print_block(b, blocks["empty"][-1], blocks["history"][-1])
+        for name in PHASES:  # the servers have stopped: every measured round is in its database
+            print(f"  {name} database after the run: {database_summary(dirs[name])}",
+                  flush=True)
     print(f"speed gauge after: {speed_gauge():.0f} ms", flush=True)
     return {name: merge(rs) for name, rs in blocks.items()}
 

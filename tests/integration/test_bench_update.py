@@ -25,6 +25,9 @@ def test_update_benchmark_runs_both_phases_in_alternating_blocks(client: str) ->
     # three blocks a phase, alternating; 30 measured rounds split 10 + 10 + 10
     blocks = [line for line in out.splitlines() if line.strip().startswith("block ")]
     assert [line.split(":")[0].strip() for line in blocks] == ["block 1", "block 2", "block 3"]
+    # every warm-up and measured round went to its own server's database: 5 + 30 each
+    assert "empty database after the run: 35 rounds, 840 journal rows" in out
+    assert "history database after the run: 95 rounds, 2,280 journal rows" in out
     table = [line.split() for line in out.splitlines() if line.startswith(("empty ", "60 "))]
     assert [row[0] for row in table] == ["empty", "60"]
     for row in table:
