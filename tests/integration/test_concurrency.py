@@ -2,14 +2,23 @@
 
 from __future__ import annotations
 
+import os
 import random
+import subprocess
+import sys
+import time
 import uuid
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from pathlib import Path
 
 import httpx
+from sqlalchemy import func, select
 
 from synelo.ratings import ConvergenceWindow, PlayerRecord, SynEloParams, apply_change, rate_round
-from tests.conftest import SERVER, LiveServer, steam
+from synelo.store.tables import journal, pools, rounds
+from tests.conftest import ADMIN, SERVER, LiveServer, _free_port, steam
 
 THREADS = 4
 ROUNDS_PER_THREAD = 15
@@ -87,3 +96,80 @@ def test_concurrent_retries_rate_once(live: LiveServer, pool: str, admin: httpx.
     assert sorted(code for code, _ in results) == [200] * 5 + [201]
     assert all(body == results[0][1] for _, body in results)
     assert admin.get(f"/v1/pools/{pool}/quality").json()["rounds"] == 1
+
+
+@contextmanager
+def serve_workers(database_url: str, folder: Path, workers: int) -> Iterator[str]:
+    """`synelo serve --workers N` on the test database, as an operator runs it."""
+    port = _free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SYNELO_")}
+    env.update(SYNELO_DATABASE_URL=database_url, SYNELO_DATA_DIR=str(folder),
+               SYNELO_ADMIN_TOKENS=ADMIN, SYNELO_SERVER_TOKENS=SERVER)
+    log = folder / "serve.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen([str(Path(sys.executable).with_name("synelo")), "serve",
+                                 "--port", str(port), "--workers", str(workers),
+                                 "--log-level", "warning"],
+                                env=env, stdout=out, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert proc.poll() is None, log.read_text()
+            try:
+                if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert time.monotonic() < deadline, log.read_text()
+            time.sleep(0.1)
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(30)
+
+
+def test_several_processes_on_one_database_equal_journal_replay(
+        live: LiveServer, pool: str, tmp_path: Path) -> None:
+    """Two worker processes and the test's own server, each with its own writer and window
+    cache, rate one pool's rounds at once through the database's locks alone. The stored
+    ratings must equal the pure math replaying the rounds in the order the journal
+    recorded them, and every round must be rated exactly once."""
+    rng = random.Random(11)
+    batches = [[random_round(rng) for _ in range(ROUNDS_PER_THREAD)] for _ in range(6)]
+    url = live.store.engine.url.render_as_string(hide_password=False)
+    with serve_workers(url, tmp_path, workers=2) as workers_url:
+        # Threads 0-3 post to the two worker processes, 4-5 to the in-process server.
+        targets = [workers_url] * 4 + [live.url] * 2
+
+        def feed(i: int) -> list[dict]:
+            with httpx.Client(base_url=targets[i], timeout=60,
+                              headers={"Authorization": f"Bearer {SERVER}"}) as c:
+                for r in batches[i]:
+                    resp = c.post(f"/v1/pools/{pool}/rounds", json=r)
+                    assert resp.status_code == 201, resp.text
+            return batches[i]
+
+        with ThreadPoolExecutor(len(batches)) as ex:
+            sent = {r["round_id"]: r for part in ex.map(feed, range(len(batches)))
+                    for r in part}
+
+    with live.store.engine.connect() as conn:
+        journal_order = conn.execute(
+            select(rounds.c.round_id, rounds.c.seq, func.count(journal.c.id))
+            .join(journal, journal.c.round_pk == rounds.c.id)
+            .join(pools, pools.c.id == rounds.c.pool_id).where(pools.c.name == pool)
+            .group_by(rounds.c.round_id, rounds.c.seq)
+            .order_by(func.min(journal.c.id))).all()
+    assert sorted(round_id for round_id, _, _ in journal_order) == sorted(sent)
+    assert [seq for _, seq, _ in journal_order] == list(range(1, len(sent) + 1))
+    assert all(rows == 6 for _, _, rows in journal_order)  # 3v3: six rows, none twice
+
+    expected = replay([sent[round_id] for round_id, _, _ in journal_order], SynEloParams())
+    with live.client(SERVER) as c:
+        stored = c.post(f"/v1/pools/{pool}/players/lookup",
+                        json={"steam_ids": list(expected)}).json()["players"]
+    assert {p["steam_id"]: (p["rating"], p["rounds_played"], p["convergence"])
+            for p in stored} == {
+        k: (rec.rating, rec.rounds_played, rec.current_convergence(SynEloParams()))
+        for k, rec in expected.items()}
