@@ -90,6 +90,7 @@ class LiveServer:
     url: str
     store: Store
     clock: MovableClock
+    settings: Settings  # the app's own: a test may change a setting and put it back
 
     def client(self, token: str | None = ADMIN) -> httpx.Client:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
@@ -119,7 +120,7 @@ def live(backend: Engine, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
         if time.monotonic() > deadline or not thread.is_alive():
             raise RuntimeError("uvicorn did not start")
         time.sleep(0.02)
-    yield LiveServer(f"http://127.0.0.1:{port}", store, clock)
+    yield LiveServer(f"http://127.0.0.1:{port}", store, clock, settings)
     server.should_exit = True
     thread.join(10)
 

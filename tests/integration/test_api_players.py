@@ -153,6 +153,31 @@ def test_leaderboard_only_visible(admin: httpx.Client, server: httpx.Client, poo
     assert admin.get(f"/v1/pools/{pool}/leaderboard?limit=0").status_code == 422
 
 
+def test_leaderboard_order_and_limit(admin: httpx.Client, server: httpx.Client) -> None:
+    # A pool whose players are visible after one round, so that six can be ranked quickly.
+    pool = f"lb{uuid.uuid4().hex[:10]}"
+    assert admin.post("/v1/pools", json={"name": pool, "kmax": 1,
+                                         "params": {"t_shadow": 1}}).status_code == 201
+    for n in range(1, 7):
+        play(server, pool, [steam(n)], [steam(100 + n)])
+    play(server, pool, [steam(5)], [steam(200)])  # player 5 has 2 rounds, player 6 one
+    for n, rating in [(1, 1500), (2, 1200), (3, 1800), (4, 900), (5, 1200), (6, 1200)]:
+        assert admin.put(f"/v1/pools/{pool}/players/{steam(n)}",
+                         json={"rating": rating}).status_code == 200
+    board = admin.get(f"/v1/pools/{pool}/leaderboard?limit=100").json()["players"]
+    ranked = [(p["rank"], p["steam_id"], p["rating"]) for p in board]
+    # Highest rating first; a tie goes to more rounds played, then to the lower id. The
+    # opponents lost once at P = 0.5 (964, or ~966 for player 5's second one), above 900.
+    assert ranked[:5] == [(1, steam(3), 1800), (2, steam(1), 1500), (3, steam(5), 1200),
+                          (4, steam(2), 1200), (5, steam(6), 1200)]
+    assert ranked[-1] == (13, steam(4), 900)
+    assert [p["rank"] for p in board] == list(range(1, len(board) + 1))
+    assert [p["rating"] for p in board] == sorted((p["rating"] for p in board), reverse=True)
+    assert len(board) == 13  # six ranked by hand, six opponents and player 5's second one
+    limited = admin.get(f"/v1/pools/{pool}/leaderboard?limit=2").json()["players"]
+    assert [p["steam_id"] for p in limited] == [steam(3), steam(1)]
+
+
 def test_set_rating_restarts_the_window_the_writer_had(server: httpx.Client, admin: httpx.Client,
                                                       pool: str) -> None:
     # As in test_lookup_reports_k_and_convergence: after two rounds player 1 is at 1000 with

@@ -71,6 +71,33 @@ def test_quality_brier(admin: httpx.Client, server: httpx.Client, pool: str) -> 
     assert 0 <= q["mean_convergence"] <= 1
 
 
+def test_quality_recent_window_and_mean_convergence(live: LiveServer, admin: httpx.Client,
+                                                    server: httpx.Client, pool: str) -> None:
+    """brier_recent covers only the newest SYNELO_BRIER_RECENT rounds (3 here, 500 by
+    default); mean_convergence is the mean of the players' C."""
+    live.settings.brier_recent = 3
+    try:
+        # Three players with windows of 4, 3 and 3 rounds: their C differ.
+        played = [play(server, pool, [steam(a)], [steam(b)], w)
+                  for (a, b), w in zip([(1, 2), (1, 3), (1, 2), (2, 3), (1, 3)], "AABAB",
+                                       strict=True)]
+        q = admin.get(f"/v1/pools/{pool}/quality").json()
+    finally:
+        live.settings.brier_recent = 500
+    terms = [(r["p_a"] - (1.0 if w == "A" else 0.0)) ** 2 for r, w in zip(played, "AABAB",
+                                                                           strict=True)]
+    assert q["rounds"] == 5 and q["brier_recent_rounds"] == 3
+    assert abs(q["brier_all"] - sum(terms) / 5) < 1e-12
+    assert abs(q["brier_recent"] - sum(terms[2:]) / 3) < 1e-12
+    assert abs(q["brier_recent"] - q["brier_all"]) > 1e-3  # the two really differ here
+    assert abs(q["brier_recent_distance"] - abs(sum(terms[2:]) / 3 - 0.25)) < 1e-12
+    assert abs(q["brier_all_distance"] - abs(sum(terms) / 5 - 0.25)) < 1e-12
+    cs = [server.get(f"/v1/pools/{pool}/players/{steam(n)}").json()["convergence"]
+          for n in (1, 2, 3)]
+    assert len(set(cs)) == 3  # a mean of three different values
+    assert abs(q["mean_convergence"] - sum(cs) / 3) < 1e-12
+
+
 def test_auth(live: LiveServer, pool: str) -> None:
     with live.client(None) as anon, live.client("wrong") as wrong, \
             live.client(SERVER) as srv:

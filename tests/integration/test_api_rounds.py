@@ -76,14 +76,30 @@ def test_retry_is_idempotent(server: httpx.Client, admin: httpx.Client, pool: st
     assert len(hist) == 1
 
 
-def test_same_round_id_other_content_is_409(server: httpx.Client, pool: str) -> None:
-    payload = report([steam(1)], [steam(2)], round_id="dup")
+@pytest.mark.parametrize(("field", "change"), [
+    # Each changes one part of the content and nothing else (participants stay explicit).
+    ("winner", {"winner": "B"}),
+    ("map", {"map": "arena_lumberyard"}),
+    ("server_id", {"server_id": "srv2"}),
+    ("teams A", {"teams": {"A": [steam(4)], "B": [steam(2)]}}),
+    ("teams B", {"teams": {"A": [steam(1)], "B": [steam(3)]}}),
+    ("participants A", {"participants": {"A": [], "B": [steam(2)]}}),
+    ("participants B", {"participants": {"A": [steam(1)], "B": []}}),
+])
+def test_same_round_id_other_content_is_409(server: httpx.Client, admin: httpx.Client,
+                                            pool: str, field: str, change: dict) -> None:
+    payload = report([steam(1)], [steam(2)], round_id="dup",
+                     participants={"A": [steam(1)], "B": [steam(2)]})
     assert server.post(f"/v1/pools/{pool}/rounds", json=payload).status_code == 201
-    other = dict(payload, winner="B")
-    r = server.post(f"/v1/pools/{pool}/rounds", json=other)
-    assert r.status_code == 409
+    r = server.post(f"/v1/pools/{pool}/rounds", json=dict(payload, **change))
+    assert r.status_code == 409, field
     assert "dup" in r.json()["detail"]
+    # Nothing changed: one round, player 1 at 1036 after one round, 3 and 4 never seen.
     assert server.get(f"/v1/pools/{pool}/players/{steam(1)}").json()["rating"] == 1036
+    assert admin.get(f"/v1/pools/{pool}/quality").json()["rounds"] == 1
+    assert len(admin.get(f"/v1/pools/{pool}/players/{steam(1)}/history").json()["entries"]) == 1
+    for n in (3, 4):
+        assert server.get(f"/v1/pools/{pool}/players/{steam(n)}").json()["rounds_played"] == 0
 
 
 def test_round_ids_are_per_pool(server: httpx.Client, admin: httpx.Client, pool: str) -> None:
