@@ -7,7 +7,10 @@ PORT   ?= 8000
 
 .PHONY: run test setup lint bench bench-replay bench-balance plugin clean
 
-$(BIN)/synelo: pyproject.toml
+# setup.py compiles these with mypyc into src/: a stale .so would shadow an edited .py.
+COMPILED := src/synelo/ratings/params.py src/synelo/ratings/window.py src/synelo/ratings/synelo.py
+
+$(BIN)/synelo: pyproject.toml setup.py $(COMPILED)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e ".[dev]"
