@@ -9,10 +9,12 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 import typer
+from pydantic import ValidationError
 from rich.console import Console
 
 from synelo.config import Settings
 from synelo.ratings import theta_for_kmax
+from synelo.service.schemas import PoolIn
 from synelo.store.engine import create_store_engine, migrate, pending_migrations
 from synelo.store.repository import Store
 from synelo.store.typedefs import PoolExists
@@ -28,6 +30,20 @@ app.add_typer(token_app, name="token")
 app.add_typer(import_app, name="import")
 console = Console()
 err_console = Console(stderr=True)
+
+
+@app.callback()
+def _check_settings() -> None:
+    """Every command reads the settings: a bad SYNELO_* value stops here, with its name,
+    before anything is touched."""
+    try:
+        Settings()
+    except ValidationError as exc:
+        for error in exc.errors():
+            where = f"SYNELO_{'_'.join(map(str, error['loc'])).upper()}: " if error["loc"] \
+                else ""
+            err_console.print(f"[red]configuration: {where}{error['msg']}[/]")
+        raise typer.Exit(2) from None
 
 
 def _store(settings: Settings) -> Store:
@@ -101,9 +117,15 @@ def pool_create(name: str,
                 theta: Annotated[float | None, typer.Option(help="override Θ")] = None,
                 text_ids: Annotated[bool, typer.Option(help="ids are text, not SteamID64")]
                 = False) -> None:
-    """Create a rating pool."""
+    """Create a rating pool (the same rules as POST /v1/pools)."""
     settings = Settings()
     kmax = settings.kmax if kmax is None else kmax
+    try:
+        PoolIn(name=name, kmax=kmax, theta=theta, player_ids="text" if text_ids else "steam")
+    except ValidationError as exc:
+        for error in exc.errors():
+            err_console.print(f"[red]{error['loc'][0]}: {error['msg']}[/]")
+        raise typer.Exit(2) from None
     params = settings.rating_params(theta if theta is not None else theta_for_kmax(kmax))
     try:
         pool = _store(settings).create_pool(name, kmax, params, "text" if text_ids else "steam")

@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-from synelo.ratings.params import SynEloParams
+from synelo.ratings.params import SynEloParams, theta_for_kmax
 
 TokenList = Annotated[list[str], NoDecode]
 
@@ -35,7 +35,7 @@ class Settings(BaseSettings):
     t_stale_days: float = 30.0
     k_min: float = 2.0
     k_max: float = 72.0
-    kmax: int = 12  # largest team size of the servers feeding a pool (gives Θ)
+    kmax: int = Field(12, ge=1, le=64)  # largest team size feeding a pool (gives Θ)
     window: int = 500
     w_vel: float = 0.25
     w_wre: float = 0.25
@@ -52,6 +52,12 @@ class Settings(BaseSettings):
         if isinstance(value, str):
             return [t.strip() for t in value.split(",") if t.strip()]
         return value
+
+    @model_validator(mode="after")
+    def _rating_parameters_valid(self) -> Settings:
+        """A bad SYNELO_K_MAX (or any parameter) fails at start-up, not in every pool."""
+        self.rating_params(theta_for_kmax(self.kmax))
+        return self
 
     @property
     def sqlalchemy_url(self) -> str:

@@ -51,6 +51,26 @@ def test_create_pool_validation(admin: httpx.Client, body: dict) -> None:
     assert r.json()["detail"][0]["loc"][0] == "body"
 
 
+@pytest.mark.parametrize(("raw", "field"), [
+    ('{"t_shadow": 100000000000000000000}', "t_shadow"),
+    ('{"t_stale_days": 1e300}', "t_stale_days"),
+    ('{"k_max": 1e308, "k_min": 0}', "k_max"),
+    ('{"sigma": NaN}', "sigma"),
+    ('{"w_vol": Infinity}', "w_vol"),
+    ('{"window": 5001}', "window"),
+])
+def test_pool_params_out_of_bounds_are_refused_by_name(admin: httpx.Client, raw: str,
+                                                       field: str) -> None:
+    """Values that would break every later round of the pool (an overflowing column, a date
+    before year 1, an infinite K) are a 422 at creation, and no pool is made."""
+    name = f"b{uuid.uuid4().hex[:10]}"
+    r = admin.post("/v1/pools", content=f'{{"name": "{name}", "kmax": 2, "params": {raw}}}',
+                   headers={"content-type": "application/json"})
+    assert r.status_code == 422, r.text
+    assert r.json()["detail"][0]["loc"] == ["body", "params", field]
+    assert admin.get(f"/v1/pools/{name}").status_code == 404
+
+
 def test_quality_brier(admin: httpx.Client, server: httpx.Client, pool: str) -> None:
     q = admin.get(f"/v1/pools/{pool}/quality").json()
     assert q["rounds"] == 0 and q["brier_all"] is None and q["theta"] == 2400

@@ -165,6 +165,28 @@ def test_malformed_json_is_422(server: httpx.Client, pool: str) -> None:
     assert r.json()["detail"][0]["type"] == "json_invalid"
 
 
+@pytest.mark.parametrize(("change", "loc"), [
+    ('"winner": NaN', ["body", "winner"]),
+    ('"round_id": Infinity', ["body", "round_id"]),
+    ('"teams": {"A": [-Infinity], "B": ["76561197960265730"]}', ["body", "teams", "A", 0]),
+])
+def test_nan_and_infinity_are_a_422_not_a_500(server: httpx.Client, admin: httpx.Client,
+                                              pool: str, change: str, loc: list) -> None:
+    """Python's JSON reader takes NaN and Infinity; the 422 that names the field echoes them
+    as text, since JSON itself cannot carry them."""
+    fields = {"round_id": '"nan-1"', "server_id": '"s"', "map": '"m"', "winner": '"A"',
+              "teams": '{"A": ["76561197960265729"], "B": ["76561197960265730"]}'}
+    key = change.split(":")[0].strip('"')
+    fields[key] = change.split(":", 1)[1].strip()
+    body = "{" + ", ".join(f'"{k}": {v}' for k, v in fields.items()) + "}"
+    r = server.post(f"/v1/pools/{pool}/rounds", content=body,
+                    headers={"content-type": "application/json"})
+    assert r.status_code == 422, r.text
+    assert r.json()["detail"][0]["loc"][:len(loc)] == loc
+    assert r.json()["detail"][0]["input"] in ("NaN", "Infinity", "-Infinity")
+    assert admin.get(f"/v1/pools/{pool}/quality").json()["rounds"] == 0
+
+
 def test_body_over_64_kib_is_413(server: httpx.Client, admin: httpx.Client, pool: str) -> None:
     payload = report([steam(1)], [steam(2)], map="x" * (65 * 1024))
     r = server.post(f"/v1/pools/{pool}/rounds", json=payload)

@@ -55,6 +55,37 @@ def test_pool_and_token_commands(tmp_path: Path) -> None:
     assert len(token) >= 40
 
 
+@pytest.mark.parametrize(("args", "message"), [
+    (["bad/name"], "name:"),
+    (["x" * 65], "name:"),
+    (["ok", "--kmax", "0"], "kmax:"),
+    (["ok", "--kmax", "65"], "kmax:"),
+    (["ok", "--theta", "-5"], "theta:"),
+])
+def test_pool_create_follows_the_api_rules(tmp_path: Path, args: list[str],
+                                           message: str) -> None:
+    """A pool the API could not reach (a '/' in its name, 65 characters) is not created."""
+    assert run(["migrate"], tmp_path).returncode == 0
+    r = run(["pool", "create", *args], tmp_path)
+    assert r.returncode == 2 and message in r.stderr, r.stdout + r.stderr
+    assert "Traceback" not in r.stdout + r.stderr
+    assert run(["pool", "list"], tmp_path).stdout.strip() == ""
+
+
+@pytest.mark.parametrize(("variable", "value"), [
+    ("SYNELO_K_MAX", "1e308"), ("SYNELO_T_SHADOW", "100000000000000000000"),
+    ("SYNELO_T_STALE_DAYS", "1e300"), ("SYNELO_KMAX", "0"), ("SYNELO_SIGMA", "nan"),
+    ("SYNELO_WINDOW", "1")])
+def test_bad_setting_stops_every_command_by_name(tmp_path: Path, variable: str,
+                                                 value: str) -> None:
+    r = run(["init"], tmp_path, **{variable: value})
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "configuration:" in r.stderr and "Traceback" not in r.stderr
+    # A field's own check names its variable; the model's checks name the parameter.
+    assert variable in r.stderr or variable.removeprefix("SYNELO_").lower() in r.stderr
+    assert not (tmp_path / "synelo.db").exists()  # nothing was touched
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -81,6 +81,23 @@ def test_theta_for_kmax_rejects_zero() -> None:
         theta_for_kmax(0)
 
 
+@pytest.mark.parametrize(("field", "highest", "too_high"), [
+    ("k_max", 10_000.0, 10_000.5), ("theta", 1e6, 1.5e6), ("sigma", 1e6, 2e6),
+    ("wre_scale", 1e6, 2e6), ("w_vel", 1_000.0, 1_001.0), ("w_wre", 1_000.0, 1_001.0),
+    ("w_vol", 1_000.0, 1_001.0), ("window", 5_000, 5_001), ("t_shadow", 1_000_000, 1_000_001),
+    ("t_stale_days", 36_500.0, 36_501.0),
+])
+def test_params_bounds(field: str, highest: float, too_high: float) -> None:
+    """A pool keeps its parameters for good: values past these bounds, and NaN or an
+    infinity anywhere, would break its rounds later (overflow, a date before year 1)."""
+    assert getattr(SynEloParams(**{field: highest}), field) == highest
+    for bad in (too_high, math.inf, math.nan, -1):
+        if isinstance(highest, int) and not isinstance(bad, int):
+            continue
+        with pytest.raises(ValueError, match=field):
+            SynEloParams(**{field: bad})
+
+
 # --- F1 -----------------------------------------------------------------------------------
 
 

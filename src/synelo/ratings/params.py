@@ -2,8 +2,18 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, fields, replace
-from typing import Any
+from typing import Any, Final
+
+# Bounds of the parameters (the API and the settings check the same): wide enough for any
+# game, tight enough that no rating, date or column can overflow.
+MAX_K: Final = 10_000.0  # K beyond the rating range means nothing
+MAX_SCALE: Final = 1e6  # Θ, σ, wre_scale
+MAX_WEIGHT: Final = 1_000.0  # w_vel, w_wre, w_vol
+MAX_WINDOW: Final = 5_000  # W (a decoded window is ~90 bytes a round)
+MAX_T_SHADOW: Final = 1_000_000  # rounds
+MAX_STALE_DAYS: Final = 36_500.0  # 100 years
 
 
 def theta_for_kmax(kmax: int) -> float:
@@ -34,14 +44,27 @@ class SynEloParams:
     sigma: float = 400.0  # σ: Gaussian compression width
 
     def __post_init__(self) -> None:
+        """Reject what would break rating later (an overflowing column, a date before year 1,
+        an infinite K): a pool keeps its parameters for good."""
         if not (0 < self.r_min <= self.r0 <= self.r_max < 2**31 - 100_000):
             raise ValueError("need 0 < r_min <= r0 <= r_max, r_max well inside 32 bits")
-        if not (0 <= self.k_min <= self.k_max):
-            raise ValueError("need 0 <= k_min <= k_max")
-        if self.theta <= 0 or self.sigma <= 0 or self.wre_scale <= 0:
-            raise ValueError("theta, sigma and wre_scale must be positive")
-        if self.window < 2 or self.t_shadow < 0:
-            raise ValueError("window must be at least 2 and t_shadow non-negative")
+        for name in ("t_stale_days", "k_min", "k_max", "theta", "w_vel", "w_wre", "w_vol",
+                     "wre_scale", "sigma"):
+            if not math.isfinite(getattr(self, name)):
+                raise ValueError(f"{name} must be a finite number")
+        if not (0 <= self.k_min <= self.k_max <= MAX_K):
+            raise ValueError(f"need 0 <= k_min <= k_max <= {MAX_K}")
+        if not (0 < self.theta <= MAX_SCALE and 0 < self.sigma <= MAX_SCALE
+                and 0 < self.wre_scale <= MAX_SCALE):
+            raise ValueError(f"theta, sigma and wre_scale must be in (0, {MAX_SCALE:g}]")
+        if not all(0 <= w <= MAX_WEIGHT for w in (self.w_vel, self.w_wre, self.w_vol)):
+            raise ValueError(f"w_vel, w_wre and w_vol must be in [0, {MAX_WEIGHT:g}]")
+        if not (2 <= self.window <= MAX_WINDOW):
+            raise ValueError(f"window must be in [2, {MAX_WINDOW}]")
+        if not (0 <= self.t_shadow <= MAX_T_SHADOW):
+            raise ValueError(f"t_shadow must be in [0, {MAX_T_SHADOW}]")
+        if not (0 < self.t_stale_days <= MAX_STALE_DAYS):
+            raise ValueError(f"t_stale_days must be in (0, {MAX_STALE_DAYS:g}]")
 
     def with_changes(self, **changes: Any) -> SynEloParams:
         return replace(self, **changes)

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 from fastapi import FastAPI, Request
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
 from synelo import __version__
@@ -53,6 +57,14 @@ def create_app(settings: Settings | None = None, *, store: Store | None = None,
     app.state.tokens = TokenChecker(settings.admin_tokens, settings.server_tokens,
                                     (lambda _token: None) if configured else store.token_role)
 
+    @app.exception_handler(RequestValidationError)
+    async def invalid_request(_: Request, exc: RequestValidationError) -> JSONResponse:
+        """FastAPI's 422, except that a NaN or an infinity the client sent (Python's JSON
+        reader takes them) is echoed as text: JSON has no such numbers, and encoding one
+        would turn the 422 into a 500."""
+        return JSONResponse({"detail": _finite(jsonable_encoder(exc.errors()))},
+                            status_code=422)
+
     @app.exception_handler(Exception)
     async def internal_error(request: Request, exc: Exception) -> JSONResponse:
         log.exception("unhandled error on %s %s", request.method, request.url.path)
@@ -78,3 +90,14 @@ def create_app(settings: Settings | None = None, *, store: Store | None = None,
 def app_from_env() -> FastAPI:
     """The factory `synelo serve` hands to uvicorn (one app per worker)."""
     return create_app()
+
+
+def _finite(value: Any) -> Any:
+    """`value` with every non-finite float replaced by its JSON5 spelling, as text."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    return value

@@ -7,6 +7,15 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
+from synelo.ratings.params import (
+    MAX_K,
+    MAX_SCALE,
+    MAX_STALE_DAYS,
+    MAX_T_SHADOW,
+    MAX_WEIGHT,
+    MAX_WINDOW,
+)
+
 MAX_SIDE = 64
 PlayerId = StrictStr | StrictInt  # checked against the pool's id kind by synelo.service.ids
 
@@ -115,31 +124,33 @@ class LeaderboardOut(BaseModel):
 
 
 class ParamsIn(BaseModel):
-    """Optional per-pool overrides of seed 000's parameters (defaults: the settings)."""
+    """Optional per-pool overrides of seed 000's parameters (defaults: the settings), within
+    the bounds SynEloParams enforces; NaN and infinities are refused."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     r0: int | None = Field(None, ge=1, le=10_000)
     r_min: int | None = Field(None, ge=1, le=10_000)
     r_max: int | None = Field(None, ge=1, le=10_000)
     r_shadow_cap: int | None = Field(None, ge=1, le=10_000)
-    t_shadow: int | None = Field(None, ge=0)
-    t_stale_days: float | None = Field(None, gt=0)
-    k_min: float | None = Field(None, ge=0)
-    k_max: float | None = Field(None, gt=0)
-    window: int | None = Field(None, ge=2, le=5000)
-    w_vel: float | None = Field(None, ge=0)
-    w_wre: float | None = Field(None, ge=0)
-    w_vol: float | None = Field(None, ge=0)
-    wre_scale: float | None = Field(None, gt=0)
-    sigma: float | None = Field(None, gt=0)
+    t_shadow: int | None = Field(None, ge=0, le=MAX_T_SHADOW)
+    t_stale_days: float | None = Field(None, gt=0, le=MAX_STALE_DAYS)
+    k_min: float | None = Field(None, ge=0, le=MAX_K)
+    k_max: float | None = Field(None, gt=0, le=MAX_K)
+    window: int | None = Field(None, ge=2, le=MAX_WINDOW)
+    w_vel: float | None = Field(None, ge=0, le=MAX_WEIGHT)
+    w_wre: float | None = Field(None, ge=0, le=MAX_WEIGHT)
+    w_vol: float | None = Field(None, ge=0, le=MAX_WEIGHT)
+    wre_scale: float | None = Field(None, gt=0, le=MAX_SCALE)
+    sigma: float | None = Field(None, gt=0, le=MAX_SCALE)
 
 
 class PoolIn(BaseModel):
     name: StrictStr = Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")
     kmax: StrictInt | None = Field(None, ge=1, le=64, description="largest team size; Θ = "
                                    "400·floor((kmax+1)/2)")
-    theta: float | None = Field(None, gt=0, le=1e6, description="overrides the Θ of kmax")
+    theta: float | None = Field(None, gt=0, le=MAX_SCALE, allow_inf_nan=False,
+                               description="overrides the Θ of kmax")
     player_ids: Literal["steam", "text"] = "steam"
     params: ParamsIn | None = None
 
