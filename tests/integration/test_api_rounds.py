@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from urllib.parse import quote
 
 import httpx
 import pytest
@@ -221,3 +222,31 @@ def test_text_pool_takes_text_ids(server: httpx.Client, admin: httpx.Client) -> 
         r = server.post(f"/v1/pools/{name}/rounds", json=report([bad], ["carol"]))
         assert r.status_code == 422, bad
         assert r.json()["detail"][0]["loc"] == ["body", "teams", "A", 0]
+
+
+def test_text_ids_with_slash_and_percent_are_reachable_by_url(server: httpx.Client,
+                                                              admin: httpx.Client) -> None:
+    """A text id may hold '/' and '%': sent percent-encoded in a path it names the player,
+    for every per-player route (a '/' would otherwise split it into two path segments)."""
+    name = f"txt{uuid.uuid4().hex[:10]}"
+    assert admin.post("/v1/pools", json={"name": name, "kmax": 2,
+                                         "player_ids": "text"}).status_code == 201
+    ids = ["slash/id", "a/history", "x/50%", "50%off", "a"]
+    body = server.post(f"/v1/pools/{name}/rounds",
+                       json=report(ids[:3], ids[3:], winner="A")).json()
+    after = {p["steam_id"]: p["after"] for p in body["players"]}
+    assert set(after) == set(ids)
+    for key in ids:
+        url = f"/v1/pools/{name}/players/{quote(key, safe='')}"
+        got = server.get(url).json()
+        assert (got["steam_id"], got["rating"], got["rounds_played"]) == (key, after[key], 1)
+        entries = admin.get(f"{url}/history").json()
+        assert entries["steam_id"] == key and len(entries["entries"]) == 1
+    # "a/history" is a player of its own, not the history of "a"
+    assert "entries" not in server.get(f"/v1/pools/{name}/players/a%2Fhistory").json()
+    slash = f"/v1/pools/{name}/players/{quote('slash/id', safe='')}"
+    assert admin.put(slash, json={"rating": 1500}).json()["rating"] == 1500
+    assert server.get(slash).json()["rating"] == 1500
+    assert admin.delete(slash).json()["rating"] == 1000
+    assert len(admin.get(f"{slash}/history").json()["entries"]) == 3  # round, set, reset
+    assert server.get(f"/v1/pools/{name}/players/a").json()["rating"] == after["a"]

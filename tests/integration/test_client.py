@@ -67,6 +67,22 @@ def test_every_endpoint_typed(live: LiveServer, pool: str) -> None:
         assert a.create_pool(name, 3).theta == 800
 
 
+def test_text_ids_with_url_characters(live: LiveServer) -> None:
+    """The client encodes a player's id in paths: '/', '%', '?', '#' and ' ' are ids too."""
+    name = f"t{uuid.uuid4().hex[:12]}"
+    ids = ["a/b", "50%", "what?", "#1", "two words"]
+    with SyneloClient(live.url, ADMIN, name) as a:
+        a.create_pool(name, 3, player_ids="text")
+        result = a.submit_round(round_body("r1", "srv", "A", (ids[:2], ids[2:])))
+        after = {x.steam_id: x.after for x in result.players}
+        for key in ids:
+            assert (a.player(key).steam_id, a.player(key).rating) == (key, after[key])
+            assert [e.kind for e in a.history(key)] == ["round"]
+        assert a.set_rating("a/b", 1500).rating == 1500
+        assert a.reset_player("a/b").rating == 1000
+        assert [e.kind for e in a.history("a/b")] == ["reset", "set", "round"]
+
+
 def test_one_connection_is_reused(live: LiveServer, pool: str) -> None:
     proxy = FaultProxy(_upstream(live.url))
     try:

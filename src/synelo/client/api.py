@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 
@@ -65,13 +66,17 @@ class SyneloClient:
     def _pool(self, rest: str = "") -> str:
         return f"/v1/pools/{self.pool}{rest}"
 
+    def _player(self, steam_id: str, rest: str = "") -> str:
+        """A player's path: a text id may hold '/', '%', '?' or '#', so it is encoded."""
+        return self._pool(f"/players/{quote(str(steam_id), safe='')}{rest}")
+
     # -- game server routes (server token) -------------------------------------------------
 
     def health(self) -> dict[str, Any]:
         return self.request("GET", "/healthz").json()
 
     def player(self, steam_id: str) -> Player:
-        return Player.model_validate(self.request("GET", self._pool(f"/players/{steam_id}")).json())
+        return Player.model_validate(self.request("GET", self._player(steam_id)).json())
 
     def lookup(self, steam_ids: Iterable[str]) -> list[Player]:
         """Many players (256 a request; longer lists are sent in pieces)."""
@@ -113,19 +118,19 @@ class SyneloClient:
     # -- admin routes ----------------------------------------------------------------------
 
     def set_rating(self, steam_id: str, rating: int) -> Player:
-        return Player.model_validate(self.request("PUT", self._pool(f"/players/{steam_id}"),
+        return Player.model_validate(self.request("PUT", self._player(steam_id),
                                                   {"rating": rating}).json())
 
     def reset_player(self, steam_id: str) -> Player:
         return Player.model_validate(self.request("DELETE",
-                                                  self._pool(f"/players/{steam_id}")).json())
+                                                  self._player(steam_id)).json())
 
     def history(self, steam_id: str, limit: int = 500,
                 before: int | None = None) -> list[JournalEntry]:
         params: dict[str, Any] = {"limit": limit}
         if before is not None:
             params["before"] = before
-        data = self.request("GET", self._pool(f"/players/{steam_id}/history"),
+        data = self.request("GET", self._player(steam_id, "/history"),
                             params=params).json()
         return [JournalEntry.model_validate(e) for e in data["entries"]]
 

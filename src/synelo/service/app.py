@@ -17,6 +17,7 @@ from synelo import __version__
 from synelo.config import Settings
 from synelo.service.auth import TokenChecker
 from synelo.service.limits import BodyLimit
+from synelo.service.paths import EncodedSlashes
 from synelo.service.routers import balance, players, pools, rounds
 from synelo.store.checkpoint import Checkpointer
 from synelo.store.engine import create_store_engine
@@ -84,6 +85,7 @@ def create_app(settings: Settings | None = None, *, store: Store | None = None,
     app.include_router(players.router)
     app.include_router(balance.router)
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
+    app.add_middleware(EncodedSlashes)
     return app
 
 

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, HTTPException, Path, Query
+from fastapi import APIRouter, HTTPException, Query
 
 from synelo.ratings import SynEloParams, is_stale, is_visible, k_factor
 from synelo.service.deps import AdminAuth, PoolDep, ServerAuth, StoreDep
 from synelo.service.ids import invalid, normalize_id
+from synelo.service.paths import PlayerPathId
 from synelo.service.schemas import (
     HistoryOut,
     JournalOut,
@@ -22,7 +23,6 @@ from synelo.service.schemas import (
 from synelo.store.typedefs import PlayerRow, UnknownPool
 
 router = APIRouter(prefix="/v1/pools/{pool}", tags=["players"])
-SteamIdPath = Annotated[str, Path(description="SteamID64 (or the text id in a text pool)")]
 
 
 def player_out(key: str, row: PlayerRow | None, params: SynEloParams, store: StoreDep) -> PlayerOut:
@@ -39,7 +39,7 @@ def player_out(key: str, row: PlayerRow | None, params: SynEloParams, store: Sto
 
 
 @router.get("/players/{steam_id}", response_model=PlayerOut, dependencies=[ServerAuth])
-def get_player(pool: PoolDep, steam_id: SteamIdPath, store: StoreDep) -> PlayerOut:
+def get_player(pool: PoolDep, steam_id: PlayerPathId, store: StoreDep) -> PlayerOut:
     key = normalize_id(steam_id, pool.player_ids, ("path", "steam_id"))
     return player_out(key, store.lookup(pool, [key]).get(key), pool.params, store)
 
@@ -54,7 +54,7 @@ def lookup_players(pool: PoolDep, body: LookupIn, store: StoreDep) -> LookupOut:
 
 
 @router.put("/players/{steam_id}", response_model=PlayerOut, dependencies=[AdminAuth])
-def set_rating(pool: PoolDep, steam_id: SteamIdPath, body: RatingIn,
+def set_rating(pool: PoolDep, steam_id: PlayerPathId, body: RatingIn,
                store: StoreDep) -> PlayerOut:
     key = normalize_id(steam_id, pool.player_ids, ("path", "steam_id"))
     p = pool.params
@@ -65,7 +65,7 @@ def set_rating(pool: PoolDep, steam_id: SteamIdPath, body: RatingIn,
 
 
 @router.delete("/players/{steam_id}", response_model=PlayerOut, dependencies=[AdminAuth])
-def reset_player(pool: PoolDep, steam_id: SteamIdPath, store: StoreDep) -> PlayerOut:
+def reset_player(pool: PoolDep, steam_id: PlayerPathId, store: StoreDep) -> PlayerOut:
     key = normalize_id(steam_id, pool.player_ids, ("path", "steam_id"))
     try:
         row = store.reset_player(pool.name, key)
@@ -75,7 +75,7 @@ def reset_player(pool: PoolDep, steam_id: SteamIdPath, store: StoreDep) -> Playe
 
 
 @router.get("/players/{steam_id}/history", response_model=HistoryOut, dependencies=[AdminAuth])
-def player_history(pool: PoolDep, steam_id: SteamIdPath, store: StoreDep,
+def player_history(pool: PoolDep, steam_id: PlayerPathId, store: StoreDep,
                    limit: Annotated[int, Query(ge=1, le=5000)] = 500,
                    before: Annotated[int | None, Query(
                        ge=1, description="continue after this journal id (the last "
