@@ -13,7 +13,6 @@ from pydantic import ValidationError
 from rich.console import Console
 
 from synelo.config import Settings
-from synelo.ratings import theta_for_kmax
 from synelo.service.schemas import PoolIn
 from synelo.store.engine import create_store_engine, migrate, pending_migrations
 from synelo.store.repository import Store
@@ -73,9 +72,9 @@ def init_cmd() -> None:
     migrate(engine)
     store = Store(engine)
     try:
-        store.create_pool("default", settings.kmax, settings.rating_params(
-            theta_for_kmax(settings.kmax)))
-        console.print(f"created pool [bold]default[/] (kmax {settings.kmax})")
+        pool = store.create_pool("default", settings.kmax, settings.rating_params(
+            settings.pool_theta(settings.kmax)))
+        console.print(f"created pool [bold]default[/] (kmax {pool.kmax}, Θ {pool.params.theta:g})")
     except PoolExists:
         pass
     if settings.admin_tokens or settings.server_tokens:
@@ -126,7 +125,7 @@ def pool_create(name: str,
         for error in exc.errors():
             err_console.print(f"[red]{error['loc'][0]}: {error['msg']}[/]")
         raise typer.Exit(2) from None
-    params = settings.rating_params(theta if theta is not None else theta_for_kmax(kmax))
+    params = settings.rating_params(settings.pool_theta(kmax, theta))
     try:
         pool = _store(settings).create_pool(name, kmax, params, "text" if text_ids else "steam")
     except PoolExists:

@@ -36,6 +36,7 @@ class Settings(BaseSettings):
     k_min: float = 2.0
     k_max: float = 72.0
     kmax: int = Field(12, ge=1, le=64)  # largest team size feeding a pool (gives Θ)
+    theta: float | None = None  # Θ of new pools instead of the one their kmax gives
     window: int = 500
     w_vel: float = 0.25
     w_wre: float = 0.25
@@ -56,8 +57,14 @@ class Settings(BaseSettings):
     @model_validator(mode="after")
     def _rating_parameters_valid(self) -> Settings:
         """A bad SYNELO_K_MAX (or any parameter) fails at start-up, not in every pool."""
-        self.rating_params(theta_for_kmax(self.kmax))
+        self.rating_params(self.pool_theta(self.kmax))
         return self
+
+    def pool_theta(self, kmax: int, theta: float | None = None) -> float:
+        """F1's Θ of a new pool: its own override, else SYNELO_THETA, else 400·floor((kmax+1)/2)."""
+        if theta is not None:
+            return theta
+        return self.theta if self.theta is not None else theta_for_kmax(kmax)
 
     @property
     def sqlalchemy_url(self) -> str:

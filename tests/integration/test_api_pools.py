@@ -23,6 +23,19 @@ def test_create_and_show_pool(admin: httpx.Client) -> None:
     assert admin.get("/v1/pools/unknown-pool").status_code == 404
 
 
+def test_synelo_theta_replaces_the_theta_of_kmax(live: LiveServer, admin: httpx.Client) -> None:
+    live.settings.theta = 1000.0
+    try:
+        by_setting = admin.post("/v1/pools", json={"name": f"s{uuid.uuid4().hex[:10]}",
+                                                   "kmax": 3}).json()
+        own = admin.post("/v1/pools", json={"name": f"s{uuid.uuid4().hex[:10]}", "kmax": 3,
+                                            "theta": 500}).json()
+    finally:
+        live.settings.theta = None
+    assert (by_setting["kmax"], by_setting["theta"]) == (3, 1000)
+    assert own["theta"] == 500
+
+
 @pytest.mark.parametrize(("kmax", "theta"), [(1, 400), (2, 400), (3, 800), (12, 2400),
                                              (13, 2800)])
 def test_theta_from_kmax(admin: httpx.Client, kmax: int, theta: int) -> None:

@@ -51,6 +51,11 @@ def test_pool_and_token_commands(tmp_path: Path) -> None:
     assert "arena" in run(["pool", "list"], tmp_path).stdout
     # Without --kmax the pool takes SYNELO_KMAX: 5 → Θ = 400·floor(6/2) = 1200.
     assert "Θ 1200" in run(["pool", "create", "five"], tmp_path, SYNELO_KMAX="5").stdout
+    # SYNELO_THETA replaces the Θ of kmax; a pool's own --theta wins over both.
+    assert "Θ 1000" in run(["pool", "create", "six", "--kmax", "3"], tmp_path,
+                           SYNELO_THETA="1000").stdout
+    assert "Θ 500" in run(["pool", "create", "seven", "--theta", "500"], tmp_path,
+                          SYNELO_THETA="1000").stdout
     token = run(["token", "create", "--role", "server"], tmp_path).stdout.strip()
     assert len(token) >= 40
 
@@ -75,7 +80,7 @@ def test_pool_create_follows_the_api_rules(tmp_path: Path, args: list[str],
 @pytest.mark.parametrize(("variable", "value"), [
     ("SYNELO_K_MAX", "1e308"), ("SYNELO_T_SHADOW", "100000000000000000000"),
     ("SYNELO_T_STALE_DAYS", "1e300"), ("SYNELO_KMAX", "0"), ("SYNELO_SIGMA", "nan"),
-    ("SYNELO_WINDOW", "1")])
+    ("SYNELO_WINDOW", "1"), ("SYNELO_THETA", "-400")])
 def test_bad_setting_stops_every_command_by_name(tmp_path: Path, variable: str,
                                                  value: str) -> None:
     r = run(["init"], tmp_path, **{variable: value})

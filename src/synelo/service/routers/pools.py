@@ -6,7 +6,6 @@ from typing import Annotated
 
 from fastapi import APIRouter, HTTPException, Path, Request
 
-from synelo.ratings import theta_for_kmax
 from synelo.ratings.brier import BRIER_TARGET
 from synelo.service.deps import AdminAuth, PoolDep, StoreDep
 from synelo.service.ids import invalid
@@ -26,7 +25,7 @@ def pool_out(pool: Pool) -> PoolOut:
 def create_pool(body: PoolIn, request: Request, store: StoreDep) -> PoolOut:
     settings = request.app.state.settings
     kmax = body.kmax if body.kmax is not None else settings.kmax
-    theta = body.theta if body.theta is not None else theta_for_kmax(kmax)
+    theta = settings.pool_theta(kmax, body.theta)
     overrides = body.params.model_dump(exclude_none=True) if body.params else {}
     try:
         params = settings.rating_params(theta).with_changes(**overrides)
