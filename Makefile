@@ -7,8 +7,9 @@ PORT   ?= 8000
 
 .PHONY: run test setup lint bench bench-replay bench-balance plugin clean
 
-# setup.py compiles these with mypyc into src/: a stale .so would shadow an edited .py.
-COMPILED := src/synelo/ratings/params.py src/synelo/ratings/window.py src/synelo/ratings/synelo.py
+# setup.py compiles modules of synelo.ratings with mypyc into src/: a stale .so would shadow
+# an edited .py, so any change there rebuilds.
+COMPILED := $(wildcard src/synelo/ratings/*.py)
 
 $(BIN)/synelo: pyproject.toml setup.py $(COMPILED)
 	$(PYTHON) -m venv $(VENV)

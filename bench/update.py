@@ -22,8 +22,8 @@ Method
    with its own keep-alive HTTP/1.1 connection, pulling from one shared list of pre-encoded
    bodies. The connections are plain sockets that send a pre-encoded request and read the
    whole answer (status, headers, Content-Length bytes of body): the load generator shares
-   the machine, and httpx (``--client httpx``) spent ~1 ms of CPU per round there, ~10× as
-   much. Any answer other than 201 Created (an error, or a 200 replay of a reused round_id)
+   the machine, and httpx (``--client httpx``) spent 0.5-1.1 ms of CPU per round there, 4-10×
+   as much. Any answer other than 201 Created (an error, or a 200 replay of a reused round_id)
    stops the benchmark with exit status 1.
 4. Each phase's ``--rounds`` measured rounds are posted in ``--blocks`` blocks that alternate
    between the two servers in ABBA order (empty, history, history, empty, ...). This VM's
@@ -127,6 +127,7 @@ class LoadResult:
     errors: list[str] = field(default_factory=list)
     server_cpu: float = math.nan  # CPU seconds used by the server while measured
     client_cpu: float = math.nan  # and by the load generator
+    idle_cpu: float = math.nan  # and by the other, idle server (its WAL checkpoints)
 
     @property
     def rate(self) -> float:
@@ -441,6 +442,8 @@ def print_table(rows: list[tuple[str, LoadResult]]) -> None:
         print(f"{name:<16}{r.rounds:>8}{r.rate:>11.1f}{r.percentile(0.5):>9.1f}"
               f"{r.percentile(0.99):>9.1f}{r.cpu_ms(r.server_cpu):>21.2f}"
               f"{r.cpu_ms(r.client_cpu):>21.2f}")
+    print("CPU the idle server used meanwhile (its WAL checkpoints, not in the figures above), "
+          "ms/round: " + ", ".join(f"{name} {r.cpu_ms(r.idle_cpu):.3f}" for name, r in rows))
 
 
 def print_targets(empty: LoadResult, history: LoadResult) -> None:
@@ -464,8 +467,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     p.add_argument("--rounds", type=int, default=3000, help="measured rounds per phase")
     p.add_argument("--blocks", type=int, default=6,
-                   help="the measured rounds of each phase are posted in this many blocks, "
-                        "alternating between the two servers")
+                   help="the measured rounds of each phase are posted in this many blocks "
+                        "(even), alternating between the two servers")
     p.add_argument("--warmup", type=int, default=200,
                    help="unmeasured rounds to each server before the measured blocks")
     p.add_argument("--history", type=int, default=100_000,
@@ -476,9 +479,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--client", choices=sorted(CLIENTS), default="socket",
                    help="the load generator's HTTP client (socket: raw keep-alive HTTP/1.1)")
     args = p.parse_args(argv)
-    if not 1 <= args.blocks <= args.rounds or args.concurrency < 1 \
+    if not 2 <= args.blocks <= args.rounds or args.blocks % 2 or args.concurrency < 1 \
             or args.population < 2 * TEAM_SIZE:
-        p.error("need 1 <= --blocks <= --rounds, --concurrency >= 1 and --population >= 24")
+        p.error("need an even --blocks from 2 to --rounds (ABBA pairs), --concurrency >= 1 "
+                "and --population >= 24")
     return args
 
 
@@ -496,19 +500,24 @@ def merge(results: list[LoadResult]) -> LoadResult:
                       seconds=sum(r.seconds for r in results),
                       latencies_ms=[ms for r in results for ms in r.latencies_ms],
                       server_cpu=sum(r.server_cpu for r in results),
-                      client_cpu=sum(r.client_cpu for r in results))
+                      client_cpu=sum(r.client_cpu for r in results),
+                      idle_cpu=sum(r.idle_cpu for r in results))
 
 
 def load(name: str, target: tuple[str, int], log: Path, args: argparse.Namespace,
-         rounds: int) -> LoadResult:
-    """Post `rounds` fresh rounds (round_ids prefixed `name`) to one server and measure."""
+         rounds: int, idle_pid: int | None = None) -> LoadResult:
+    """Post `rounds` fresh rounds (round_ids prefixed `name`) to one server and measure;
+    `idle_pid`: the other server, whose CPU meanwhile is recorded too."""
     base, pid = target
     spec = LoadSpec(f"{base}/v1/pools/{POOL}/rounds", SERVER_TOKEN, name, args.seed,
                     args.population, rounds, args.concurrency, pid, args.client)
+    idle0 = process_cpu(idle_pid) if idle_pid else math.nan
     try:
-        return measure(spec)
+        result = measure(spec)
     except BenchError as exc:
         raise BenchError(f"{exc}\nend of the server log:\n{log_tail(log)}") from None
+    result.idle_cpu = process_cpu(idle_pid) - idle0 if idle_pid else math.nan
+    return result
 
 
 def run(args: argparse.Namespace) -> dict[str, LoadResult]:
@@ -537,8 +546,9 @@ def run(args: argparse.Namespace) -> dict[str, LoadResult]:
             for b, size in enumerate(block_sizes(args.rounds, args.blocks)):
                 # ABBA order: a drift of the machine's speed within a pair weighs on both.
                 for name in PHASES if b % 2 == 0 else PHASES[::-1]:
+                    other = targets["history" if name == "empty" else "empty"][1]
                     blocks[name].append(load(f"{name}-{b}", targets[name], logs[name], args,
-                                             size))
+                                             size, idle_pid=other))
                 print_block(b, blocks["empty"][-1], blocks["history"][-1])
         for name in PHASES:  # the servers have stopped: every measured round is in its database
             print(f"  {name} database after the run: {database_summary(dirs[name])}",

@@ -12,6 +12,7 @@ import typer
 from pydantic import ValidationError
 from rich.console import Console
 
+from synelo.client import RequestRejected
 from synelo.config import Settings
 from synelo.service.schemas import PoolIn
 from synelo.store.engine import create_store_engine, migrate, pending_migrations
@@ -31,17 +32,17 @@ console = Console()
 err_console = Console(stderr=True)
 
 
-@app.callback()
-def _check_settings() -> None:
-    """Every command reads the settings: a bad SYNELO_* value stops here, with its name,
-    before anything is touched."""
+def _settings() -> Settings:
+    """The settings from SYNELO_*; a bad value stops the command here, named, before
+    anything is touched (exit status 2)."""
     try:
-        Settings()
+        return Settings()
     except ValidationError as exc:
         for error in exc.errors():
             where = f"SYNELO_{'_'.join(map(str, error['loc'])).upper()}: " if error["loc"] \
                 else ""
-            err_console.print(f"[red]configuration: {where}{error['msg']}[/]")
+            err_console.print(f"[red]configuration: {where}"
+                              f"{error['msg'].removeprefix('Value error, ')}[/]")
         raise typer.Exit(2) from None
 
 
@@ -58,7 +59,7 @@ def _new_token(store: Store, role: str, label: str) -> str:
 @app.command("migrate")
 def migrate_cmd() -> None:
     """Apply the database migrations (safe to repeat)."""
-    settings = Settings()
+    settings = _settings()
     migrate(create_store_engine(settings.sqlalchemy_url, pool_size=1))
     console.print(f"database at [bold]{_redact(settings.sqlalchemy_url)}[/] is up to date")
 
@@ -67,7 +68,7 @@ def migrate_cmd() -> None:
 def init_cmd() -> None:
     """Everything a fresh machine needs: migrations, the `default` pool and, when no token
     is configured, one admin and one server token written to the data folder."""
-    settings = Settings()
+    settings = _settings()
     engine = create_store_engine(settings.sqlalchemy_url, pool_size=1)
     migrate(engine)
     store = Store(engine)
@@ -99,7 +100,7 @@ def serve_cmd(host: Annotated[str, typer.Option(help="address to bind")] = "127.
     """Run the HTTP API with uvicorn."""
     import uvicorn
 
-    settings = Settings()
+    settings = _settings()
     if pending_migrations(create_store_engine(settings.sqlalchemy_url, pool_size=1)):
         console.print(f"[red]the database at {_redact(settings.sqlalchemy_url)} needs its "
                       "migrations: run `synelo migrate` (or `synelo init`) first[/]")
@@ -112,12 +113,13 @@ def serve_cmd(host: Annotated[str, typer.Option(help="address to bind")] = "127.
 @pool_app.command("create")
 def pool_create(name: str,
                 kmax: Annotated[int | None, typer.Option(
-                    help="largest team size (Θ from it); default SYNELO_KMAX")] = None,
+                    help="largest team size (Θ from it unless SYNELO_THETA or --theta); "
+                         "default SYNELO_KMAX")] = None,
                 theta: Annotated[float | None, typer.Option(help="override Θ")] = None,
                 text_ids: Annotated[bool, typer.Option(help="ids are text, not SteamID64")]
                 = False) -> None:
     """Create a rating pool (the same rules as POST /v1/pools)."""
-    settings = Settings()
+    settings = _settings()
     kmax = settings.kmax if kmax is None else kmax
     try:
         PoolIn(name=name, kmax=kmax, theta=theta, player_ids="text" if text_ids else "steam")
@@ -137,7 +139,7 @@ def pool_create(name: str,
 @pool_app.command("list")
 def pool_list() -> None:
     """List the pools."""
-    for p in _store(Settings()).list_pools():
+    for p in _store(_settings()).list_pools():
         console.print(f"{p.name}\tkmax {p.kmax}\tΘ {p.params.theta:g}\t{p.rounds} rounds")
 
 
@@ -146,7 +148,7 @@ def token_create(role: Annotated[Literal["server", "admin"], typer.Option()] = "
                  label: Annotated[str, typer.Option()] = "") -> None:
     """Create a token and print it (only its hash is stored). Stored tokens are not used
     while SYNELO_ADMIN_TOKENS or SYNELO_SERVER_TOKENS is set."""
-    settings = Settings()
+    settings = _settings()
     if settings.admin_tokens or settings.server_tokens:
         err_console.print("[yellow]SYNELO_ADMIN_TOKENS/SYNELO_SERVER_TOKENS are set: they are "
                           "the only tokens, so this one is not accepted while they are[/]")
@@ -255,7 +257,7 @@ def import_journal_cmd(
     from synelo.store.typedefs import UnknownPool
 
     try:
-        result = import_journal(_store(Settings()), pool)
+        result = import_journal(_store(_settings()), pool)
     except UnknownPool:
         raise _fail(f"unknown pool {pool!r}") from None
     n = write_history(output, result.matches, result.header)
@@ -407,6 +409,6 @@ def simulate_cmd(
                        thrower=thrower, smurf=smurf, pool_params=params, progress=progress)
     try:
         simulate(config, console)
-    except ValueError as exc:
+    except (ValueError, RequestRejected) as exc:  # e.g. a --pool-param the service refuses
         raise _fail(str(exc)) from None
     console.print(f"wrote {out / 'summary.json'} and the plots in {out}")

@@ -8,7 +8,7 @@ from typing import Annotated
 from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-from synelo.ratings.params import SynEloParams, theta_for_kmax
+from synelo.ratings.params import ParameterError, SynEloParams, theta_for_kmax
 
 TokenList = Annotated[list[str], NoDecode]
 
@@ -54,10 +54,19 @@ class Settings(BaseSettings):
             return [t.strip() for t in value.split(",") if t.strip()]
         return value
 
+    @field_validator("theta", mode="before")
+    @classmethod
+    def _empty_is_unset(cls, value: object) -> object:
+        return None if value == "" else value  # SYNELO_THETA= in a compose file
+
     @model_validator(mode="after")
     def _rating_parameters_valid(self) -> Settings:
-        """A bad SYNELO_K_MAX (or any parameter) fails at start-up, not in every pool."""
-        self.rating_params(self.pool_theta(self.kmax))
+        """A bad SYNELO_K_MAX (or any parameter) fails at start-up, named, not in a pool."""
+        try:
+            self.rating_params(self.pool_theta(self.kmax)).within_bounds()
+        except ParameterError as exc:
+            names = ", ".join(f"SYNELO_{name.upper()}" for name in exc.names)
+            raise ValueError(f"{names}: {str(exc).split(': ', 1)[1]}") from None
         return self
 
     def pool_theta(self, kmax: int, theta: float | None = None) -> float:

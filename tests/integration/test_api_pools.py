@@ -7,6 +7,7 @@ import uuid
 import httpx
 import pytest
 
+from synelo.ratings import SynEloParams
 from tests.conftest import SERVER, LiveServer, steam
 from tests.integration.test_api_players import play
 
@@ -82,6 +83,21 @@ def test_pool_params_out_of_bounds_are_refused_by_name(admin: httpx.Client, raw:
     assert r.status_code == 422, r.text
     assert r.json()["detail"][0]["loc"] == ["body", "params", field]
     assert admin.get(f"/v1/pools/{name}").status_code == 404
+
+
+def test_pool_stored_with_params_past_the_bounds_still_works(live: LiveServer,
+                                                             admin: httpx.Client,
+                                                             server: httpx.Client) -> None:
+    """Bounds apply to new values only: a pool an older release created with K_max 2,000,000
+    and σ 10^9 (accepted then) is still listed, shown and rated."""
+    name = f"old{uuid.uuid4().hex[:10]}"
+    # What an older release stored: construction checks only the model's invariants.
+    live.store.create_pool(name, 1, SynEloParams(theta=400, k_max=2_000_000.0, sigma=1e9))
+    assert admin.get("/v1/pools").status_code == 200
+    assert admin.get(f"/v1/pools/{name}").json()["params"]["k_max"] == 2_000_000
+    body = play(server, name, [steam(1)], [steam(2)])
+    # C = 1, G = exp(−0/…) = 1 → K = K_max: 1000 + 2,000,000·0.5 = 1,001,000.
+    assert [p["after"] for p in body["players"]] == [1_001_000, 100]
 
 
 def test_quality_brier(admin: httpx.Client, server: httpx.Client, pool: str) -> None:

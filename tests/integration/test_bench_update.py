@@ -16,15 +16,16 @@ BENCH = Path(__file__).resolve().parents[2] / "bench" / "update.py"
 def test_update_benchmark_runs_both_phases_in_alternating_blocks(client: str) -> None:
     done = subprocess.run(
         [sys.executable, str(BENCH), "--history", "60", "--rounds", "30", "--warmup", "5",
-         "--population", "60", "--blocks", "3", "--client", client],
+         "--population", "60", "--blocks", "2", "--client", client],
         capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     out = done.stdout
     # the history really was rated, in a database of its own: 60 rounds of 24 players
     assert "database now: 60 rounds, 1,440 journal rows, 60 players" in out
-    # three blocks a phase, alternating; 30 measured rounds split 10 + 10 + 10
+    # two blocks a phase, alternating; 30 measured rounds split 15 + 15
     blocks = [line for line in out.splitlines() if line.strip().startswith("block ")]
-    assert [line.split(":")[0].strip() for line in blocks] == ["block 1", "block 2", "block 3"]
+    assert [line.split(":")[0].strip() for line in blocks] == ["block 1", "block 2"]
+    assert "CPU the idle server used meanwhile" in out
     # every warm-up and measured round went to its own server's database: 5 + 30 each
     assert "empty database after the run: 35 rounds, 840 journal rows" in out
     assert "history database after the run: 95 rounds, 2,280 journal rows" in out

@@ -6,14 +6,20 @@ import math
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any, Final
 
-# Bounds of the parameters (the API and the settings check the same): wide enough for any
-# game, tight enough that no rating, date or column can overflow.
-MAX_K: Final = 10_000.0  # K beyond the rating range means nothing
-MAX_SCALE: Final = 1e6  # Θ, σ, wre_scale
-MAX_WEIGHT: Final = 1_000.0  # w_vel, w_wre, w_vol
-MAX_WINDOW: Final = 5_000  # W (a decoded window is ~90 bytes a round)
-MAX_T_SHADOW: Final = 1_000_000  # rounds
-MAX_STALE_DAYS: Final = 36_500.0  # 100 years
+# Bounds on new parameter values (settings, a new pool's overrides): past them a pool's later
+# rounds would break (a rating or count overflowing its column, a date before year 1) or the
+# value is not a number. Parameters already stored are loaded as they are.
+MAX_K: Final = 1_000_000.0  # keeps every rating far inside 32 bits
+MAX_T_SHADOW: Final = 2**31 - 1  # rounds_played is a 32-bit column
+MAX_STALE_DAYS: Final = 700_000.0  # now − T_stale stays after year 1
+
+
+class ParameterError(ValueError):
+    """A rating parameter out of bounds; `names` are the parameters concerned."""
+
+    def __init__(self, names: tuple[str, ...], message: str) -> None:
+        super().__init__(f"{', '.join(names)}: {message}")
+        self.names = names
 
 
 def theta_for_kmax(kmax: int) -> float:
@@ -44,27 +50,35 @@ class SynEloParams:
     sigma: float = 400.0  # σ: Gaussian compression width
 
     def __post_init__(self) -> None:
-        """Reject what would break rating later (an overflowing column, a date before year 1,
-        an infinite K): a pool keeps its parameters for good."""
+        """The model's own invariants (stored pools are loaded through this too)."""
         if not (0 < self.r_min <= self.r0 <= self.r_max < 2**31 - 100_000):
-            raise ValueError("need 0 < r_min <= r0 <= r_max, r_max well inside 32 bits")
+            raise ParameterError(("r_min", "r0", "r_max"),
+                                 "need 0 < r_min <= r0 <= r_max, r_max well inside 32 bits")
+        if not (0 <= self.k_min <= self.k_max):
+            raise ParameterError(("k_min", "k_max"), "need 0 <= k_min <= k_max")
+        if self.theta <= 0 or self.sigma <= 0 or self.wre_scale <= 0:
+            raise ParameterError(("theta", "sigma", "wre_scale"), "must be positive")
+        if self.window < 2 or self.t_shadow < 0:
+            raise ParameterError(("window", "t_shadow"),
+                                 "window must be at least 2 and t_shadow non-negative")
+
+    def within_bounds(self) -> SynEloParams:
+        """These parameters, if every one is a finite number inside the bounds above; else
+        ParameterError naming it. For new values only: a pool keeps its parameters for good."""
         for name in ("t_stale_days", "k_min", "k_max", "theta", "w_vel", "w_wre", "w_vol",
                      "wre_scale", "sigma"):
             if not math.isfinite(getattr(self, name)):
-                raise ValueError(f"{name} must be a finite number")
-        if not (0 <= self.k_min <= self.k_max <= MAX_K):
-            raise ValueError(f"need 0 <= k_min <= k_max <= {MAX_K}")
-        if not (0 < self.theta <= MAX_SCALE and 0 < self.sigma <= MAX_SCALE
-                and 0 < self.wre_scale <= MAX_SCALE):
-            raise ValueError(f"theta, sigma and wre_scale must be in (0, {MAX_SCALE:g}]")
-        if not all(0 <= w <= MAX_WEIGHT for w in (self.w_vel, self.w_wre, self.w_vol)):
-            raise ValueError(f"w_vel, w_wre and w_vol must be in [0, {MAX_WEIGHT:g}]")
-        if not (2 <= self.window <= MAX_WINDOW):
-            raise ValueError(f"window must be in [2, {MAX_WINDOW}]")
-        if not (0 <= self.t_shadow <= MAX_T_SHADOW):
-            raise ValueError(f"t_shadow must be in [0, {MAX_T_SHADOW}]")
-        if not (0 < self.t_stale_days <= MAX_STALE_DAYS):
-            raise ValueError(f"t_stale_days must be in (0, {MAX_STALE_DAYS:g}]")
+                raise ParameterError((name,), "must be a finite number")
+        if self.k_max > MAX_K:
+            raise ParameterError(("k_max",), f"must be at most {MAX_K:g}")
+        for name in ("w_vel", "w_wre", "w_vol"):
+            if getattr(self, name) < 0:
+                raise ParameterError((name,), "must not be negative")
+        if self.t_shadow > MAX_T_SHADOW:
+            raise ParameterError(("t_shadow",), f"must be at most {MAX_T_SHADOW}")
+        if not 0 < self.t_stale_days <= MAX_STALE_DAYS:
+            raise ParameterError(("t_stale_days",), f"must be in (0, {MAX_STALE_DAYS:g}]")
+        return self
 
     def with_changes(self, **changes: Any) -> SynEloParams:
         return replace(self, **changes)

@@ -7,14 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
-from synelo.ratings.params import (
-    MAX_K,
-    MAX_SCALE,
-    MAX_STALE_DAYS,
-    MAX_T_SHADOW,
-    MAX_WEIGHT,
-    MAX_WINDOW,
-)
+from synelo.ratings.params import MAX_K, MAX_STALE_DAYS, MAX_T_SHADOW
 
 MAX_SIDE = 64
 PlayerId = StrictStr | StrictInt  # checked against the pool's id kind by synelo.service.ids
@@ -125,7 +118,7 @@ class LeaderboardOut(BaseModel):
 
 class ParamsIn(BaseModel):
     """Optional per-pool overrides of seed 000's parameters (defaults: the settings), within
-    the bounds SynEloParams enforces; NaN and infinities are refused."""
+    the bounds of SynEloParams.within_bounds; NaN and infinities are refused."""
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
@@ -137,20 +130,20 @@ class ParamsIn(BaseModel):
     t_stale_days: float | None = Field(None, gt=0, le=MAX_STALE_DAYS)
     k_min: float | None = Field(None, ge=0, le=MAX_K)
     k_max: float | None = Field(None, gt=0, le=MAX_K)
-    window: int | None = Field(None, ge=2, le=MAX_WINDOW)
-    w_vel: float | None = Field(None, ge=0, le=MAX_WEIGHT)
-    w_wre: float | None = Field(None, ge=0, le=MAX_WEIGHT)
-    w_vol: float | None = Field(None, ge=0, le=MAX_WEIGHT)
-    wre_scale: float | None = Field(None, gt=0, le=MAX_SCALE)
-    sigma: float | None = Field(None, gt=0, le=MAX_SCALE)
+    window: int | None = Field(None, ge=2, le=5000)
+    w_vel: float | None = Field(None, ge=0)
+    w_wre: float | None = Field(None, ge=0)
+    w_vol: float | None = Field(None, ge=0)
+    wre_scale: float | None = Field(None, gt=0)
+    sigma: float | None = Field(None, gt=0)
 
 
 class PoolIn(BaseModel):
     name: StrictStr = Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")
     kmax: StrictInt | None = Field(None, ge=1, le=64, description="largest team size; Θ = "
-                                   "400·floor((kmax+1)/2)")
-    theta: float | None = Field(None, gt=0, le=MAX_SCALE, allow_inf_nan=False,
-                               description="overrides the Θ of kmax")
+                                   "400·floor((kmax+1)/2) unless SYNELO_THETA or theta")
+    theta: float | None = Field(None, gt=0, le=1e6, allow_inf_nan=False,
+                               description="overrides SYNELO_THETA and the Θ of kmax")
     player_ids: Literal["steam", "text"] = "steam"
     params: ParamsIn | None = None
 
