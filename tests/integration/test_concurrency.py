@@ -14,10 +14,11 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
-from sqlalchemy import func, select
+import pytest
+from sqlalchemy import select
 
 from synelo.ratings import ConvergenceWindow, PlayerRecord, SynEloParams, apply_change, rate_round
-from synelo.store.tables import journal, pools, rounds
+from synelo.store.tables import journal, players, pools, rounds
 from tests.conftest import ADMIN, SERVER, LiveServer, _free_port, steam
 
 THREADS = 4
@@ -129,12 +130,63 @@ def serve_workers(database_url: str, folder: Path, workers: int) -> Iterator[str
         proc.wait(30)
 
 
+def journal_events(live: LiveServer, pool: str) -> list[tuple]:
+    """The pool's history as the journal recorded it, in journal order: ("round", round_id,
+    seq, rows) once per round, ("set", key, rating) and ("reset", key) per admin change."""
+    with live.store.engine.connect() as conn:
+        rows = conn.execute(
+            select(journal.c.kind, rounds.c.round_id, rounds.c.seq, players.c.player_key,
+                   journal.c.after)
+            .join(players, players.c.id == journal.c.player_id)
+            .outerjoin(rounds, rounds.c.id == journal.c.round_pk)
+            .join(pools, pools.c.id == journal.c.pool_id).where(pools.c.name == pool)
+            .order_by(journal.c.id)).all()
+    events: list[tuple] = []
+    per_round: dict[str, int] = {}
+    for kind, round_id, seq, key, after in rows:
+        if kind == "round":
+            if round_id not in per_round:
+                events.append(("round", round_id, seq))
+            per_round[round_id] = per_round.get(round_id, 0) + 1
+        else:
+            events.append((kind, key, after))
+    return [(*e, per_round[e[1]]) if e[0] == "round" else e for e in events]
+
+
+def replay_events(events: list[tuple], sent: dict[str, dict],
+                  params: SynEloParams) -> dict[str, PlayerRecord]:
+    """The pure math over the journal's events; an admin change restarts the window (C = 1)
+    as the service does: a set keeps the rounds played, a reset goes back to R_0 and 0."""
+    records: dict[str, PlayerRecord] = {}
+
+    def record(key: str) -> PlayerRecord:
+        return records.setdefault(key, PlayerRecord(params.r0, 0, ConvergenceWindow(500)))
+
+    for event in events:
+        if event[0] == "round":
+            r = sent[event[1]]
+            a, b = r["teams"]["A"], r["teams"]["B"]
+            sides = [(k, "A", record(k)) for k in a] + [(k, "B", record(k)) for k in b]
+            rated = rate_round([record(k).rating for k in a], [record(k).rating for k in b],
+                               sides, r["winner"], params)
+            for change in rated.changes:
+                apply_change(records[change.player], change)
+        elif event[0] == "set":
+            rounds_played = record(event[1]).rounds_played
+            records[event[1]] = PlayerRecord(event[2], rounds_played, ConvergenceWindow(500))
+        else:
+            records[event[1]] = PlayerRecord(params.r0, 0, ConvergenceWindow(500))
+    return records
+
+
+@pytest.mark.parametrize("admin_changes", [False, True], ids=["rounds", "rounds+admin"])
 def test_several_processes_on_one_database_equal_journal_replay(
-        live: LiveServer, pool: str, tmp_path: Path) -> None:
+        live: LiveServer, pool: str, tmp_path: Path, admin_changes: bool) -> None:
     """Two worker processes and the test's own server, each with its own writer and window
-    cache, rate one pool's rounds at once through the database's locks alone. The stored
-    ratings must equal the pure math replaying the rounds in the order the journal
-    recorded them, and every round must be rated exactly once."""
+    cache, rate one pool's rounds at once through the database's locks alone (and, in the
+    second case, admins set and reset players meanwhile through both). The stored ratings
+    must equal the pure math replaying the journal's events in its order, and every round
+    must be rated exactly once."""
     rng = random.Random(11)
     batches = [[random_round(rng) for _ in range(ROUNDS_PER_THREAD)] for _ in range(6)]
     url = live.store.engine.url.render_as_string(hide_password=False)
@@ -150,22 +202,34 @@ def test_several_processes_on_one_database_equal_journal_replay(
                     assert resp.status_code == 201, resp.text
             return batches[i]
 
-        with ThreadPoolExecutor(len(batches)) as ex:
-            sent = {r["round_id"]: r for part in ex.map(feed, range(len(batches)))
+        def meddle(i: int) -> list[dict]:
+            admin_rng = random.Random(100 + i)
+            with httpx.Client(base_url=[workers_url, live.url][i], timeout=60,
+                              headers={"Authorization": f"Bearer {ADMIN}"}) as c:
+                for _ in range(12):
+                    path = f"/v1/pools/{pool}/players/{steam(admin_rng.randint(1, 10))}"
+                    if admin_rng.random() < 0.25:
+                        assert c.delete(path).status_code == 200
+                    else:
+                        rating = admin_rng.randint(500, 2000)
+                        assert c.put(path, json={"rating": rating}).status_code == 200
+            return []
+
+        jobs = [(feed, i) for i in range(len(batches))]
+        jobs += [(meddle, i) for i in range(2)] if admin_changes else []
+        with ThreadPoolExecutor(len(jobs)) as ex:
+            sent = {r["round_id"]: r for part in ex.map(lambda job: job[0](job[1]), jobs)
                     for r in part}
 
-    with live.store.engine.connect() as conn:
-        journal_order = conn.execute(
-            select(rounds.c.round_id, rounds.c.seq, func.count(journal.c.id))
-            .join(journal, journal.c.round_pk == rounds.c.id)
-            .join(pools, pools.c.id == rounds.c.pool_id).where(pools.c.name == pool)
-            .group_by(rounds.c.round_id, rounds.c.seq)
-            .order_by(func.min(journal.c.id))).all()
-    assert sorted(round_id for round_id, _, _ in journal_order) == sorted(sent)
-    assert [seq for _, seq, _ in journal_order] == list(range(1, len(sent) + 1))
-    assert all(rows == 6 for _, _, rows in journal_order)  # 3v3: six rows, none twice
+    events = journal_events(live, pool)
+    played = [e for e in events if e[0] == "round"]
+    assert sorted(e[1] for e in played) == sorted(sent)
+    assert [e[2] for e in played] == list(range(1, len(sent) + 1))  # seq in journal order
+    assert all(e[3] == 6 for e in played)  # 3v3: six rows, none twice
+    # the admin changes were journaled (all but resets of players not stored yet)
+    assert (len(events) > len(played)) == admin_changes
 
-    expected = replay([sent[round_id] for round_id, _, _ in journal_order], SynEloParams())
+    expected = replay_events(events, sent, SynEloParams())
     with live.client(SERVER) as c:
         stored = c.post(f"/v1/pools/{pool}/players/lookup",
                         json={"steam_ids": list(expected)}).json()["players"]
