@@ -35,19 +35,8 @@ def random_round(rng: random.Random) -> dict:
 
 def replay(rounds: list[dict], params: SynEloParams) -> dict[str, PlayerRecord]:
     """The same rounds rated one after another by the pure math, without any database."""
-    records: dict[str, PlayerRecord] = {}
-
-    def record(key: str) -> PlayerRecord:
-        return records.setdefault(key, PlayerRecord(params.r0, 0, ConvergenceWindow(500)))
-
-    for r in rounds:
-        a, b = r["teams"]["A"], r["teams"]["B"]
-        sides = [(k, "A", record(k)) for k in a] + [(k, "B", record(k)) for k in b]
-        rated = rate_round([record(k).rating for k in a], [record(k).rating for k in b],
-                           sides, r["winner"], params)
-        for change in rated.changes:
-            apply_change(records[change.player], change)
-    return records
+    return replay_events([("round", r["round_id"]) for r in rounds],
+                         {r["round_id"]: r for r in rounds}, params)
 
 
 def test_parallel_submissions_equal_sequential_replay(live: LiveServer, pool: str,
