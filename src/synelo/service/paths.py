@@ -26,7 +26,7 @@ class EncodedSlashes:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         raw = scope.get("raw_path") if scope["type"] == "http" else None
-        if raw and b"%2f" in raw.lower():
+        if raw and (b"%2F" in raw or b"%2f" in raw):  # no copy of every request's path
             segments = (unquote(s) for s in raw.split(b"?", 1)[0].decode("latin-1").split("/"))
             path = "/".join(s.replace("%", "%25").replace("/", "%2F") for s in segments)
             scope = {**scope, "path": path, ENCODED: True}
