@@ -242,6 +242,8 @@ def test_text_ids_with_slash_and_percent_are_reachable_by_url(server: httpx.Clie
         assert (got["steam_id"], got["rating"], got["rounds_played"]) == (key, after[key], 1)
         entries = admin.get(f"{url}/history").json()
         assert entries["steam_id"] == key and len(entries["entries"]) == 1
+    # lower-case percent-encoding names the same player
+    assert server.get(f"/v1/pools/{name}/players/slash%2fid").json()["steam_id"] == "slash/id"
     # "a/history" is a player of its own, not the history of "a"
     assert "entries" not in server.get(f"/v1/pools/{name}/players/a%2Fhistory").json()
     slash = f"/v1/pools/{name}/players/{quote('slash/id', safe='')}"
