@@ -10,8 +10,11 @@ import os
 
 from setuptools import setup
 
-COMPILED = ["src/synelo/ratings/params.py", "src/synelo/ratings/window.py",
-            "src/synelo/ratings/synelo.py"]
+COMPILED = [
+    "src/synelo/ratings/params.py",
+    "src/synelo/ratings/window.py",
+    "src/synelo/ratings/synelo.py",
+]
 
 ext_modules = []
 if os.environ.get("SYNELO_PURE") != "1":

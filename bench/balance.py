@@ -56,8 +56,18 @@ def main() -> None:
     args = parser.parse_args()
     console = Console(width=130)
     table = Table(title="split solver: all k from 2 to N/2, per pool")
-    for col in ("N", "pools", "solver p50 ms", "solver p99 ms", "all optimal",
-                "F9 p50 ms", "F9 p99 ms", "F9/solver", "greedy p50 ms", "greedy excess gap"):
+    for col in (
+        "N",
+        "pools",
+        "solver p50 ms",
+        "solver p99 ms",
+        "all optimal",
+        "F9 p50 ms",
+        "F9 p99 ms",
+        "F9/solver",
+        "greedy p50 ms",
+        "greedy excess gap",
+    ):
         table.add_column(col, justify="right")
     figures = {}
     best_splits(draw(random.Random(0), 24), theta=THETA)  # warm up (imports, first calls)
@@ -68,8 +78,9 @@ def main() -> None:
         # allocator state another one left behind.
         results, solver_t = [], []
         for ratings in pools:
-            result, t = timed(lambda r=ratings: best_splits(r, theta=THETA, n_max=None,
-                                                           budget_s=10))
+            result, t = timed(
+                lambda r=ratings: best_splits(r, theta=THETA, n_max=None, budget_s=10)
+            )
             results.append(result)
             solver_t.append(t)
         proven = sum(all(s.optimal for s in result.splits) for result in results)
@@ -84,23 +95,36 @@ def main() -> None:
             baseline, tf = timed(lambda r=ratings: enumerate_all(r))
             assert all(baseline[s.k][0] == s.gap for s in result.splits), "F9 disagrees"
             f9_t.append(tf)
-        f9_solver_t = solver_t[:len(f9_t)]
-        row = {"p50": quantile(solver_t, 0.5) * 1e3, "p99": quantile(solver_t, 0.99) * 1e3,
-               "optimal": proven / len(pools)}
-        cells = [str(n), str(len(pools)), f"{row['p50']:.2f}", f"{row['p99']:.2f}",
-                 f"{row['optimal']:.0%}"]
+        f9_solver_t = solver_t[: len(f9_t)]
+        row = {
+            "p50": quantile(solver_t, 0.5) * 1e3,
+            "p99": quantile(solver_t, 0.99) * 1e3,
+            "optimal": proven / len(pools),
+        }
+        cells = [
+            str(n),
+            str(len(pools)),
+            f"{row['p50']:.2f}",
+            f"{row['p99']:.2f}",
+            f"{row['optimal']:.0%}",
+        ]
         if f9_t:
             row["f9_ratio"] = statistics.median(f9_t) / statistics.median(f9_solver_t)
-            cells += [f"{quantile(f9_t, 0.5) * 1e3:.0f}", f"{quantile(f9_t, 0.99) * 1e3:.0f}",
-                      f"{row['f9_ratio']:.0f}×"]
+            cells += [
+                f"{quantile(f9_t, 0.5) * 1e3:.0f}",
+                f"{quantile(f9_t, 0.99) * 1e3:.0f}",
+                f"{row['f9_ratio']:.0f}×",
+            ]
         else:
             cells += ["–", "–", "–"]
         cells += [f"{quantile(greedy_t, 0.5) * 1e3:.2f}", f"{statistics.mean(excess):.1f}"]
         table.add_row(*cells)
         figures[n] = row
     console.print(table)
-    console.print("F9/solver is the ratio of the medians over the pools both ran on. "
-                  "Greedy excess gap: mean over pools and k of (greedy gap − optimal gap).")
+    console.print(
+        "F9/solver is the ratio of the medians over the pools both ran on. "
+        "Greedy excess gap: mean over pools and k of (greedy gap − optimal gap)."
+    )
     targets = [
         ("N=24: ≥ 1000× faster than F9", figures.get(24, {}).get("f9_ratio", 0) >= 1000),
         ("N=32: p50 ≤ 5 ms", figures.get(32, {}).get("p50", 1e9) <= 5),

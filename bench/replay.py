@@ -29,8 +29,12 @@ DEFAULT_YEARS = "2009,2010,2011,2012,2013,2014,2016"
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--data", type=Path, default=DEFAULT_DATA,
-                        help=f"folder of <year>.csv (default {DEFAULT_DATA})")
+    parser.add_argument(
+        "--data",
+        type=Path,
+        default=DEFAULT_DATA,
+        help=f"folder of <year>.csv (default {DEFAULT_DATA})",
+    )
     parser.add_argument("--years", default=DEFAULT_YEARS, help="comma-separated years")
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
@@ -43,8 +47,10 @@ def main() -> int:
     print(f"FRC {args.years}: {len(matches):,} matches, {args.repeat} runs per model")
     compiled = not window.__file__.endswith(".py")
     # which build of the shared math is running (setup.py compiles it with mypyc)
-    print(f"synelo.ratings: {'compiled by mypyc' if compiled else 'pure Python'} "
-          f"({Path(window.__file__).name})")
+    print(
+        f"synelo.ratings: {'compiled by mypyc' if compiled else 'pure Python'} "
+        f"({Path(window.__file__).name})"
+    )
     rates: dict[str, list[float]] = {"synelo": [], "openskill-pl": []}
     for name in rates:  # warm-up, not timed: the first pass of a process runs markedly slower
         predict_all(create_model(name, {}, HistoryInfo(3)), matches[:5000])
@@ -56,11 +62,15 @@ def main() -> int:
             print(f"  run {run + 1} {name:>12}: {rates[name][-1]:>9,.0f} matches/s")
     synelo, openskill = (statistics.median(rates[n]) for n in rates)
     ratio = synelo / openskill
-    print(f"median synelo       {synelo:>9,.0f} matches/s (target >= 50,000: "
-          f"{'met' if synelo >= 50_000 else 'NOT met'})")
+    print(
+        f"median synelo       {synelo:>9,.0f} matches/s (target >= 50,000: "
+        f"{'met' if synelo >= 50_000 else 'NOT met'})"
+    )
     print(f"median openskill-pl {openskill:>9,.0f} matches/s")
-    print(f"ratio synelo/openskill-pl {ratio:.2f} (target >= 10: "
-          f"{'met' if ratio >= 10 else 'NOT met'})")
+    print(
+        f"ratio synelo/openskill-pl {ratio:.2f} (target >= 10: "
+        f"{'met' if ratio >= 10 else 'NOT met'})"
+    )
     return 0
 
 

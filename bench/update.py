@@ -101,8 +101,13 @@ def steam_ids(rng: random.Random, population: int) -> list[str]:
 
 def round_body(rng: random.Random, round_id: str, population: int) -> dict:
     ids = steam_ids(rng, population)
-    return {"round_id": round_id, "server_id": "bench", "map": "bench_map",
-            "winner": rng.choice("AB"), "teams": {"A": ids[:TEAM_SIZE], "B": ids[TEAM_SIZE:]}}
+    return {
+        "round_id": round_id,
+        "server_id": "bench",
+        "map": "bench_map",
+        "winner": rng.choice("AB"),
+        "teams": {"A": ids[:TEAM_SIZE], "B": ids[TEAM_SIZE:]},
+    }
 
 
 # --- load generator (runs in its own process) ------------------------------------------------
@@ -145,8 +150,10 @@ class LoadResult:
 
 def encoded_bodies(spec: LoadSpec, start: int, count: int) -> list[bytes]:
     rng = random.Random(f"{spec.seed}-{spec.prefix}-{start}")
-    return [json.dumps(round_body(rng, f"{spec.prefix}-{i}", spec.population)).encode()
-            for i in range(start, start + count)]
+    return [
+        json.dumps(round_body(rng, f"{spec.prefix}-{i}", spec.population)).encode()
+        for i in range(start, start + count)
+    ]
 
 
 class KeepAlive:
@@ -160,8 +167,10 @@ class KeepAlive:
 
     def __init__(self, url: str, headers: dict[str, str], timeout: float = 60.0) -> None:
         parts = urlsplit(url)
-        self.head = (f"POST {parts.path} HTTP/1.1\r\nhost: {parts.netloc}\r\n"
-                     + "".join(f"{k}: {v}\r\n" for k, v in headers.items())).encode()
+        self.head = (
+            f"POST {parts.path} HTTP/1.1\r\nhost: {parts.netloc}\r\n"
+            + "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+        ).encode()
         self.sock = socket.create_connection((parts.hostname, parts.port), timeout=timeout)
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.buf = b""
@@ -170,11 +179,17 @@ class KeepAlive:
         self.sock.sendall(b"%scontent-length: %d\r\n\r\n%s" % (self.head, len(body), body))
         while (end := self.buf.find(b"\r\n\r\n")) < 0:
             self._read()
-        head, self.buf = self.buf[:end], self.buf[end + 4:]
+        head, self.buf = self.buf[:end], self.buf[end + 4 :]
         lines = head.split(b"\r\n")
         status = int(lines[0].split(b" ", 2)[1])
-        length = next((int(v) for k, _, v in (line.partition(b":") for line in lines[1:])
-                       if k.strip().lower() == b"content-length"), None)
+        length = next(
+            (
+                int(v)
+                for k, _, v in (line.partition(b":") for line in lines[1:])
+                if k.strip().lower() == b"content-length"
+            ),
+            None,
+        )
         if length is None:
             raise BenchError(f"an answer without Content-Length: {head[:300]!r}")
         while len(self.buf) < length:
@@ -271,8 +286,9 @@ def measure(spec: LoadSpec) -> LoadResult:
         result = ex.submit(run_load, spec).result()
     if result.errors:
         shown = "\n  ".join(result.errors[:5])
-        raise BenchError(f"{len(result.errors)} failed request(s) in phase {spec.prefix}:\n"
-                         f"  {shown}")
+        raise BenchError(
+            f"{len(result.errors)} failed request(s) in phase {spec.prefix}:\n  {shown}"
+        )
     return result
 
 
@@ -280,8 +296,11 @@ def measure(spec: LoadSpec) -> LoadResult:
 def bench_env(data_dir: Path) -> dict[str, str]:
     """This environment without any SYNELO_* setting, plus the benchmark's own."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("SYNELO_")}
-    env.update(SYNELO_DATA_DIR=str(data_dir), SYNELO_ADMIN_TOKENS=ADMIN_TOKEN,
-               SYNELO_SERVER_TOKENS=SERVER_TOKEN)
+    env.update(
+        SYNELO_DATA_DIR=str(data_dir),
+        SYNELO_ADMIN_TOKENS=ADMIN_TOKEN,
+        SYNELO_SERVER_TOKENS=SERVER_TOKEN,
+    )
     return env
 
 
@@ -329,12 +348,23 @@ def stop(proc: subprocess.Popen) -> None:
 def server(env: dict[str, str], log: Path) -> Iterator[tuple[str, int]]:
     """`synelo serve` (one worker) on a free port; yields its base URL and process id."""
     port = free_port()
-    cmd = [str(SYNELO), "serve", "--host", "127.0.0.1", "--port", str(port), "--workers", "1",
-           "--log-level", "warning"]
+    cmd = [
+        str(SYNELO),
+        "serve",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--workers",
+        "1",
+        "--log-level",
+        "warning",
+    ]
     with log.open("ab") as out:
         # Its own session: Ctrl-C reaches this script only, which stops the server last.
-        proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.STDOUT,
-                                start_new_session=True)
+        proc = subprocess.Popen(
+            cmd, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+        )
     base = f"http://127.0.0.1:{port}"
     try:
         wait_healthy(base, proc, log)
@@ -362,8 +392,9 @@ def history_reports(count: int, population: int, seed: int) -> Iterator[RoundRep
     for i in range(count):
         body = round_body(rng, f"fill-{i}", population)
         a, b = tuple(body["teams"]["A"]), tuple(body["teams"]["B"])
-        yield RoundReport(body["round_id"], body["server_id"], body["map"], body["winner"],
-                          a, b, a, b)
+        yield RoundReport(
+            body["round_id"], body["server_id"], body["map"], body["winner"], a, b, a, b
+        )
 
 
 def fill_history(data_dir: Path, count: int, population: int, seed: int) -> float:
@@ -405,15 +436,21 @@ def database_summary(data_dir: Path) -> str:
     try:
         window = Store(engine).get_pool(POOL).params.window
         with engine.connect() as conn:
-            n_rounds, n_journal, n_players, n_full = (conn.execute(q).scalar_one() for q in (
-                select(func.count()).select_from(rounds),
-                select(func.count()).select_from(journal),
-                select(func.count()).select_from(players),
-                select(func.count()).where(players.c.rounds_played >= window)))
+            n_rounds, n_journal, n_players, n_full = (
+                conn.execute(q).scalar_one()
+                for q in (
+                    select(func.count()).select_from(rounds),
+                    select(func.count()).select_from(journal),
+                    select(func.count()).select_from(players),
+                    select(func.count()).where(players.c.rounds_played >= window),
+                )
+            )
     finally:
         engine.dispose()
-    return (f"{n_rounds:,} rounds, {n_journal:,} journal rows, {n_players:,} players, "
-            f"{n_full:,} with a full window of {window} rounds")
+    return (
+        f"{n_rounds:,} rounds, {n_journal:,} journal rows, {n_players:,} players, "
+        f"{n_full:,} with a full window of {window} rounds"
+    )
 
 
 # --- report ---------------------------------------------------------------------------------
@@ -436,14 +473,20 @@ def speed_gauge() -> float:
 
 
 def print_table(rows: list[tuple[str, LoadResult]]) -> None:
-    print(f"\n{'phase':<16}{'rounds':>8}{'rounds/s':>11}{'p50 ms':>9}{'p99 ms':>9}"
-          f"{'server CPU ms/round':>21}{'client CPU ms/round':>21}")
+    print(
+        f"\n{'phase':<16}{'rounds':>8}{'rounds/s':>11}{'p50 ms':>9}{'p99 ms':>9}"
+        f"{'server CPU ms/round':>21}{'client CPU ms/round':>21}"
+    )
     for name, r in rows:
-        print(f"{name:<16}{r.rounds:>8}{r.rate:>11.1f}{r.percentile(0.5):>9.1f}"
-              f"{r.percentile(0.99):>9.1f}{r.cpu_ms(r.server_cpu):>21.2f}"
-              f"{r.cpu_ms(r.client_cpu):>21.2f}")
-    print("CPU the idle server used meanwhile (its WAL checkpoints, not in the figures above), "
-          "ms/round: " + ", ".join(f"{name} {r.cpu_ms(r.idle_cpu):.3f}" for name, r in rows))
+        print(
+            f"{name:<16}{r.rounds:>8}{r.rate:>11.1f}{r.percentile(0.5):>9.1f}"
+            f"{r.percentile(0.99):>9.1f}{r.cpu_ms(r.server_cpu):>21.2f}"
+            f"{r.cpu_ms(r.client_cpu):>21.2f}"
+        )
+    print(
+        "CPU the idle server used meanwhile (its WAL checkpoints, not in the figures above), "
+        "ms/round: " + ", ".join(f"{name} {r.cpu_ms(r.idle_cpu):.3f}" for name, r in rows)
+    )
 
 
 def print_targets(empty: LoadResult, history: LoadResult) -> None:
@@ -455,10 +498,14 @@ def print_targets(empty: LoadResult, history: LoadResult) -> None:
     print(f"\nratio throughput(history)/throughput(empty): {ratio:.2f}")
     print("targets:")
     for name, r in (("empty", empty), ("history", history)):
-        print(f"  {name:<8} >= {TARGET_RPS:.0f} rounds/s: {r.rate:7.1f}  "
-              f"{verdict(r.rate >= TARGET_RPS)}")
-        print(f"  {name:<8} p99 <= {TARGET_P99_MS:.0f} ms:    {r.percentile(0.99):7.1f}  "
-              f"{verdict(r.percentile(0.99) <= TARGET_P99_MS)}")
+        print(
+            f"  {name:<8} >= {TARGET_RPS:.0f} rounds/s: {r.rate:7.1f}  "
+            f"{verdict(r.rate >= TARGET_RPS)}"
+        )
+        print(
+            f"  {name:<8} p99 <= {TARGET_P99_MS:.0f} ms:    {r.percentile(0.99):7.1f}  "
+            f"{verdict(r.percentile(0.99) <= TARGET_P99_MS)}"
+        )
     print(f"  ratio >= {TARGET_RATIO}:            {ratio:7.2f}  {verdict(ratio >= TARGET_RATIO)}")
 
 
@@ -466,23 +513,45 @@ def print_targets(empty: LoadResult, history: LoadResult) -> None:
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     p.add_argument("--rounds", type=int, default=3000, help="measured rounds per phase")
-    p.add_argument("--blocks", type=int, default=6,
-                   help="the measured rounds of each phase are posted in this many blocks "
-                        "(even), alternating between the two servers")
-    p.add_argument("--warmup", type=int, default=200,
-                   help="unmeasured rounds to each server before the measured blocks")
-    p.add_argument("--history", type=int, default=100_000,
-                   help="rounds of history rated into the second database")
+    p.add_argument(
+        "--blocks",
+        type=int,
+        default=6,
+        help="the measured rounds of each phase are posted in this many blocks "
+        "(even), alternating between the two servers",
+    )
+    p.add_argument(
+        "--warmup",
+        type=int,
+        default=200,
+        help="unmeasured rounds to each server before the measured blocks",
+    )
+    p.add_argument(
+        "--history",
+        type=int,
+        default=100_000,
+        help="rounds of history rated into the second database",
+    )
     p.add_argument("--concurrency", type=int, default=4, help="requests in flight")
     p.add_argument("--population", type=int, default=2000, help="distinct players")
     p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--client", choices=sorted(CLIENTS), default="socket",
-                   help="the load generator's HTTP client (socket: raw keep-alive HTTP/1.1)")
+    p.add_argument(
+        "--client",
+        choices=sorted(CLIENTS),
+        default="socket",
+        help="the load generator's HTTP client (socket: raw keep-alive HTTP/1.1)",
+    )
     args = p.parse_args(argv)
-    if not 2 <= args.blocks <= args.rounds or args.blocks % 2 or args.concurrency < 1 \
-            or args.population < 2 * TEAM_SIZE:
-        p.error("need an even --blocks from 2 to --rounds (ABBA pairs), --concurrency >= 1 "
-                "and --population >= 24")
+    if (
+        not 2 <= args.blocks <= args.rounds
+        or args.blocks % 2
+        or args.concurrency < 1
+        or args.population < 2 * TEAM_SIZE
+    ):
+        p.error(
+            "need an even --blocks from 2 to --rounds (ABBA pairs), --concurrency >= 1 "
+            "and --population >= 24"
+        )
     return args
 
 
@@ -496,21 +565,38 @@ def block_sizes(rounds: int, blocks: int) -> list[int]:
 
 def merge(results: list[LoadResult]) -> LoadResult:
     """One phase's blocks as one measurement: rounds/s is total rounds over total time."""
-    return LoadResult(rounds=sum(r.rounds for r in results),
-                      seconds=sum(r.seconds for r in results),
-                      latencies_ms=[ms for r in results for ms in r.latencies_ms],
-                      server_cpu=sum(r.server_cpu for r in results),
-                      client_cpu=sum(r.client_cpu for r in results),
-                      idle_cpu=sum(r.idle_cpu for r in results))
+    return LoadResult(
+        rounds=sum(r.rounds for r in results),
+        seconds=sum(r.seconds for r in results),
+        latencies_ms=[ms for r in results for ms in r.latencies_ms],
+        server_cpu=sum(r.server_cpu for r in results),
+        client_cpu=sum(r.client_cpu for r in results),
+        idle_cpu=sum(r.idle_cpu for r in results),
+    )
 
 
-def load(name: str, target: tuple[str, int], log: Path, args: argparse.Namespace,
-         rounds: int, idle_pid: int | None = None) -> LoadResult:
+def load(
+    name: str,
+    target: tuple[str, int],
+    log: Path,
+    args: argparse.Namespace,
+    rounds: int,
+    idle_pid: int | None = None,
+) -> LoadResult:
     """Post `rounds` fresh rounds (round_ids prefixed `name`) to one server and measure;
     `idle_pid`: the other server, whose CPU meanwhile is recorded too."""
     base, pid = target
-    spec = LoadSpec(f"{base}/v1/pools/{POOL}/rounds", SERVER_TOKEN, name, args.seed,
-                    args.population, rounds, args.concurrency, pid, args.client)
+    spec = LoadSpec(
+        f"{base}/v1/pools/{POOL}/rounds",
+        SERVER_TOKEN,
+        name,
+        args.seed,
+        args.population,
+        rounds,
+        args.concurrency,
+        pid,
+        args.client,
+    )
     idle0 = process_cpu(idle_pid) if idle_pid else math.nan
     try:
         result = measure(spec)
@@ -530,15 +616,23 @@ def run(args: argparse.Namespace) -> dict[str, LoadResult]:
             synelo_init(bench_env(d))
         print(f"filling {args.history:,} rounds of history in-process ...", flush=True)
         seconds = fill_history(dirs["history"], args.history, args.population, args.seed)
-        print(f"  fill took {seconds:.1f} s ({args.history / seconds:.0f} rounds/s); "
-              f"database now: {database_summary(dirs['history'])}", flush=True)
+        print(
+            f"  fill took {seconds:.1f} s ({args.history / seconds:.0f} rounds/s); "
+            f"database now: {database_summary(dirs['history'])}",
+            flush=True,
+        )
         logs = {name: d / "server.log" for name, d in dirs.items()}
-        with server(bench_env(dirs["empty"]), logs["empty"]) as empty_target, \
-                server(bench_env(dirs["history"]), logs["history"]) as history_target:
+        with (
+            server(bench_env(dirs["empty"]), logs["empty"]) as empty_target,
+            server(bench_env(dirs["history"]), logs["history"]) as history_target,
+        ):
             targets = {"empty": empty_target, "history": history_target}
-            print(f"{args.warmup} warm-up rounds to each server, then {args.rounds} measured "
-                  f"rounds a phase in {args.blocks} alternating blocks, {args.concurrency} in "
-                  f"flight, client {args.client} ({machine()})", flush=True)
+            print(
+                f"{args.warmup} warm-up rounds to each server, then {args.rounds} measured "
+                f"rounds a phase in {args.blocks} alternating blocks, {args.concurrency} in "
+                f"flight, client {args.client} ({machine()})",
+                flush=True,
+            )
             for name in PHASES:
                 if args.warmup:
                     load(f"{name}-warmup", targets[name], logs[name], args, args.warmup)
@@ -547,22 +641,25 @@ def run(args: argparse.Namespace) -> dict[str, LoadResult]:
                 # ABBA order: a drift of the machine's speed within a pair weighs on both.
                 for name in PHASES if b % 2 == 0 else PHASES[::-1]:
                     other = targets["history" if name == "empty" else "empty"][1]
-                    blocks[name].append(load(f"{name}-{b}", targets[name], logs[name], args,
-                                             size, idle_pid=other))
+                    blocks[name].append(
+                        load(f"{name}-{b}", targets[name], logs[name], args, size, idle_pid=other)
+                    )
                 print_block(b, blocks["empty"][-1], blocks["history"][-1])
         for name in PHASES:  # the servers have stopped: every measured round is in its database
-            print(f"  {name} database after the run: {database_summary(dirs[name])}",
-                  flush=True)
+            print(f"  {name} database after the run: {database_summary(dirs[name])}", flush=True)
     print(f"speed gauge after: {speed_gauge():.0f} ms", flush=True)
     return {name: merge(rs) for name, rs in blocks.items()}
 
 
 def print_block(b: int, empty: LoadResult, history: LoadResult) -> None:
-    print(f"  block {b + 1}: empty {empty.rate:7.1f} rounds/s (p99 "
-          f"{empty.percentile(0.99):5.1f} ms), history {history.rate:7.1f} rounds/s (p99 "
-          f"{history.percentile(0.99):5.1f} ms), ratio {history.rate / empty.rate:4.2f}; "
-          f"client CPU ms/round {empty.cpu_ms(empty.client_cpu):.2f} / "
-          f"{history.cpu_ms(history.client_cpu):.2f}", flush=True)
+    print(
+        f"  block {b + 1}: empty {empty.rate:7.1f} rounds/s (p99 "
+        f"{empty.percentile(0.99):5.1f} ms), history {history.rate:7.1f} rounds/s (p99 "
+        f"{history.percentile(0.99):5.1f} ms), ratio {history.rate / empty.rate:4.2f}; "
+        f"client CPU ms/round {empty.cpu_ms(empty.client_cpu):.2f} / "
+        f"{history.cpu_ms(history.client_cpu):.2f}",
+        flush=True,
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -60,8 +60,10 @@ def compile_sp(source: Path = DEFAULT_SOURCE, out: Path = DEFAULT_OUT) -> Build:
         out.unlink()
     args = [
         str(compiler_path()),
-        "-i", str(INCLUDE),
-        "-i", str(sourcemod_include()),
+        "-i",
+        str(INCLUDE),
+        "-i",
+        str(sourcemod_include()),
         f"-o{out}",
         "-v2",  # print the code/data sizes, so that the output always says what happened
         str(source),
@@ -85,8 +87,10 @@ def main(argv: list[str]) -> int:
     build = compile_sp(source, out)
     print(build.output, end="")
     if not build.ok:
-        print(f"FAILED: {len(build.errors)} error(s), {len(build.warnings)} warning(s)",
-              file=sys.stderr)
+        print(
+            f"FAILED: {len(build.errors)} error(s), {len(build.warnings)} warning(s)",
+            file=sys.stderr,
+        )
         return 1
     print(f"built {out}")
     return 0

@@ -108,11 +108,19 @@ def live(backend: Engine, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
     """`synelo`'s app under a real uvicorn on loopback, one per database."""
     clock = MovableClock()
     store = Store(backend, clock)
-    settings = Settings(data_dir=tmp_path_factory.mktemp("data"), admin_tokens=[ADMIN],
-                        server_tokens=[SERVER])
+    settings = Settings(
+        data_dir=tmp_path_factory.mktemp("data"), admin_tokens=[ADMIN], server_tokens=[SERVER]
+    )
     port = _free_port()
-    server = uvicorn.Server(uvicorn.Config(create_app(settings, store=store), host="127.0.0.1",
-                                           port=port, log_level="warning", access_log=False))
+    server = uvicorn.Server(
+        uvicorn.Config(
+            create_app(settings, store=store),
+            host="127.0.0.1",
+            port=port,
+            log_level="warning",
+            access_log=False,
+        )
+    )
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 20

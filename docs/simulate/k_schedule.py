@@ -24,9 +24,15 @@ def spearman(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.corrcoef(np.argsort(np.argsort(a)), np.argsort(np.argsort(b)))[0, 1])
 
 
-def run(k_of: Callable[[np.ndarray], np.ndarray], rounds: int = 20_000, players: int = 200,
-        team: int = 12, theta: float = 2400.0, sd: float = 300.0, seed: int = 1
-        ) -> tuple[float, float]:
+def run(
+    k_of: Callable[[np.ndarray], np.ndarray],
+    rounds: int = 20_000,
+    players: int = 200,
+    team: int = 12,
+    theta: float = 2400.0,
+    sd: float = 300.0,
+    seed: int = 1,
+) -> tuple[float, float]:
     rng = np.random.default_rng(seed)
     true = rng.normal(1000.0, sd, players)
     rating = np.full(players, 1000.0)
@@ -47,10 +53,14 @@ def run(k_of: Callable[[np.ndarray], np.ndarray], rounds: int = 20_000, players:
 
 
 if __name__ == "__main__":
-    for label, k_of in [("fixed K 72", lambda n: np.full_like(n, 72.0)),
-                        ("fixed K 17.5", lambda n: np.full_like(n, 17.5)),
-                        ("fixed K 8", lambda n: np.full_like(n, 8.0)),
-                        ("K = max(2, 72/sqrt(1 + n/20))",
-                         lambda n: np.maximum(2.0, 72.0 / np.sqrt(1.0 + n / 20.0)))]:
+    for label, k_of in [
+        ("fixed K 72", lambda n: np.full_like(n, 72.0)),
+        ("fixed K 17.5", lambda n: np.full_like(n, 17.5)),
+        ("fixed K 8", lambda n: np.full_like(n, 8.0)),
+        (
+            "K = max(2, 72/sqrt(1 + n/20))",
+            lambda n: np.maximum(2.0, 72.0 / np.sqrt(1.0 + n / 20.0)),
+        ),
+    ]:
         rho, slope = run(k_of)
         print(f"{label:>32}: Spearman {rho:.3f}, slope of rating on skill {slope:.2f}")

@@ -19,12 +19,14 @@ from synelo.store.engine import create_store_engine, migrate, pending_migrations
 from synelo.store.repository import Store
 from synelo.store.typedefs import PoolExists
 
-app = typer.Typer(help="synelo: skill ratings and team balancing for team games.",
-                  no_args_is_help=True)
+app = typer.Typer(
+    help="synelo: skill ratings and team balancing for team games.", no_args_is_help=True
+)
 pool_app = typer.Typer(help="Rating pools.", no_args_is_help=True)
 token_app = typer.Typer(help="API tokens.", no_args_is_help=True)
-import_app = typer.Typer(help="Import match histories (JSON Lines) for replay and tune.",
-                         no_args_is_help=True)
+import_app = typer.Typer(
+    help="Import match histories (JSON Lines) for replay and tune.", no_args_is_help=True
+)
 app.add_typer(pool_app, name="pool")
 app.add_typer(token_app, name="token")
 app.add_typer(import_app, name="import")
@@ -39,10 +41,10 @@ def _settings() -> Settings:
         return Settings()
     except ValidationError as exc:
         for error in exc.errors():
-            where = f"SYNELO_{'_'.join(map(str, error['loc'])).upper()}: " if error["loc"] \
-                else ""
-            err_console.print(f"[red]configuration: {where}"
-                              f"{error['msg'].removeprefix('Value error, ')}[/]")
+            where = f"SYNELO_{'_'.join(map(str, error['loc'])).upper()}: " if error["loc"] else ""
+            err_console.print(
+                f"[red]configuration: {where}{error['msg'].removeprefix('Value error, ')}[/]"
+            )
         raise typer.Exit(2) from None
 
 
@@ -73,8 +75,9 @@ def init_cmd() -> None:
     migrate(engine)
     store = Store(engine)
     try:
-        pool = store.create_pool("default", settings.kmax, settings.rating_params(
-            settings.pool_theta(settings.kmax)))
+        pool = store.create_pool(
+            "default", settings.kmax, settings.rating_params(settings.pool_theta(settings.kmax))
+        )
         console.print(f"created pool [bold]default[/] (kmax {pool.kmax}, Θ {pool.params.theta:g})")
     except PoolExists:
         pass
@@ -88,36 +91,53 @@ def init_cmd() -> None:
     folder.mkdir(parents=True, exist_ok=True)
     for role in ("admin", "server"):
         _write_secret(folder / f"{role}.token", _new_token(store, role, f"generated {role}"))
-    console.print(f"generated an admin and a server token in [bold]{folder.resolve()}[/] "
-                  "(admin.token, server.token)")
+    console.print(
+        f"generated an admin and a server token in [bold]{folder.resolve()}[/] "
+        "(admin.token, server.token)"
+    )
 
 
 @app.command("serve")
-def serve_cmd(host: Annotated[str, typer.Option(help="address to bind")] = "127.0.0.1",
-              port: Annotated[int, typer.Option(help="TCP port")] = 8000,
-              workers: Annotated[int, typer.Option(help="processes (PostgreSQL for > 1)")] = 1,
-              log_level: Annotated[str, typer.Option()] = "info") -> None:
+def serve_cmd(
+    host: Annotated[str, typer.Option(help="address to bind")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="TCP port")] = 8000,
+    workers: Annotated[int, typer.Option(help="processes (PostgreSQL for > 1)")] = 1,
+    log_level: Annotated[str, typer.Option()] = "info",
+) -> None:
     """Run the HTTP API with uvicorn."""
     import uvicorn
 
     settings = _settings()
     if pending_migrations(create_store_engine(settings.sqlalchemy_url, pool_size=1)):
-        console.print(f"[red]the database at {_redact(settings.sqlalchemy_url)} needs its "
-                      "migrations: run `synelo migrate` (or `synelo init`) first[/]")
+        console.print(
+            f"[red]the database at {_redact(settings.sqlalchemy_url)} needs its "
+            "migrations: run `synelo migrate` (or `synelo init`) first[/]"
+        )
         raise typer.Exit(1)
 
-    uvicorn.run("synelo.service.app:app_from_env", factory=True, host=host, port=port,
-                workers=workers, log_level=log_level, access_log=False)
+    uvicorn.run(
+        "synelo.service.app:app_from_env",
+        factory=True,
+        host=host,
+        port=port,
+        workers=workers,
+        log_level=log_level,
+        access_log=False,
+    )
 
 
 @pool_app.command("create")
-def pool_create(name: str,
-                kmax: Annotated[int | None, typer.Option(
-                    help="largest team size (Θ from it unless SYNELO_THETA or --theta); "
-                         "default SYNELO_KMAX")] = None,
-                theta: Annotated[float | None, typer.Option(help="override Θ")] = None,
-                text_ids: Annotated[bool, typer.Option(help="ids are text, not SteamID64")]
-                = False) -> None:
+def pool_create(
+    name: str,
+    kmax: Annotated[
+        int | None,
+        typer.Option(
+            help="largest team size (Θ from it unless SYNELO_THETA or --theta); default SYNELO_KMAX"
+        ),
+    ] = None,
+    theta: Annotated[float | None, typer.Option(help="override Θ")] = None,
+    text_ids: Annotated[bool, typer.Option(help="ids are text, not SteamID64")] = False,
+) -> None:
     """Create a rating pool (the same rules as POST /v1/pools)."""
     settings = _settings()
     kmax = settings.kmax if kmax is None else kmax
@@ -144,14 +164,18 @@ def pool_list() -> None:
 
 
 @token_app.command("create")
-def token_create(role: Annotated[Literal["server", "admin"], typer.Option()] = "server",
-                 label: Annotated[str, typer.Option()] = "") -> None:
+def token_create(
+    role: Annotated[Literal["server", "admin"], typer.Option()] = "server",
+    label: Annotated[str, typer.Option()] = "",
+) -> None:
     """Create a token and print it (only its hash is stored). Stored tokens are not used
     while SYNELO_ADMIN_TOKENS or SYNELO_SERVER_TOKENS is set."""
     settings = _settings()
     if settings.admin_tokens or settings.server_tokens:
-        err_console.print("[yellow]SYNELO_ADMIN_TOKENS/SYNELO_SERVER_TOKENS are set: they are "
-                          "the only tokens, so this one is not accepted while they are[/]")
+        err_console.print(
+            "[yellow]SYNELO_ADMIN_TOKENS/SYNELO_SERVER_TOKENS are set: they are "
+            "the only tokens, so this one is not accepted while they are[/]"
+        )
     print(_new_token(_store(settings), role, label or role))
 
 
@@ -169,12 +193,24 @@ def _redact(url: str) -> str:
 
 # --- evaluation -----------------------------------------------------------------------------
 
-ParamOpt = Annotated[list[str] | None, typer.Option(
-    "--param", "-p", help="a model parameter, KEY=VALUE (repeatable), e.g. -p theta=800")]
-HistoryArg = Annotated[Path, typer.Argument(help="history file (JSON Lines)", exists=True,
-                                            dir_okay=False)]
-ModelOpt = Annotated[str, typer.Option("--model", "-m", help="rating model: " + ", ".join(
-    ("synelo", "elo", "openskill-pl", "openskill-bt", "openskill-tm", "trueskill")))]
+ParamOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--param", "-p", help="a model parameter, KEY=VALUE (repeatable), e.g. -p theta=800"
+    ),
+]
+HistoryArg = Annotated[
+    Path, typer.Argument(help="history file (JSON Lines)", exists=True, dir_okay=False)
+]
+ModelOpt = Annotated[
+    str,
+    typer.Option(
+        "--model",
+        "-m",
+        help="rating model: "
+        + ", ".join(("synelo", "elo", "openskill-pl", "openskill-bt", "openskill-tm", "trueskill")),
+    ),
+]
 WarmupOpt = Annotated[int, typer.Option(min=0, help="matches learned from but not scored")]
 StrictOpt = Annotated[bool, typer.Option(help="stop at the first malformed line")]
 JsonOpt = Annotated[Path | None, typer.Option("--json", help="write the results as JSON")]
@@ -221,12 +257,18 @@ def _load(history: Path, model: str, params: list[str] | None, strict: bool):  #
 
 @import_app.command("frc")
 def import_frc_cmd(
-        csv_files: Annotated[list[Path], typer.Argument(help="FRC CSV files (<year>.csv)",
-                                                        exists=True, dir_okay=False)],
-        output: Annotated[Path, typer.Option("--output", "-o", help="history to write")],
-        season_2015: Annotated[str, typer.Option(
+    csv_files: Annotated[
+        list[Path], typer.Argument(help="FRC CSV files (<year>.csv)", exists=True, dir_okay=False)
+    ],
+    output: Annotated[Path, typer.Option("--output", "-o", help="history to write")],
+    season_2015: Annotated[
+        str,
+        typer.Option(
             help="2015 was not head-to-head: skip it, or learn from it unscored "
-                 "(higher score = winner)")] = "skip") -> None:
+            "(higher score = winner)"
+        ),
+    ] = "skip",
+) -> None:
     """FIRST Robotics Competition results (The Blue Alliance CSV) → a history. Replay order:
     year, event key, then qualifications before playoffs; ties are draws; unplayed matches
     are skipped (see README, "Evaluating on your data")."""
@@ -236,8 +278,11 @@ def import_frc_cmd(
     if season_2015 not in ("skip", "learn"):
         raise _fail("--season-2015 is skip or learn")
     result = import_frc(csv_files, season_2015)  # type: ignore[arg-type]
-    n = write_history(output, result.matches, {"source": "FRC (The Blue Alliance, MIT)",
-                                               "notes": result.notes(season_2015)})  # type: ignore[arg-type]
+    n = write_history(
+        output,
+        result.matches,
+        {"source": "FRC (The Blue Alliance, MIT)", "notes": result.notes(season_2015)},
+    )  # type: ignore[arg-type]
     for error in result.errors[:10]:
         err_console.print(f"[yellow]{error} (skipped)[/]")
     ties = sum(m.winner == "draw" for m in result.matches)
@@ -248,8 +293,9 @@ def import_frc_cmd(
 
 @import_app.command("journal")
 def import_journal_cmd(
-        pool: Annotated[str, typer.Option(help="the pool whose rounds to export")],
-        output: Annotated[Path, typer.Option("--output", "-o", help="history to write")]) -> None:
+    pool: Annotated[str, typer.Option(help="the pool whose rounds to export")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="history to write")],
+) -> None:
     """A pool's rated rounds from the service's database (SYNELO_DATABASE_URL) → a history,
     with the pool's parameters in its header."""
     from synelo.evaluation.history import write_history
@@ -267,11 +313,17 @@ def import_journal_cmd(
 
 
 @app.command("replay")
-def replay_cmd(history: HistoryArg, model: ModelOpt = "synelo", param: ParamOpt = None,
-               warmup: WarmupOpt = 0, json_out: JsonOpt = None,
-               plot: Annotated[Path | None, typer.Option(
-                   help="write a PNG: reliability diagram and log loss over time")] = None,
-               strict: StrictOpt = False) -> None:
+def replay_cmd(
+    history: HistoryArg,
+    model: ModelOpt = "synelo",
+    param: ParamOpt = None,
+    warmup: WarmupOpt = 0,
+    json_out: JsonOpt = None,
+    plot: Annotated[
+        Path | None, typer.Option(help="write a PNG: reliability diagram and log loss over time")
+    ] = None,
+    strict: StrictOpt = False,
+) -> None:
     """Replay a history: for each match predict P(A wins), then update. Scores overall, per
     team size and per match type; throughput in matches/s."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
@@ -285,17 +337,22 @@ def replay_cmd(history: HistoryArg, model: ModelOpt = "synelo", param: ParamOpt 
         rating_model = create_model(model, options, info)
     except (TypeError, ValueError) as exc:
         raise _fail(f"model {model}: {exc}") from None
-    with Progress("[progress.description]{task.description}", BarColumn(),
-                  MofNCompleteColumn(), TimeRemainingColumn(), console=err_console,
-                  transient=True) as bar:
+    with Progress(
+        "[progress.description]{task.description}",
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=err_console,
+        transient=True,
+    ) as bar:
         task = bar.add_task(f"replaying with {model}", total=len(data.matches))
-        result = replay(rating_model, data.matches, warmup=warmup,
-                        progress=lambda n: bar.advance(task, n))
+        result = replay(
+            rating_model, data.matches, warmup=warmup, progress=lambda n: bar.advance(task, n)
+        )
     console.print(scores_table(result))
     console.print(reliability_table(result.overall))
     if json_out is not None:
-        _write_json(json_out, {**result.to_json(), "history": str(history),
-                               "warmup": warmup})
+        _write_json(json_out, {**result.to_json(), "history": str(history), "warmup": warmup})
     if plot is not None:
         from synelo.evaluation.plots import plot_replay
 
@@ -303,15 +360,23 @@ def replay_cmd(history: HistoryArg, model: ModelOpt = "synelo", param: ParamOpt 
 
 
 @app.command("tune")
-def tune_cmd(history: HistoryArg, model: ModelOpt = "synelo", param: ParamOpt = None,
-             fit: Annotated[list[str] | None, typer.Option(
-                 help="parameter to fit (repeatable): theta (default), k_max, sigma, "
-                      "weights (w_vel, w_wre, w_vol), …")] = None,
-             train: Annotated[float, typer.Option(help="share of the history to fit on")] = 0.7,
-             warmup: WarmupOpt = 0,
-             iterations: Annotated[int, typer.Option(min=2, help="golden-section steps per "
-                                                     "parameter")] = 16,
-             json_out: JsonOpt = None, strict: StrictOpt = False) -> None:
+def tune_cmd(
+    history: HistoryArg,
+    model: ModelOpt = "synelo",
+    param: ParamOpt = None,
+    fit: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="parameter to fit (repeatable): theta (default), k_max, sigma, "
+            "weights (w_vel, w_wre, w_vol), …"
+        ),
+    ] = None,
+    train: Annotated[float, typer.Option(help="share of the history to fit on")] = 0.7,
+    warmup: WarmupOpt = 0,
+    iterations: Annotated[int, typer.Option(min=2, help="golden-section steps per parameter")] = 16,
+    json_out: JsonOpt = None,
+    strict: StrictOpt = False,
+) -> None:
     """Fit parameters by minimising log loss on the first part of a history; report the
     scores on the rest, fitted beside the defaults."""
     from synelo.evaluation.report import tune_table
@@ -320,21 +385,41 @@ def tune_cmd(history: HistoryArg, model: ModelOpt = "synelo", param: ParamOpt = 
     data, info, options = _load(history, model, param, strict)
     with err_console.status("fitting…") as status:
         try:
-            result = tune(model, data.matches, fit or ["theta"], options=options, info=info,
-                          train_fraction=train, warmup=warmup, iterations=iterations,
-                          progress=lambda line: status.update(f"fitting… {line}"))
+            result = tune(
+                model,
+                data.matches,
+                fit or ["theta"],
+                options=options,
+                info=info,
+                train_fraction=train,
+                warmup=warmup,
+                iterations=iterations,
+                progress=lambda line: status.update(f"fitting… {line}"),
+            )
         except ValueError as exc:
             raise _fail(str(exc)) from None
     console.print(tune_table(result))
     if json_out is not None:
-        _write_json(json_out, {
-            "model": model, "history": str(history), "fitted": result.fitted,
-            "defaults": result.defaults, "train_matches": result.train_matches,
-            "test_matches": result.test_matches, "evaluations": result.evaluations,
-            "train_log_loss": {"default": result.train_log_loss_default,
-                               "fitted": result.train_log_loss_fitted},
-            "test": {"default": result.test_default.to_json(),
-                     "fitted": result.test_fitted.to_json()}})
+        _write_json(
+            json_out,
+            {
+                "model": model,
+                "history": str(history),
+                "fitted": result.fitted,
+                "defaults": result.defaults,
+                "train_matches": result.train_matches,
+                "test_matches": result.test_matches,
+                "evaluations": result.evaluations,
+                "train_log_loss": {
+                    "default": result.train_log_loss_default,
+                    "fitted": result.train_log_loss_fitted,
+                },
+                "test": {
+                    "default": result.test_default.to_json(),
+                    "fitted": result.test_fitted.to_json(),
+                },
+            },
+        )
 
 
 def _outage(value: str) -> tuple[int, int]:
@@ -352,33 +437,49 @@ def simulate_cmd(
     rounds: Annotated[int, typer.Option(min=1, help="rounds, over all servers")] = 20_000,
     seed: Annotated[int, typer.Option(help="random seed")] = 1,
     out: Annotated[Path, typer.Option(help="folder for summary.json and the plots")] = Path(
-        "sim-out"),
-    url: Annotated[str | None, typer.Option(help="a running service (default: in-process "
-                                            "on loopback)")] = None,
-    token: Annotated[str | None, typer.Option(envvar="SYNELO_TOKEN", help="admin token for "
-                                              "--url (or SYNELO_TOKEN)")] = None,
+        "sim-out"
+    ),
+    url: Annotated[
+        str | None, typer.Option(help="a running service (default: in-process on loopback)")
+    ] = None,
+    token: Annotated[
+        str | None,
+        typer.Option(envvar="SYNELO_TOKEN", help="admin token for --url (or SYNELO_TOKEN)"),
+    ] = None,
     mode: Annotated[str, typer.Option(help="arena, koth, cp, ctf, payload, attack_defend")] = (
-        "koth"),
+        "koth"
+    ),
     skill_mean: Annotated[float, typer.Option(help="true skill: normal mean")] = 1000.0,
     skill_sd: Annotated[float, typer.Option(help="true skill: standard deviation")] = 300.0,
     skill_dist: Annotated[str, typer.Option(help="true skill: normal or uniform")] = "normal",
-    churn: Annotated[float, typer.Option(min=0, max=1, help="chance a player leaves during "
-                                         "a round")] = 0.02,
+    churn: Annotated[
+        float, typer.Option(min=0, max=1, help="chance a player leaves during a round")
+    ] = 0.02,
     autobalance: Annotated[str, typer.Option(help="f11 or sectors_edge")] = "f11",
-    fail_first: Annotated[float, typer.Option(min=0, max=1, help="share of round reports "
-                                              "whose first attempt fails (503)")] = 0.0,
-    lose_responses: Annotated[float, typer.Option(min=0, max=1, help="share of report "
-                                                  "answers lost after apply")] = 0.0,
-    outage: Annotated[list[str] | None, typer.Option(help="ROUND:ROUNDS the service is "
-                                                     "unreachable (repeatable)")] = None,
-    restart_at: Annotated[list[int] | None, typer.Option(help="restart the in-process "
-                                                         "service before this round "
-                                                         "(repeatable)")] = None,
+    fail_first: Annotated[
+        float,
+        typer.Option(min=0, max=1, help="share of round reports whose first attempt fails (503)"),
+    ] = 0.0,
+    lose_responses: Annotated[
+        float, typer.Option(min=0, max=1, help="share of report answers lost after apply")
+    ] = 0.0,
+    outage: Annotated[
+        list[str] | None, typer.Option(help="ROUND:ROUNDS the service is unreachable (repeatable)")
+    ] = None,
+    restart_at: Annotated[
+        list[int] | None,
+        typer.Option(help="restart the in-process service before this round (repeatable)"),
+    ] = None,
     thrower: Annotated[bool, typer.Option(help="one player throws from R/4 to R/2")] = False,
     smurf: Annotated[bool, typer.Option(help="a player 3 sd above the mean joins at R/4")] = (
-        False),
-    pool_param: Annotated[list[str] | None, typer.Option(
-        help="a rating parameter of the new pool, KEY=VALUE (repeatable), e.g. sigma=400")] = None,
+        False
+    ),
+    pool_param: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="a rating parameter of the new pool, KEY=VALUE (repeatable), e.g. sigma=400"
+        ),
+    ] = None,
     progress: Annotated[bool, typer.Option(help="show the progress bar")] = True,
 ) -> None:
     """A closed loop: players with hidden skill on game servers (synelo.game + synelo.client)
@@ -399,14 +500,30 @@ def simulate_cmd(
             params[key.strip()] = float(value)
         except ValueError:
             raise _fail(f"--pool-param takes KEY=NUMBER, not {item!r}") from None
-    config = SimConfig(players=players, servers=servers, team_size=team_size, rounds=rounds,
-                       seed=seed, out=out, url=url, token=token, mode=mode,
-                       skill_mean=skill_mean, skill_sd=skill_sd, skill_dist=skill_dist,
-                       churn=churn,
-                       autobalance=autobalance, fail_first=fail_first,
-                       lose_responses=lose_responses,
-                       outages=[_outage(v) for v in outage or []], restarts=restart_at or [],
-                       thrower=thrower, smurf=smurf, pool_params=params, progress=progress)
+    config = SimConfig(
+        players=players,
+        servers=servers,
+        team_size=team_size,
+        rounds=rounds,
+        seed=seed,
+        out=out,
+        url=url,
+        token=token,
+        mode=mode,
+        skill_mean=skill_mean,
+        skill_sd=skill_sd,
+        skill_dist=skill_dist,
+        churn=churn,
+        autobalance=autobalance,
+        fail_first=fail_first,
+        lose_responses=lose_responses,
+        outages=[_outage(v) for v in outage or []],
+        restarts=restart_at or [],
+        thrower=thrower,
+        smurf=smurf,
+        pool_params=params,
+        progress=progress,
+    )
     try:
         simulate(config, console)
     except (ValueError, RequestRejected) as exc:  # e.g. a --pool-param the service refuses

@@ -84,8 +84,19 @@ class Settings(BaseSettings):
     def rating_params(self, theta: float) -> SynEloParams:
         """The defaults a new pool snapshots (its own Θ from k_max or an override)."""
         return SynEloParams(
-            r0=self.r0, r_min=self.r_min, r_max=self.r_max, r_shadow_cap=self.r_shadow_cap,
-            t_shadow=self.t_shadow, t_stale_days=self.t_stale_days, k_min=self.k_min,
-            k_max=self.k_max, theta=theta, window=self.window, w_vel=self.w_vel,
-            w_wre=self.w_wre, w_vol=self.w_vol, wre_scale=self.wre_scale, sigma=self.sigma,
+            r0=self.r0,
+            r_min=self.r_min,
+            r_max=self.r_max,
+            r_shadow_cap=self.r_shadow_cap,
+            t_shadow=self.t_shadow,
+            t_stale_days=self.t_stale_days,
+            k_min=self.k_min,
+            k_max=self.k_max,
+            theta=theta,
+            window=self.window,
+            w_vel=self.w_vel,
+            w_wre=self.w_wre,
+            w_vol=self.w_vol,
+            wre_scale=self.wre_scale,
+            sigma=self.sigma,
         )

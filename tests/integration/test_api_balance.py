@@ -9,8 +9,9 @@ import pytest
 
 from tests.conftest import steam
 
-RATINGS = {steam(n): r for n, r in enumerate([1500, 1400, 1250, 1200, 1100, 1000, 900, 700],
-                                             start=1)}
+RATINGS = {
+    steam(n): r for n, r in enumerate([1500, 1400, 1250, 1200, 1100, 1000, 900, 700], start=1)
+}
 
 
 @pytest.fixture
@@ -22,9 +23,11 @@ def rated(admin: httpx.Client, pool: str) -> str:
 
 
 def best_gap(ratings: list[int], k: int) -> int:
-    return min(abs(sum(ratings[i] for i in a) - sum(ratings[i] for i in chosen if i not in a))
-               for chosen in itertools.combinations(range(len(ratings)), 2 * k)
-               for a in itertools.combinations(chosen, k))
+    return min(
+        abs(sum(ratings[i] for i in a) - sum(ratings[i] for i in chosen if i not in a))
+        for chosen in itertools.combinations(range(len(ratings)), 2 * k)
+        for a in itertools.combinations(chosen, k)
+    )
 
 
 def test_splits_for_every_k_use_stored_ratings(server: httpx.Client, rated: str) -> None:
@@ -49,8 +52,15 @@ def test_splits_for_every_k_use_stored_ratings(server: httpx.Client, rated: str)
 def test_splits_honour_must_play_parties_and_stay(server: httpx.Client, rated: str) -> None:
     keys = list(RATINGS)
     current = {"A": keys[0:4:2] + keys[5:6], "B": keys[1:4:2] + keys[6:7]}
-    body = {"players": keys, "current": current, "parties": [[keys[0], keys[7]]],
-            "must_play": [keys[4]], "min_k": 3, "max_k": 3, "prefer": "stay"}
+    body = {
+        "players": keys,
+        "current": current,
+        "parties": [[keys[0], keys[7]]],
+        "must_play": [keys[4]],
+        "min_k": 3,
+        "max_k": 3,
+        "prefer": "stay",
+    }
     r = server.post(f"/v1/pools/{rated}/splits", json=body)
     assert r.status_code == 200, r.text
     (split,) = r.json()["splits"]
@@ -63,26 +73,35 @@ def test_splits_honour_must_play_parties_and_stay(server: httpx.Client, rated: s
 def test_autobalance_f11_and_joiner(server: httpx.Client, rated: str) -> None:
     k = list(RATINGS)
     # A: 1500 1400 1250 1200 (5350) v B: 700 (700): Δk = 3, one move; T = 2325: 1500.
-    r = server.post(f"/v1/pools/{rated}/autobalance",
-                    json={"teams": {"A": k[0:4], "B": [k[7]]}, "method": "f11"})
+    r = server.post(
+        f"/v1/pools/{rated}/autobalance",
+        json={"teams": {"A": k[0:4], "B": [k[7]]}, "method": "f11"},
+    )
     assert r.status_code == 200, r.text
     out = r.json()
     assert out["moves"] == [{"steam_id": k[0], "from": "A", "to": "B"}]
-    assert (out["gap_before"], out["gap_after"], out["size_a"], out["size_b"]) == (
-        4650, 1650, 3, 2)
+    assert (out["gap_before"], out["gap_after"], out["size_a"], out["size_b"]) == (4650, 1650, 3, 2)
     # Equal teams and a joiner: 1500+700 (2200) v 1400+1000 (2400); the 900 joiner goes to
     # A (|−200 + 900| = 700) rather than B (|−200 − 900| = 1100).
-    r = server.post(f"/v1/pools/{rated}/autobalance", json={
-        "teams": {"A": [k[0], k[7]], "B": [k[1], k[5]]}, "joiner": k[6]})
+    r = server.post(
+        f"/v1/pools/{rated}/autobalance",
+        json={"teams": {"A": [k[0], k[7]], "B": [k[1], k[5]]}, "joiner": k[6]},
+    )
     assert r.status_code == 200, r.text
     assert r.json()["moves"] == [{"steam_id": k[6], "from": "none", "to": "A"}]
 
 
 def test_autobalance_min_swaps(server: httpx.Client, rated: str) -> None:
     k = list(RATINGS)
-    r = server.post(f"/v1/pools/{rated}/autobalance", json={
-        "teams": {"A": k[0:3], "B": k[5:8]}, "unassigned": [k[3], k[4]],
-        "method": "min_swaps", "locked": [k[0]]})
+    r = server.post(
+        f"/v1/pools/{rated}/autobalance",
+        json={
+            "teams": {"A": k[0:3], "B": k[5:8]},
+            "unassigned": [k[3], k[4]],
+            "method": "min_swaps",
+            "locked": [k[0]],
+        },
+    )
     assert r.status_code == 200, r.text
     out = r.json()
     assert out["gap_after"] <= out["gap_before"]
@@ -90,34 +109,74 @@ def test_autobalance_min_swaps(server: httpx.Client, rated: str) -> None:
     assert all(m["steam_id"] != k[0] for m in out["moves"])
 
 
-@pytest.mark.parametrize(("path", "body", "loc"), [
-    ("splits", {"players": [steam(1), steam(2), steam(3), steam(1)]}, ["body", "players", 3]),
-    ("splits", {"players": [steam(i) for i in range(1, 5)],
-                "parties": [[steam(1), steam(9)]]}, ["body", "parties", 0, 1]),
-    ("splits", {"players": [steam(i) for i in range(1, 5)],
-                "parties": [[steam(1), steam(2)], [steam(2), steam(3)]]},
-     ["body", "parties", 1, 0]),
-    ("splits", {"players": [steam(i) for i in range(1, 7)], "max_k": 2,
-                "must_play": [steam(i) for i in range(1, 6)]}, ["body", "must_play"]),
-    ("splits", {"players": [steam(i) for i in range(1, 7)], "min_k": 3, "max_k": 2},
-     ["body", "min_k"]),
-    ("splits", {"players": [steam(i) for i in range(1, 7)], "max_k": 4}, ["body", "max_k"]),
-    ("splits", {"players": [steam(i) for i in range(1, 7)],
-                "current": {"A": [steam(1)], "B": [steam(1)]}}, ["body", "current", "B", 0]),
-    ("splits", {"players": [steam(1), steam(2), steam(3), "12"]}, ["body", "players", 3]),
-    ("splits", {"players": [steam(i) for i in range(1, 5)], "prefer": "shuffle"},
-     ["body", "prefer"]),
-    ("autobalance", {"teams": {"A": [steam(1)], "B": [steam(1)]}}, ["body", "teams", "B", 0]),
-    ("autobalance", {"teams": {"A": [steam(1)], "B": []}, "locked": [steam(5)]},
-     ["body", "locked", 0]),
-    ("autobalance", {"teams": {"A": [steam(1)], "B": []}, "unassigned": [steam(2)]},
-     ["body", "unassigned"]),
-    ("autobalance", {"teams": {"A": [steam(1)], "B": []}, "joiner": steam(1)},
-     ["body", "joiner", 0]),
-    ("autobalance", {"teams": {"A": [], "B": []}}, ["body", "teams"]),
-])
-def test_bad_input_names_the_field(server: httpx.Client, pool: str, path: str, body: dict,
-                                   loc: list) -> None:
+@pytest.mark.parametrize(
+    ("path", "body", "loc"),
+    [
+        ("splits", {"players": [steam(1), steam(2), steam(3), steam(1)]}, ["body", "players", 3]),
+        (
+            "splits",
+            {"players": [steam(i) for i in range(1, 5)], "parties": [[steam(1), steam(9)]]},
+            ["body", "parties", 0, 1],
+        ),
+        (
+            "splits",
+            {
+                "players": [steam(i) for i in range(1, 5)],
+                "parties": [[steam(1), steam(2)], [steam(2), steam(3)]],
+            },
+            ["body", "parties", 1, 0],
+        ),
+        (
+            "splits",
+            {
+                "players": [steam(i) for i in range(1, 7)],
+                "max_k": 2,
+                "must_play": [steam(i) for i in range(1, 6)],
+            },
+            ["body", "must_play"],
+        ),
+        (
+            "splits",
+            {"players": [steam(i) for i in range(1, 7)], "min_k": 3, "max_k": 2},
+            ["body", "min_k"],
+        ),
+        ("splits", {"players": [steam(i) for i in range(1, 7)], "max_k": 4}, ["body", "max_k"]),
+        (
+            "splits",
+            {
+                "players": [steam(i) for i in range(1, 7)],
+                "current": {"A": [steam(1)], "B": [steam(1)]},
+            },
+            ["body", "current", "B", 0],
+        ),
+        ("splits", {"players": [steam(1), steam(2), steam(3), "12"]}, ["body", "players", 3]),
+        (
+            "splits",
+            {"players": [steam(i) for i in range(1, 5)], "prefer": "shuffle"},
+            ["body", "prefer"],
+        ),
+        ("autobalance", {"teams": {"A": [steam(1)], "B": [steam(1)]}}, ["body", "teams", "B", 0]),
+        (
+            "autobalance",
+            {"teams": {"A": [steam(1)], "B": []}, "locked": [steam(5)]},
+            ["body", "locked", 0],
+        ),
+        (
+            "autobalance",
+            {"teams": {"A": [steam(1)], "B": []}, "unassigned": [steam(2)]},
+            ["body", "unassigned"],
+        ),
+        (
+            "autobalance",
+            {"teams": {"A": [steam(1)], "B": []}, "joiner": steam(1)},
+            ["body", "joiner", 0],
+        ),
+        ("autobalance", {"teams": {"A": [], "B": []}}, ["body", "teams"]),
+    ],
+)
+def test_bad_input_names_the_field(
+    server: httpx.Client, pool: str, path: str, body: dict, loc: list
+) -> None:
     r = server.post(f"/v1/pools/{pool}/{path}", json=body)
     assert r.status_code == 422, r.text
     assert r.json()["detail"][0]["loc"] == loc

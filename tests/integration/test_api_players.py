@@ -11,27 +11,44 @@ from tests.conftest import MovableClock, steam
 
 
 def play(server: httpx.Client, pool: str, a: list, b: list, winner: str = "A") -> dict:
-    r = server.post(f"/v1/pools/{pool}/rounds", json={
-        "round_id": uuid.uuid4().hex, "server_id": "s", "map": "m", "winner": winner,
-        "teams": {"A": a, "B": b}})
+    r = server.post(
+        f"/v1/pools/{pool}/rounds",
+        json={
+            "round_id": uuid.uuid4().hex,
+            "server_id": "s",
+            "map": "m",
+            "winner": winner,
+            "teams": {"A": a, "B": b},
+        },
+    )
     assert r.status_code == 201, r.text
     return r.json()
 
 
-def test_unknown_player_lookup_is_default_and_not_stored(server: httpx.Client,
-                                                        admin: httpx.Client, pool: str) -> None:
+def test_unknown_player_lookup_is_default_and_not_stored(
+    server: httpx.Client, admin: httpx.Client, pool: str
+) -> None:
     r = server.get(f"/v1/pools/{pool}/players/{steam(42)}")
     assert r.status_code == 200
-    assert r.json() == {"steam_id": steam(42), "rating": 1000, "visible": False,
-                        "rounds_played": 0, "stale": False, "last_played": None,
-                        "convergence": 1.0, "k": 72.0}
+    assert r.json() == {
+        "steam_id": steam(42),
+        "rating": 1000,
+        "visible": False,
+        "rounds_played": 0,
+        "stale": False,
+        "last_played": None,
+        "convergence": 1.0,
+        "k": 72.0,
+    }
     assert admin.get(f"/v1/pools/{pool}/quality").json()["players"] == 0
 
 
 def test_bulk_lookup_keeps_order_and_drops_duplicates(server: httpx.Client, pool: str) -> None:
     play(server, pool, [steam(1)], [steam(2)])
-    r = server.post(f"/v1/pools/{pool}/players/lookup",
-                    json={"steam_ids": [steam(3), int(steam(1)), steam(2), steam(1)]})
+    r = server.post(
+        f"/v1/pools/{pool}/players/lookup",
+        json={"steam_ids": [steam(3), int(steam(1)), steam(2), steam(1)]},
+    )
     assert r.status_code == 200
     got = [(p["steam_id"], p["rating"]) for p in r.json()["players"]]
     assert got == [(steam(3), 1000), (steam(1), 1036), (steam(2), 964)]
@@ -65,11 +82,13 @@ def test_lookup_reports_k_and_convergence(server: httpx.Client, pool: str) -> No
     assert abs(p["k"] - 19.828125) < 1e-4
 
 
-def test_shadow_graduation_caps_at_2200_and_makes_visible(server: httpx.Client,
-                                                         admin: httpx.Client, pool: str) -> None:
+def test_shadow_graduation_caps_at_2200_and_makes_visible(
+    server: httpx.Client, admin: httpx.Client, pool: str
+) -> None:
     # Put the player at 3000 by hand, then play 50 rounds: the 50th caps at 2200.
-    assert admin.put(f"/v1/pools/{pool}/players/{steam(1)}", json={"rating": 3000}).status_code \
-        == 200
+    assert (
+        admin.put(f"/v1/pools/{pool}/players/{steam(1)}", json={"rating": 3000}).status_code == 200
+    )
     for i in range(49):
         body = play(server, pool, [steam(1)], [steam(100 + i)])
     me = next(p for p in body["players"] if p["steam_id"] == steam(1))
@@ -81,8 +100,9 @@ def test_shadow_graduation_caps_at_2200_and_makes_visible(server: httpx.Client,
     assert [(p["rank"], p["steam_id"], p["rating"]) for p in board] == [(1, steam(1), 2200)]
 
 
-def test_set_rating_is_journaled_and_bounded(admin: httpx.Client, server: httpx.Client,
-                                            pool: str) -> None:
+def test_set_rating_is_journaled_and_bounded(
+    admin: httpx.Client, server: httpx.Client, pool: str
+) -> None:
     play(server, pool, [steam(1)], [steam(2)])
     r = admin.put(f"/v1/pools/{pool}/players/{steam(1)}", json={"rating": 1500})
     assert r.status_code == 200
@@ -94,13 +114,16 @@ def test_set_rating_is_journaled_and_bounded(admin: httpx.Client, server: httpx.
         assert r.json()["detail"][0]["loc"] == ["body", "rating"]
     hist = admin.get(f"/v1/pools/{pool}/players/{steam(1)}/history").json()["entries"]
     assert [(e["kind"], e["before"], e["after"]) for e in hist] == [
-        ("set", 1036, 1500), ("round", 1000, 1036)]
+        ("set", 1036, 1500),
+        ("round", 1000, 1036),
+    ]
     assert hist[1]["p"] == 0.5 and hist[1]["s"] == 1.0 and hist[1]["k"] == 72.0
     assert hist[1]["round_id"] and hist[0]["round_id"] is None
 
 
-def test_reset_returns_player_to_shadow(admin: httpx.Client, server: httpx.Client,
-                                        pool: str) -> None:
+def test_reset_returns_player_to_shadow(
+    admin: httpx.Client, server: httpx.Client, pool: str
+) -> None:
     play(server, pool, [steam(1)], [steam(2)])
     r = admin.delete(f"/v1/pools/{pool}/players/{steam(1)}")
     assert r.status_code == 200
@@ -112,8 +135,7 @@ def test_reset_returns_player_to_shadow(admin: httpx.Client, server: httpx.Clien
     assert admin.get(f"/v1/pools/{pool}/quality").json()["players"] == 2
 
 
-def test_history_pages_newest_first(admin: httpx.Client, server: httpx.Client,
-                                    pool: str) -> None:
+def test_history_pages_newest_first(admin: httpx.Client, server: httpx.Client, pool: str) -> None:
     for _ in range(3):
         play(server, pool, [steam(1)], [steam(2)])
     admin.put(f"/v1/pools/{pool}/players/{steam(1)}", json={"rating": 1200})
@@ -134,8 +156,9 @@ def test_history_pages_newest_first(admin: httpx.Client, server: httpx.Client,
     assert admin.get(f"/v1/pools/{pool}/players/{steam(99)}/history").json()["entries"] == []
 
 
-def test_stale_after_30_days(server: httpx.Client, admin: httpx.Client, pool: str,
-                             clock: MovableClock) -> None:
+def test_stale_after_30_days(
+    server: httpx.Client, admin: httpx.Client, pool: str, clock: MovableClock
+) -> None:
     play(server, pool, [steam(1)], [steam(2)])
     clock.offset = timedelta(days=29, hours=23)
     assert server.get(f"/v1/pools/{pool}/players/{steam(1)}").json()["stale"] is False
@@ -156,20 +179,31 @@ def test_leaderboard_only_visible(admin: httpx.Client, server: httpx.Client, poo
 def test_leaderboard_order_and_limit(admin: httpx.Client, server: httpx.Client) -> None:
     # A pool whose players are visible after one round, so that six can be ranked quickly.
     pool = f"lb{uuid.uuid4().hex[:10]}"
-    assert admin.post("/v1/pools", json={"name": pool, "kmax": 1,
-                                         "params": {"t_shadow": 1}}).status_code == 201
+    assert (
+        admin.post(
+            "/v1/pools", json={"name": pool, "kmax": 1, "params": {"t_shadow": 1}}
+        ).status_code
+        == 201
+    )
     for n in range(1, 7):
         play(server, pool, [steam(n)], [steam(100 + n)])
     play(server, pool, [steam(5)], [steam(200)])  # player 5 has 2 rounds, player 6 one
     for n, rating in [(1, 1500), (2, 1200), (3, 1800), (4, 900), (5, 1200), (6, 1200)]:
-        assert admin.put(f"/v1/pools/{pool}/players/{steam(n)}",
-                         json={"rating": rating}).status_code == 200
+        assert (
+            admin.put(f"/v1/pools/{pool}/players/{steam(n)}", json={"rating": rating}).status_code
+            == 200
+        )
     board = admin.get(f"/v1/pools/{pool}/leaderboard?limit=100").json()["players"]
     ranked = [(p["rank"], p["steam_id"], p["rating"]) for p in board]
     # Highest rating first; a tie goes to more rounds played, then to the lower id. The
     # opponents lost once at P = 0.5 (964, or ~966 for player 5's second one), above 900.
-    assert ranked[:5] == [(1, steam(3), 1800), (2, steam(1), 1500), (3, steam(5), 1200),
-                          (4, steam(2), 1200), (5, steam(6), 1200)]
+    assert ranked[:5] == [
+        (1, steam(3), 1800),
+        (2, steam(1), 1500),
+        (3, steam(5), 1200),
+        (4, steam(2), 1200),
+        (5, steam(6), 1200),
+    ]
     assert ranked[-1] == (13, steam(4), 900)
     assert [p["rank"] for p in board] == list(range(1, len(board) + 1))
     assert [p["rating"] for p in board] == sorted((p["rating"] for p in board), reverse=True)
@@ -178,14 +212,17 @@ def test_leaderboard_order_and_limit(admin: httpx.Client, server: httpx.Client) 
     assert [p["steam_id"] for p in limited] == [steam(3), steam(1)]
 
 
-def test_set_rating_restarts_the_window_the_writer_had(server: httpx.Client, admin: httpx.Client,
-                                                      pool: str) -> None:
+def test_set_rating_restarts_the_window_the_writer_had(
+    server: httpx.Client, admin: httpx.Client, pool: str
+) -> None:
     # As in test_lookup_reports_k_and_convergence: after two rounds player 1 is at 1000 with
     # C = 0.2546875 (its window is cached by the round writer).
     play(server, pool, [steam(1)], [steam(2)])
     play(server, pool, [steam(3)], [steam(1)])
-    assert abs(server.get(f"/v1/pools/{pool}/players/{steam(1)}").json()["convergence"]
-               - 0.2546875) < 1e-6
+    assert (
+        abs(server.get(f"/v1/pools/{pool}/players/{steam(1)}").json()["convergence"] - 0.2546875)
+        < 1e-6
+    )
     admin.put(f"/v1/pools/{pool}/players/{steam(1)}", json={"rating": 1500})
     body = play(server, pool, [steam(1)], [steam(4)])
     me = next(p for p in body["players"] if p["steam_id"] == steam(1))

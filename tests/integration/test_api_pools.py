@@ -27,18 +27,19 @@ def test_create_and_show_pool(admin: httpx.Client) -> None:
 def test_synelo_theta_replaces_the_theta_of_kmax(live: LiveServer, admin: httpx.Client) -> None:
     live.settings.theta = 1000.0
     try:
-        by_setting = admin.post("/v1/pools", json={"name": f"s{uuid.uuid4().hex[:10]}",
-                                                   "kmax": 3}).json()
-        own = admin.post("/v1/pools", json={"name": f"s{uuid.uuid4().hex[:10]}", "kmax": 3,
-                                            "theta": 500}).json()
+        by_setting = admin.post(
+            "/v1/pools", json={"name": f"s{uuid.uuid4().hex[:10]}", "kmax": 3}
+        ).json()
+        own = admin.post(
+            "/v1/pools", json={"name": f"s{uuid.uuid4().hex[:10]}", "kmax": 3, "theta": 500}
+        ).json()
     finally:
         live.settings.theta = None
     assert (by_setting["kmax"], by_setting["theta"]) == (3, 1000)
     assert own["theta"] == 500
 
 
-@pytest.mark.parametrize(("kmax", "theta"), [(1, 400), (2, 400), (3, 800), (12, 2400),
-                                             (13, 2800)])
+@pytest.mark.parametrize(("kmax", "theta"), [(1, 400), (2, 400), (3, 800), (12, 2400), (13, 2800)])
 def test_theta_from_kmax(admin: httpx.Client, kmax: int, theta: int) -> None:
     name = f"k{uuid.uuid4().hex[:10]}"
     assert admin.post("/v1/pools", json={"name": name, "kmax": kmax}).json()["theta"] == theta
@@ -46,8 +47,9 @@ def test_theta_from_kmax(admin: httpx.Client, kmax: int, theta: int) -> None:
 
 def test_theta_override_and_params(admin: httpx.Client, server: httpx.Client) -> None:
     name = f"o{uuid.uuid4().hex[:10]}"
-    r = admin.post("/v1/pools", json={"name": name, "theta": 1000,
-                                      "params": {"k_max": 40, "r0": 1500}})
+    r = admin.post(
+        "/v1/pools", json={"name": name, "theta": 1000, "params": {"k_max": 40, "r0": 1500}}
+    )
     assert r.status_code == 201, r.text
     assert r.json()["theta"] == 1000 and r.json()["params"]["k_max"] == 40
     body = play(server, name, [steam(1)], [steam(2)])
@@ -55,39 +57,54 @@ def test_theta_override_and_params(admin: httpx.Client, server: httpx.Client) ->
     assert [p["after"] for p in body["players"]] == [1520, 1480]
 
 
-@pytest.mark.parametrize("body", [
-    {"name": "bad name", "kmax": 2}, {"name": "x", "kmax": 0}, {"name": "x", "theta": -1},
-    {"name": "x", "player_ids": "email"}, {"name": "x", "params": {"k_min": 100}},
-    {"name": "x", "params": {"nonsense": 1}}, {"name": "x", "params": {"r_max": 5_000_000_000}}])
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"name": "bad name", "kmax": 2},
+        {"name": "x", "kmax": 0},
+        {"name": "x", "theta": -1},
+        {"name": "x", "player_ids": "email"},
+        {"name": "x", "params": {"k_min": 100}},
+        {"name": "x", "params": {"nonsense": 1}},
+        {"name": "x", "params": {"r_max": 5_000_000_000}},
+    ],
+)
 def test_create_pool_validation(admin: httpx.Client, body: dict) -> None:
     r = admin.post("/v1/pools", json=body)
     assert r.status_code == 422, r.text
     assert r.json()["detail"][0]["loc"][0] == "body"
 
 
-@pytest.mark.parametrize(("raw", "field"), [
-    ('{"t_shadow": 100000000000000000000}', "t_shadow"),
-    ('{"t_stale_days": 1e300}', "t_stale_days"),
-    ('{"k_max": 1e308, "k_min": 0}', "k_max"),
-    ('{"sigma": NaN}', "sigma"),
-    ('{"w_vol": Infinity}', "w_vol"),
-    ('{"window": 5001}', "window"),
-])
-def test_pool_params_out_of_bounds_are_refused_by_name(admin: httpx.Client, raw: str,
-                                                       field: str) -> None:
+@pytest.mark.parametrize(
+    ("raw", "field"),
+    [
+        ('{"t_shadow": 100000000000000000000}', "t_shadow"),
+        ('{"t_stale_days": 1e300}', "t_stale_days"),
+        ('{"k_max": 1e308, "k_min": 0}', "k_max"),
+        ('{"sigma": NaN}', "sigma"),
+        ('{"w_vol": Infinity}', "w_vol"),
+        ('{"window": 5001}', "window"),
+    ],
+)
+def test_pool_params_out_of_bounds_are_refused_by_name(
+    admin: httpx.Client, raw: str, field: str
+) -> None:
     """Values that would break every later round of the pool (an overflowing column, a date
     before year 1, an infinite K) are a 422 at creation, and no pool is made."""
     name = f"b{uuid.uuid4().hex[:10]}"
-    r = admin.post("/v1/pools", content=f'{{"name": "{name}", "kmax": 2, "params": {raw}}}',
-                   headers={"content-type": "application/json"})
+    r = admin.post(
+        "/v1/pools",
+        content=f'{{"name": "{name}", "kmax": 2, "params": {raw}}}',
+        headers={"content-type": "application/json"},
+    )
     assert r.status_code == 422, r.text
     assert r.json()["detail"][0]["loc"] == ["body", "params", field]
     assert admin.get(f"/v1/pools/{name}").status_code == 404
 
 
-def test_pool_stored_with_params_past_the_bounds_still_works(live: LiveServer,
-                                                             admin: httpx.Client,
-                                                             server: httpx.Client) -> None:
+def test_pool_stored_with_params_past_the_bounds_still_works(
+    live: LiveServer, admin: httpx.Client, server: httpx.Client
+) -> None:
     """Bounds apply to new values only: a pool an older release created with K_max 2,000,000
     and σ 10^9 (accepted then) is still listed, shown and rated."""
     name = f"old{uuid.uuid4().hex[:10]}"
@@ -110,7 +127,7 @@ def test_quality_brier(admin: httpx.Client, server: httpx.Client, pool: str) -> 
     p2 = second["p_a"]
     assert abs(p2 - 1 / (1 + 2.718281828459045 ** (-72 / 2400))) < 1e-12
     q = admin.get(f"/v1/pools/{pool}/quality").json()
-    expected = (0.25 + p2 ** 2) / 2
+    expected = (0.25 + p2**2) / 2
     assert first["p_a"] == 0.5
     assert abs(q["brier_all"] - expected) < 1e-12
     assert abs(q["brier_recent"] - expected) < 1e-12
@@ -120,36 +137,39 @@ def test_quality_brier(admin: httpx.Client, server: httpx.Client, pool: str) -> 
     assert 0 <= q["mean_convergence"] <= 1
 
 
-def test_quality_recent_window_and_mean_convergence(live: LiveServer, admin: httpx.Client,
-                                                    server: httpx.Client, pool: str) -> None:
+def test_quality_recent_window_and_mean_convergence(
+    live: LiveServer, admin: httpx.Client, server: httpx.Client, pool: str
+) -> None:
     """brier_recent covers only the newest SYNELO_BRIER_RECENT rounds (3 here, 500 by
     default); mean_convergence is the mean of the players' C."""
     live.settings.brier_recent = 3
     try:
         # Three players with windows of 4, 3 and 3 rounds: their C differ.
-        played = [play(server, pool, [steam(a)], [steam(b)], w)
-                  for (a, b), w in zip([(1, 2), (1, 3), (1, 2), (2, 3), (1, 3)], "AABAB",
-                                       strict=True)]
+        played = [
+            play(server, pool, [steam(a)], [steam(b)], w)
+            for (a, b), w in zip([(1, 2), (1, 3), (1, 2), (2, 3), (1, 3)], "AABAB", strict=True)
+        ]
         q = admin.get(f"/v1/pools/{pool}/quality").json()
     finally:
         live.settings.brier_recent = 500
-    terms = [(r["p_a"] - (1.0 if w == "A" else 0.0)) ** 2 for r, w in zip(played, "AABAB",
-                                                                           strict=True)]
+    terms = [
+        (r["p_a"] - (1.0 if w == "A" else 0.0)) ** 2 for r, w in zip(played, "AABAB", strict=True)
+    ]
     assert q["rounds"] == 5 and q["brier_recent_rounds"] == 3
     assert abs(q["brier_all"] - sum(terms) / 5) < 1e-12
     assert abs(q["brier_recent"] - sum(terms[2:]) / 3) < 1e-12
     assert abs(q["brier_recent"] - q["brier_all"]) > 1e-3  # the two really differ here
     assert abs(q["brier_recent_distance"] - abs(sum(terms[2:]) / 3 - 0.25)) < 1e-12
     assert abs(q["brier_all_distance"] - abs(sum(terms) / 5 - 0.25)) < 1e-12
-    cs = [server.get(f"/v1/pools/{pool}/players/{steam(n)}").json()["convergence"]
-          for n in (1, 2, 3)]
+    cs = [
+        server.get(f"/v1/pools/{pool}/players/{steam(n)}").json()["convergence"] for n in (1, 2, 3)
+    ]
     assert len(set(cs)) == 3  # a mean of three different values
     assert abs(q["mean_convergence"] - sum(cs) / 3) < 1e-12
 
 
 def test_auth(live: LiveServer, pool: str) -> None:
-    with live.client(None) as anon, live.client("wrong") as wrong, \
-            live.client(SERVER) as srv:
+    with live.client(None) as anon, live.client("wrong") as wrong, live.client(SERVER) as srv:
         assert anon.get("/healthz").status_code == 200
         for c in (anon, wrong):
             r = c.get(f"/v1/pools/{pool}/players/{steam(1)}")

@@ -12,23 +12,36 @@ from tests.conftest import steam
 
 
 def report(a: list, b: list, winner: str = "A", round_id: str | None = None, **extra) -> dict:
-    return {"round_id": round_id or uuid.uuid4().hex, "server_id": "srv1", "map": "arena_well",
-            "winner": winner, "teams": {"A": a, "B": b}, **extra}
+    return {
+        "round_id": round_id or uuid.uuid4().hex,
+        "server_id": "srv1",
+        "map": "arena_well",
+        "winner": winner,
+        "teams": {"A": a, "B": b},
+        **extra,
+    }
 
 
 def test_first_round_rates_everyone(server: httpx.Client, pool: str) -> None:
     # 2v2 of new players: Σ_A = Σ_B = 2000 → P_A = 0.5; C = 1, G = 1 → K = 72;
     # winners 1000 + 72·(1 − 0.5) = 1036, losers 1000 + 72·(0 − 0.5) = 964.
-    r = server.post(f"/v1/pools/{pool}/rounds",
-                    json=report([steam(1), int(steam(2))], [steam(3), steam(4)]))
+    r = server.post(
+        f"/v1/pools/{pool}/rounds", json=report([steam(1), int(steam(2))], [steam(3), steam(4)])
+    )
     assert r.status_code == 201, r.text
     body = r.json()
     assert body["p_a"] == 0.5 and body["sum_a"] == 2000 and body["sum_b"] == 2000
     assert body["seq"] == 1
-    got = {p["steam_id"]: (p["team"], p["before"], p["after"], p["delta"], p["k"])
-           for p in body["players"]}
-    assert got == {steam(1): ("A", 1000, 1036, 36, 72.0), steam(2): ("A", 1000, 1036, 36, 72.0),
-                   steam(3): ("B", 1000, 964, -36, 72.0), steam(4): ("B", 1000, 964, -36, 72.0)}
+    got = {
+        p["steam_id"]: (p["team"], p["before"], p["after"], p["delta"], p["k"])
+        for p in body["players"]
+    }
+    assert got == {
+        steam(1): ("A", 1000, 1036, 36, 72.0),
+        steam(2): ("A", 1000, 1036, 36, 72.0),
+        steam(3): ("B", 1000, 964, -36, 72.0),
+        steam(4): ("B", 1000, 964, -36, 72.0),
+    }
     assert all(p["visible"] is False and p["rounds_played"] == 1 for p in body["players"])
     # Ids come back as strings even when sent as integers, and lookups see the new rating.
     assert isinstance(body["players"][1]["steam_id"], str)
@@ -38,19 +51,25 @@ def test_first_round_rates_everyone(server: httpx.Client, pool: str) -> None:
 
 def test_draw_between_equal_teams_changes_nothing(server: httpx.Client, pool: str) -> None:
     # P_A = 0.5 and S = 0.5 → K·(S − P) = 0 for everyone.
-    body = server.post(f"/v1/pools/{pool}/rounds",
-                       json=report([steam(1)], [steam(2)], winner="draw")).json()
+    body = server.post(
+        f"/v1/pools/{pool}/rounds", json=report([steam(1)], [steam(2)], winner="draw")
+    ).json()
     assert [p["delta"] for p in body["players"]] == [0, 0]
 
 
-def test_p_uses_round_start_rosters_and_rates_participants(server: httpx.Client,
-                                                            pool: str) -> None:
+def test_p_uses_round_start_rosters_and_rates_participants(server: httpx.Client, pool: str) -> None:
     # Make player 1 strong (1036) with a first round, then play 1+2 vs 3+4 where only
     # 1 and 3 took part, and 9 joined team B mid-round.
     server.post(f"/v1/pools/{pool}/rounds", json=report([steam(1)], [steam(5)]))
-    body = server.post(f"/v1/pools/{pool}/rounds", json=report(
-        [steam(1), steam(2)], [steam(3), steam(4)], winner="B",
-        participants={"A": [steam(1)], "B": [steam(3), steam(9)]})).json()
+    body = server.post(
+        f"/v1/pools/{pool}/rounds",
+        json=report(
+            [steam(1), steam(2)],
+            [steam(3), steam(4)],
+            winner="B",
+            participants={"A": [steam(1)], "B": [steam(3), steam(9)]},
+        ),
+    ).json()
     # Σ_A = 1036 + 1000 = 2036, Σ_B = 2000 (9 is not in the round-start rosters).
     assert (body["sum_a"], body["sum_b"]) == (2036, 2000)
     rated = {p["steam_id"]: p for p in body["players"]}
@@ -77,20 +96,25 @@ def test_retry_is_idempotent(server: httpx.Client, admin: httpx.Client, pool: st
     assert len(hist) == 1
 
 
-@pytest.mark.parametrize(("field", "change"), [
-    # Each changes one part of the content and nothing else (participants stay explicit).
-    ("winner", {"winner": "B"}),
-    ("map", {"map": "arena_lumberyard"}),
-    ("server_id", {"server_id": "srv2"}),
-    ("teams A", {"teams": {"A": [steam(4)], "B": [steam(2)]}}),
-    ("teams B", {"teams": {"A": [steam(1)], "B": [steam(3)]}}),
-    ("participants A", {"participants": {"A": [], "B": [steam(2)]}}),
-    ("participants B", {"participants": {"A": [steam(1)], "B": []}}),
-])
-def test_same_round_id_other_content_is_409(server: httpx.Client, admin: httpx.Client,
-                                            pool: str, field: str, change: dict) -> None:
-    payload = report([steam(1)], [steam(2)], round_id="dup",
-                     participants={"A": [steam(1)], "B": [steam(2)]})
+@pytest.mark.parametrize(
+    ("field", "change"),
+    [
+        # Each changes one part of the content and nothing else (participants stay explicit).
+        ("winner", {"winner": "B"}),
+        ("map", {"map": "arena_lumberyard"}),
+        ("server_id", {"server_id": "srv2"}),
+        ("teams A", {"teams": {"A": [steam(4)], "B": [steam(2)]}}),
+        ("teams B", {"teams": {"A": [steam(1)], "B": [steam(3)]}}),
+        ("participants A", {"participants": {"A": [], "B": [steam(2)]}}),
+        ("participants B", {"participants": {"A": [steam(1)], "B": []}}),
+    ],
+)
+def test_same_round_id_other_content_is_409(
+    server: httpx.Client, admin: httpx.Client, pool: str, field: str, change: dict
+) -> None:
+    payload = report(
+        [steam(1)], [steam(2)], round_id="dup", participants={"A": [steam(1)], "B": [steam(2)]}
+    )
     assert server.post(f"/v1/pools/{pool}/rounds", json=payload).status_code == 201
     r = server.post(f"/v1/pools/{pool}/rounds", json=dict(payload, **change))
     assert r.status_code == 409, field
@@ -116,28 +140,58 @@ def test_round_ids_are_per_pool(server: httpx.Client, admin: httpx.Client, pool:
 BAD_CASES = [
     ("unknown winner", {"winner": "C"}, ["body", "winner"]),
     ("empty team", {"teams": {"A": [], "B": ["76561197960265730"]}}, ["body", "teams", "A"]),
-    ("player twice", {"teams": {"A": ["76561197960265729", "76561197960265729"],
-                                "B": ["76561197960265730"]}}, ["body", "teams", "A", 1]),
-    ("player on both sides", {"teams": {"A": ["76561197960265729"],
-                                        "B": [76561197960265729]}}, ["body", "teams", "B", 0]),
-    ("participant on the other side", {"participants": {"A": [], "B": ["76561197960265729"]}},
-     ["body", "participants", "B", 0]),
-    ("participant twice", {"participants": {"A": ["76561197960265731"],
-                                            "B": ["76561197960265731"]}},
-     ["body", "participants", "B", 0]),
+    (
+        "player twice",
+        {"teams": {"A": ["76561197960265729", "76561197960265729"], "B": ["76561197960265730"]}},
+        ["body", "teams", "A", 1],
+    ),
+    (
+        "player on both sides",
+        {"teams": {"A": ["76561197960265729"], "B": [76561197960265729]}},
+        ["body", "teams", "B", 0],
+    ),
+    (
+        "participant on the other side",
+        {"participants": {"A": [], "B": ["76561197960265729"]}},
+        ["body", "participants", "B", 0],
+    ),
+    (
+        "participant twice",
+        {"participants": {"A": ["76561197960265731"], "B": ["76561197960265731"]}},
+        ["body", "participants", "B", 0],
+    ),
     ("no participant", {"participants": {"A": [], "B": []}}, ["body", "participants"]),
-    ("short id", {"teams": {"A": ["7656119796026572"], "B": ["76561197960265730"]}},
-     ["body", "teams", "A", 0]),
-    ("id below range", {"teams": {"A": ["76561197960265728"], "B": ["76561197960265730"]}},
-     ["body", "teams", "A", 0]),
-    ("id above range", {"teams": {"A": [76561202255233024], "B": ["76561197960265730"]}},
-     ["body", "teams", "A", 0]),
-    ("non-digit id", {"teams": {"A": ["7656119796026573x"], "B": ["76561197960265730"]}},
-     ["body", "teams", "A", 0]),
-    ("float id", {"teams": {"A": [7.6e16], "B": ["76561197960265730"]}},
-     ["body", "teams", "A", 0]),
-    ("65 players a side", {"teams": {"A": [str(76561197960265800 + i) for i in range(65)],
-                                     "B": ["76561197960265730"]}}, ["body", "teams", "A"]),
+    (
+        "short id",
+        {"teams": {"A": ["7656119796026572"], "B": ["76561197960265730"]}},
+        ["body", "teams", "A", 0],
+    ),
+    (
+        "id below range",
+        {"teams": {"A": ["76561197960265728"], "B": ["76561197960265730"]}},
+        ["body", "teams", "A", 0],
+    ),
+    (
+        "id above range",
+        {"teams": {"A": [76561202255233024], "B": ["76561197960265730"]}},
+        ["body", "teams", "A", 0],
+    ),
+    (
+        "non-digit id",
+        {"teams": {"A": ["7656119796026573x"], "B": ["76561197960265730"]}},
+        ["body", "teams", "A", 0],
+    ),
+    ("float id", {"teams": {"A": [7.6e16], "B": ["76561197960265730"]}}, ["body", "teams", "A", 0]),
+    (
+        "65 players a side",
+        {
+            "teams": {
+                "A": [str(76561197960265800 + i) for i in range(65)],
+                "B": ["76561197960265730"],
+            }
+        },
+        ["body", "teams", "A"],
+    ),
     ("missing round_id", {"round_id": None}, ["body", "round_id"]),
     ("numeric round_id", {"round_id": 17}, ["body", "round_id"]),
     ("missing teams", {"teams": None}, ["body", "teams"]),
@@ -145,45 +199,58 @@ BAD_CASES = [
 
 
 @pytest.mark.parametrize(("case", "change", "loc"), BAD_CASES, ids=[c[0] for c in BAD_CASES])
-def test_invalid_reports_are_422_and_store_nothing(server: httpx.Client, admin: httpx.Client,
-                                                   pool: str, case: str, change: dict,
-                                                   loc: list) -> None:
+def test_invalid_reports_are_422_and_store_nothing(
+    server: httpx.Client, admin: httpx.Client, pool: str, case: str, change: dict, loc: list
+) -> None:
     payload = report(["76561197960265729"], ["76561197960265730"])
     payload.update(change)
     payload = {k: v for k, v in payload.items() if v is not None}
     r = server.post(f"/v1/pools/{pool}/rounds", json=payload)
     assert r.status_code == 422, r.text
     assert r.headers["content-type"].startswith("application/json")
-    assert [e["loc"] for e in r.json()["detail"]][0][:len(loc)] == loc
+    assert [e["loc"] for e in r.json()["detail"]][0][: len(loc)] == loc
     assert admin.get(f"/v1/pools/{pool}/quality").json()["rounds"] == 0
     assert admin.get(f"/v1/pools/{pool}/quality").json()["players"] == 0
 
 
 def test_malformed_json_is_422(server: httpx.Client, pool: str) -> None:
-    r = server.post(f"/v1/pools/{pool}/rounds", content=b'{"round_id": "x", ',
-                    headers={"content-type": "application/json"})
+    r = server.post(
+        f"/v1/pools/{pool}/rounds",
+        content=b'{"round_id": "x", ',
+        headers={"content-type": "application/json"},
+    )
     assert r.status_code == 422
     assert r.json()["detail"][0]["type"] == "json_invalid"
 
 
-@pytest.mark.parametrize(("change", "loc"), [
-    ('"winner": NaN', ["body", "winner"]),
-    ('"round_id": Infinity', ["body", "round_id"]),
-    ('"teams": {"A": [-Infinity], "B": ["76561197960265730"]}', ["body", "teams", "A", 0]),
-])
-def test_nan_and_infinity_are_a_422_not_a_500(server: httpx.Client, admin: httpx.Client,
-                                              pool: str, change: str, loc: list) -> None:
+@pytest.mark.parametrize(
+    ("change", "loc"),
+    [
+        ('"winner": NaN', ["body", "winner"]),
+        ('"round_id": Infinity', ["body", "round_id"]),
+        ('"teams": {"A": [-Infinity], "B": ["76561197960265730"]}', ["body", "teams", "A", 0]),
+    ],
+)
+def test_nan_and_infinity_are_a_422_not_a_500(
+    server: httpx.Client, admin: httpx.Client, pool: str, change: str, loc: list
+) -> None:
     """Python's JSON reader takes NaN and Infinity; the 422 that names the field echoes them
     as text, since JSON itself cannot carry them."""
-    fields = {"round_id": '"nan-1"', "server_id": '"s"', "map": '"m"', "winner": '"A"',
-              "teams": '{"A": ["76561197960265729"], "B": ["76561197960265730"]}'}
+    fields = {
+        "round_id": '"nan-1"',
+        "server_id": '"s"',
+        "map": '"m"',
+        "winner": '"A"',
+        "teams": '{"A": ["76561197960265729"], "B": ["76561197960265730"]}',
+    }
     key = change.split(":")[0].strip('"')
     fields[key] = change.split(":", 1)[1].strip()
     body = "{" + ", ".join(f'"{k}": {v}' for k, v in fields.items()) + "}"
-    r = server.post(f"/v1/pools/{pool}/rounds", content=body,
-                    headers={"content-type": "application/json"})
+    r = server.post(
+        f"/v1/pools/{pool}/rounds", content=body, headers={"content-type": "application/json"}
+    )
     assert r.status_code == 422, r.text
-    assert r.json()["detail"][0]["loc"][:len(loc)] == loc
+    assert r.json()["detail"][0]["loc"][: len(loc)] == loc
     assert r.json()["detail"][0]["input"] in ("NaN", "Infinity", "-Infinity")
     assert admin.get(f"/v1/pools/{pool}/quality").json()["rounds"] == 0
 
@@ -198,10 +265,11 @@ def test_body_over_64_kib_is_413(server: httpx.Client, admin: httpx.Client, pool
 
     def chunks():
         for i in range(0, len(body), 4096):
-            yield body[i:i + 4096]
+            yield body[i : i + 4096]
 
-    r = server.post(f"/v1/pools/{pool}/rounds", content=chunks(),
-                    headers={"content-type": "application/json"})
+    r = server.post(
+        f"/v1/pools/{pool}/rounds", content=chunks(), headers={"content-type": "application/json"}
+    )
     assert r.status_code == 413
     assert admin.get(f"/v1/pools/{pool}/quality").json()["rounds"] == 0
 
@@ -213,10 +281,13 @@ def test_unknown_pool_is_404(server: httpx.Client) -> None:
 
 def test_text_pool_takes_text_ids(server: httpx.Client, admin: httpx.Client) -> None:
     name = f"txt{uuid.uuid4().hex[:10]}"
-    assert admin.post("/v1/pools", json={"name": name, "kmax": 2,
-                                         "player_ids": "text"}).status_code == 201
-    body = server.post(f"/v1/pools/{name}/rounds",
-                       json=report(["alice", "bob 2"], ["carol", "~dave~"])).json()
+    assert (
+        admin.post("/v1/pools", json={"name": name, "kmax": 2, "player_ids": "text"}).status_code
+        == 201
+    )
+    body = server.post(
+        f"/v1/pools/{name}/rounds", json=report(["alice", "bob 2"], ["carol", "~dave~"])
+    ).json()
     assert {p["steam_id"] for p in body["players"]} == {"alice", "bob 2", "carol", "~dave~"}
     for bad in ["", "x" * 65, "tab\there", "é", 17]:
         r = server.post(f"/v1/pools/{name}/rounds", json=report([bad], ["carol"]))
@@ -224,16 +295,18 @@ def test_text_pool_takes_text_ids(server: httpx.Client, admin: httpx.Client) -> 
         assert r.json()["detail"][0]["loc"] == ["body", "teams", "A", 0]
 
 
-def test_text_ids_with_slash_and_percent_are_reachable_by_url(server: httpx.Client,
-                                                              admin: httpx.Client) -> None:
+def test_text_ids_with_slash_and_percent_are_reachable_by_url(
+    server: httpx.Client, admin: httpx.Client
+) -> None:
     """A text id may hold '/' and '%': sent percent-encoded in a path it names the player,
     for every per-player route (a '/' would otherwise split it into two path segments)."""
     name = f"txt{uuid.uuid4().hex[:10]}"
-    assert admin.post("/v1/pools", json={"name": name, "kmax": 2,
-                                         "player_ids": "text"}).status_code == 201
+    assert (
+        admin.post("/v1/pools", json={"name": name, "kmax": 2, "player_ids": "text"}).status_code
+        == 201
+    )
     ids = ["slash/id", "a/history", "x/50%", "50%off", "a"]
-    body = server.post(f"/v1/pools/{name}/rounds",
-                       json=report(ids[:3], ids[3:], winner="A")).json()
+    body = server.post(f"/v1/pools/{name}/rounds", json=report(ids[:3], ids[3:], winner="A")).json()
     after = {p["steam_id"]: p["after"] for p in body["players"]}
     assert set(after) == set(ids)
     for key in ids:

@@ -15,9 +15,26 @@ BENCH = Path(__file__).resolve().parents[2] / "bench" / "update.py"
 @pytest.mark.parametrize("client", ["socket", "httpx"])
 def test_update_benchmark_runs_both_phases_in_alternating_blocks(client: str) -> None:
     done = subprocess.run(
-        [sys.executable, str(BENCH), "--history", "60", "--rounds", "30", "--warmup", "5",
-         "--population", "60", "--blocks", "2", "--client", client],
-        capture_output=True, text=True, timeout=300)
+        [
+            sys.executable,
+            str(BENCH),
+            "--history",
+            "60",
+            "--rounds",
+            "30",
+            "--warmup",
+            "5",
+            "--population",
+            "60",
+            "--blocks",
+            "2",
+            "--client",
+            client,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     out = done.stdout
     # the history really was rated, in a database of its own: 60 rounds of 24 players

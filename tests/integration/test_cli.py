@@ -18,8 +18,9 @@ SYNELO = [sys.executable, "-m", "synelo"]
 def run(args: list[str], data: Path, **env: str) -> subprocess.CompletedProcess:
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("SYNELO_")}
     full_env.update(SYNELO_DATA_DIR=str(data), COLUMNS="200", **env)
-    return subprocess.run([*SYNELO, *args], env=full_env, capture_output=True, text=True,
-                          timeout=60, check=False)
+    return subprocess.run(
+        [*SYNELO, *args], env=full_env, capture_output=True, text=True, timeout=60, check=False
+    )
 
 
 def test_init_generates_tokens_once(tmp_path: Path) -> None:
@@ -52,23 +53,29 @@ def test_pool_and_token_commands(tmp_path: Path) -> None:
     # Without --kmax the pool takes SYNELO_KMAX: 5 → Θ = 400·floor(6/2) = 1200.
     assert "Θ 1200" in run(["pool", "create", "five"], tmp_path, SYNELO_KMAX="5").stdout
     # SYNELO_THETA replaces the Θ of kmax; a pool's own --theta wins over both.
-    assert "Θ 1000" in run(["pool", "create", "six", "--kmax", "3"], tmp_path,
-                           SYNELO_THETA="1000").stdout
-    assert "Θ 500" in run(["pool", "create", "seven", "--theta", "500"], tmp_path,
-                          SYNELO_THETA="1000").stdout
+    assert (
+        "Θ 1000"
+        in run(["pool", "create", "six", "--kmax", "3"], tmp_path, SYNELO_THETA="1000").stdout
+    )
+    assert (
+        "Θ 500"
+        in run(["pool", "create", "seven", "--theta", "500"], tmp_path, SYNELO_THETA="1000").stdout
+    )
     token = run(["token", "create", "--role", "server"], tmp_path).stdout.strip()
     assert len(token) >= 40
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["bad/name"], "name:"),
-    (["x" * 65], "name:"),
-    (["ok", "--kmax", "0"], "kmax:"),
-    (["ok", "--kmax", "65"], "kmax:"),
-    (["ok", "--theta", "-5"], "theta:"),
-])
-def test_pool_create_follows_the_api_rules(tmp_path: Path, args: list[str],
-                                           message: str) -> None:
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["bad/name"], "name:"),
+        (["x" * 65], "name:"),
+        (["ok", "--kmax", "0"], "kmax:"),
+        (["ok", "--kmax", "65"], "kmax:"),
+        (["ok", "--theta", "-5"], "theta:"),
+    ],
+)
+def test_pool_create_follows_the_api_rules(tmp_path: Path, args: list[str], message: str) -> None:
     """A pool the API could not reach (a '/' in its name, 65 characters) is not created."""
     assert run(["migrate"], tmp_path).returncode == 0
     r = run(["pool", "create", *args], tmp_path)
@@ -77,12 +84,19 @@ def test_pool_create_follows_the_api_rules(tmp_path: Path, args: list[str],
     assert run(["pool", "list"], tmp_path).stdout.strip() == ""
 
 
-@pytest.mark.parametrize(("variable", "value"), [
-    ("SYNELO_K_MAX", "1e308"), ("SYNELO_T_SHADOW", "100000000000000000000"),
-    ("SYNELO_T_STALE_DAYS", "1e300"), ("SYNELO_KMAX", "0"), ("SYNELO_SIGMA", "nan"),
-    ("SYNELO_WINDOW", "1"), ("SYNELO_THETA", "-400")])
-def test_bad_setting_stops_every_command_by_name(tmp_path: Path, variable: str,
-                                                 value: str) -> None:
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [
+        ("SYNELO_K_MAX", "1e308"),
+        ("SYNELO_T_SHADOW", "100000000000000000000"),
+        ("SYNELO_T_STALE_DAYS", "1e300"),
+        ("SYNELO_KMAX", "0"),
+        ("SYNELO_SIGMA", "nan"),
+        ("SYNELO_WINDOW", "1"),
+        ("SYNELO_THETA", "-400"),
+    ],
+)
+def test_bad_setting_stops_every_command_by_name(tmp_path: Path, variable: str, value: str) -> None:
     r = run(["init"], tmp_path, **{variable: value})
     assert r.returncode == 2, r.stdout + r.stderr
     assert "configuration:" in r.stderr and "Traceback" not in r.stderr
@@ -109,8 +123,9 @@ def test_serve_answers_with_generated_tokens(tmp_path: Path) -> None:
     port = _free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("SYNELO_")}
     env["SYNELO_DATA_DIR"] = str(tmp_path)
-    proc = subprocess.Popen([*SYNELO, "serve", "--port", str(port), "--log-level", "warning"],
-                            env=env)
+    proc = subprocess.Popen(
+        [*SYNELO, "serve", "--port", str(port), "--log-level", "warning"], env=env
+    )
     try:
         url = f"http://127.0.0.1:{port}"
         for _ in range(200):
@@ -123,13 +138,20 @@ def test_serve_answers_with_generated_tokens(tmp_path: Path) -> None:
             pytest.fail("synelo serve did not come up")
         server = (tmp_path / "tokens" / "server.token").read_text().strip()
         admin = (tmp_path / "tokens" / "admin.token").read_text().strip()
-        r = httpx.post(f"{url}/v1/pools/default/rounds",
-                       headers={"Authorization": f"Bearer {server}"},
-                       json={"round_id": "1", "server_id": "s", "winner": "B",
-                             "teams": {"A": ["76561197960265729"], "B": ["76561197960265730"]}})
+        r = httpx.post(
+            f"{url}/v1/pools/default/rounds",
+            headers={"Authorization": f"Bearer {server}"},
+            json={
+                "round_id": "1",
+                "server_id": "s",
+                "winner": "B",
+                "teams": {"A": ["76561197960265729"], "B": ["76561197960265730"]},
+            },
+        )
         assert r.status_code == 201, r.text
-        q = httpx.get(f"{url}/v1/pools/default/quality",
-                      headers={"Authorization": f"Bearer {admin}"}).json()
+        q = httpx.get(
+            f"{url}/v1/pools/default/quality", headers={"Authorization": f"Bearer {admin}"}
+        ).json()
         assert q["rounds"] == 1 and q["theta"] == 2400
     finally:
         proc.terminate()

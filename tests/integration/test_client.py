@@ -50,7 +50,11 @@ def test_every_endpoint_typed(live: LiveServer, pool: str) -> None:
         result = c.submit_round(round_body("r1", "srv", "A", (P[:2], P[2:4])))
         assert result.created and result.seq == 1 and result.p_a == 0.5
         assert {(x.steam_id, x.after) for x in result.players} == {
-            (P[0], 1036), (P[1], 1036), (P[2], 964), (P[3], 964)}
+            (P[0], 1036),
+            (P[1], 1036),
+            (P[2], 964),
+            (P[3], 964),
+        }
         again = c.submit_round(round_body("r1", "srv", "A", (P[1::-1], P[2:4])))
         assert not again.created and again.players == result.players
         splits = c.splits(P[:6], current=(P[:2], P[2:4]))
@@ -163,14 +167,15 @@ def local(tmp_path: Path):
 
 
 def test_refused_reports_are_buffered_and_sent_oldest_first_before_the_new(
-        local: LocalService, caplog: pytest.LogCaptureFixture) -> None:
+    local: LocalService, caplog: pytest.LogCaptureFixture
+) -> None:
     with SyneloClient(local.url, SERVER, timeout=1.0) as c:
         reporter = RoundReporter(c, "srv1")
         assert len(reporter.report("A", (P[:2], P[2:4]))) == 1
         local.stop()  # connection refused from now on
         caplog.set_level(logging.ERROR, "synelo.client")
         for i in range(10):
-            teams = (P[4 + i % 4:5 + i % 4], P[0:1])
+            teams = (P[4 + i % 4 : 5 + i % 4], P[0:1])
             assert reporter.report("A" if i % 2 else "B", teams) == []
         assert len(reporter.buffer) == 8 and reporter.stats.dropped == 2
         dropped = [r.getMessage() for r in caplog.records if "dropped" in r.getMessage()]

@@ -28,19 +28,25 @@ ROUNDS_PER_THREAD = 15
 def random_round(rng: random.Random) -> dict:
     """A 3v3 round among 10 players, so that concurrent rounds share players."""
     players = rng.sample([steam(i) for i in range(1, 11)], 6)
-    return {"round_id": uuid.uuid4().hex, "server_id": f"srv{rng.randrange(4)}", "map": "m",
-            "winner": rng.choice(["A", "B", "draw"]),
-            "teams": {"A": players[:3], "B": players[3:]}}
+    return {
+        "round_id": uuid.uuid4().hex,
+        "server_id": f"srv{rng.randrange(4)}",
+        "map": "m",
+        "winner": rng.choice(["A", "B", "draw"]),
+        "teams": {"A": players[:3], "B": players[3:]},
+    }
 
 
 def replay(rounds: list[dict], params: SynEloParams) -> dict[str, PlayerRecord]:
     """The same rounds rated one after another by the pure math, without any database."""
-    return replay_events([("round", r["round_id"]) for r in rounds],
-                         {r["round_id"]: r for r in rounds}, params)
+    return replay_events(
+        [("round", r["round_id"]) for r in rounds], {r["round_id"]: r for r in rounds}, params
+    )
 
 
-def test_parallel_submissions_equal_sequential_replay(live: LiveServer, pool: str,
-                                                      admin: httpx.Client) -> None:
+def test_parallel_submissions_equal_sequential_replay(
+    live: LiveServer, pool: str, admin: httpx.Client
+) -> None:
     rng = random.Random(7)
     batches = [[random_round(rng) for _ in range(ROUNDS_PER_THREAD)] for _ in range(THREADS)]
 
@@ -60,10 +66,12 @@ def test_parallel_submissions_equal_sequential_replay(live: LiveServer, pool: st
 
     expected = replay([r for _, r in sorted(done, key=lambda x: x[0])], SynEloParams())
     with live.client(SERVER) as c:
-        stored = c.post(f"/v1/pools/{pool}/players/lookup",
-                        json={"steam_ids": list(expected)}).json()["players"]
+        stored = c.post(
+            f"/v1/pools/{pool}/players/lookup", json={"steam_ids": list(expected)}
+        ).json()["players"]
     assert {p["steam_id"]: (p["rating"], p["rounds_played"]) for p in stored} == {
-        k: (rec.rating, rec.rounds_played) for k, rec in expected.items()}
+        k: (rec.rating, rec.rounds_played) for k, rec in expected.items()
+    }
     # The journal of every player chains: each entry starts where the previous ended.
     for key in expected:
         entries = admin.get(f"/v1/pools/{pool}/players/{key}/history").json()["entries"]
@@ -73,8 +81,13 @@ def test_parallel_submissions_equal_sequential_replay(live: LiveServer, pool: st
 
 
 def test_concurrent_retries_rate_once(live: LiveServer, pool: str, admin: httpx.Client) -> None:
-    payload = {"round_id": "same", "server_id": "s", "map": "m", "winner": "A",
-               "teams": {"A": [steam(1)], "B": [steam(2)]}}
+    payload = {
+        "round_id": "same",
+        "server_id": "s",
+        "map": "m",
+        "winner": "A",
+        "teams": {"A": [steam(1)], "B": [steam(2)]},
+    }
 
     def send(_: int) -> tuple[int, dict]:
         with live.client(SERVER) as c:
@@ -93,14 +106,29 @@ def serve_workers(database_url: str, folder: Path, workers: int) -> Iterator[str
     """`synelo serve --workers N` on the test database, as an operator runs it."""
     port = _free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("SYNELO_")}
-    env.update(SYNELO_DATABASE_URL=database_url, SYNELO_DATA_DIR=str(folder),
-               SYNELO_ADMIN_TOKENS=ADMIN, SYNELO_SERVER_TOKENS=SERVER)
+    env.update(
+        SYNELO_DATABASE_URL=database_url,
+        SYNELO_DATA_DIR=str(folder),
+        SYNELO_ADMIN_TOKENS=ADMIN,
+        SYNELO_SERVER_TOKENS=SERVER,
+    )
     log = folder / "serve.log"
     with log.open("wb") as out:
-        proc = subprocess.Popen([str(Path(sys.executable).with_name("synelo")), "serve",
-                                 "--port", str(port), "--workers", str(workers),
-                                 "--log-level", "warning"],
-                                env=env, stdout=out, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(
+            [
+                str(Path(sys.executable).with_name("synelo")),
+                "serve",
+                "--port",
+                str(port),
+                "--workers",
+                str(workers),
+                "--log-level",
+                "warning",
+            ],
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 60
@@ -124,12 +152,19 @@ def journal_events(live: LiveServer, pool: str) -> list[tuple]:
     seq, rows) once per round, ("set", key, rating) and ("reset", key) per admin change."""
     with live.store.engine.connect() as conn:
         rows = conn.execute(
-            select(journal.c.kind, rounds.c.round_id, rounds.c.seq, players.c.player_key,
-                   journal.c.after)
+            select(
+                journal.c.kind,
+                rounds.c.round_id,
+                rounds.c.seq,
+                players.c.player_key,
+                journal.c.after,
+            )
             .join(players, players.c.id == journal.c.player_id)
             .outerjoin(rounds, rounds.c.id == journal.c.round_pk)
-            .join(pools, pools.c.id == journal.c.pool_id).where(pools.c.name == pool)
-            .order_by(journal.c.id)).all()
+            .join(pools, pools.c.id == journal.c.pool_id)
+            .where(pools.c.name == pool)
+            .order_by(journal.c.id)
+        ).all()
     events: list[tuple] = []
     per_round: dict[str, int] = {}
     for kind, round_id, seq, key, after in rows:
@@ -142,8 +177,9 @@ def journal_events(live: LiveServer, pool: str) -> list[tuple]:
     return [(*e, per_round[e[1]]) if e[0] == "round" else e for e in events]
 
 
-def replay_events(events: list[tuple], sent: dict[str, dict],
-                  params: SynEloParams) -> dict[str, PlayerRecord]:
+def replay_events(
+    events: list[tuple], sent: dict[str, dict], params: SynEloParams
+) -> dict[str, PlayerRecord]:
     """The pure math over the journal's events; an admin change restarts the window (C = 1)
     as the service does: a set keeps the rounds played, a reset goes back to R_0 and 0."""
     records: dict[str, PlayerRecord] = {}
@@ -156,8 +192,13 @@ def replay_events(events: list[tuple], sent: dict[str, dict],
             r = sent[event[1]]
             a, b = r["teams"]["A"], r["teams"]["B"]
             sides = [(k, "A", record(k)) for k in a] + [(k, "B", record(k)) for k in b]
-            rated = rate_round([record(k).rating for k in a], [record(k).rating for k in b],
-                               sides, r["winner"], params)
+            rated = rate_round(
+                [record(k).rating for k in a],
+                [record(k).rating for k in b],
+                sides,
+                r["winner"],
+                params,
+            )
             for change in rated.changes:
                 apply_change(records[change.player], change)
         elif event[0] == "set":
@@ -170,7 +211,8 @@ def replay_events(events: list[tuple], sent: dict[str, dict],
 
 @pytest.mark.parametrize("admin_changes", [False, True], ids=["rounds", "rounds+admin"])
 def test_several_processes_on_one_database_equal_journal_replay(
-        live: LiveServer, pool: str, tmp_path: Path, admin_changes: bool) -> None:
+    live: LiveServer, pool: str, tmp_path: Path, admin_changes: bool
+) -> None:
     """Two worker processes and the test's own server, each with its own writer and window
     cache, rate one pool's rounds at once through the database's locks alone (and, in the
     second case, admins set and reset players meanwhile through both). The stored ratings
@@ -184,8 +226,9 @@ def test_several_processes_on_one_database_equal_journal_replay(
         targets = [workers_url] * 4 + [live.url] * 2
 
         def feed(i: int) -> list[dict]:
-            with httpx.Client(base_url=targets[i], timeout=60,
-                              headers={"Authorization": f"Bearer {SERVER}"}) as c:
+            with httpx.Client(
+                base_url=targets[i], timeout=60, headers={"Authorization": f"Bearer {SERVER}"}
+            ) as c:
                 for r in batches[i]:
                     resp = c.post(f"/v1/pools/{pool}/rounds", json=r)
                     assert resp.status_code == 201, resp.text
@@ -193,8 +236,11 @@ def test_several_processes_on_one_database_equal_journal_replay(
 
         def meddle(i: int) -> list[dict]:
             admin_rng = random.Random(100 + i)
-            with httpx.Client(base_url=[workers_url, live.url][i], timeout=60,
-                              headers={"Authorization": f"Bearer {ADMIN}"}) as c:
+            with httpx.Client(
+                base_url=[workers_url, live.url][i],
+                timeout=60,
+                headers={"Authorization": f"Bearer {ADMIN}"},
+            ) as c:
                 for _ in range(12):
                     path = f"/v1/pools/{pool}/players/{steam(admin_rng.randint(1, 10))}"
                     if admin_rng.random() < 0.25:
@@ -207,8 +253,9 @@ def test_several_processes_on_one_database_equal_journal_replay(
         jobs = [(feed, i) for i in range(len(batches))]
         jobs += [(meddle, i) for i in range(2)] if admin_changes else []
         with ThreadPoolExecutor(len(jobs)) as ex:
-            sent = {r["round_id"]: r for part in ex.map(lambda job: job[0](job[1]), jobs)
-                    for r in part}
+            sent = {
+                r["round_id"]: r for part in ex.map(lambda job: job[0](job[1]), jobs) for r in part
+            }
 
     events = journal_events(live, pool)
     played = [e for e in events if e[0] == "round"]
@@ -220,9 +267,10 @@ def test_several_processes_on_one_database_equal_journal_replay(
 
     expected = replay_events(events, sent, SynEloParams())
     with live.client(SERVER) as c:
-        stored = c.post(f"/v1/pools/{pool}/players/lookup",
-                        json={"steam_ids": list(expected)}).json()["players"]
-    assert {p["steam_id"]: (p["rating"], p["rounds_played"], p["convergence"])
-            for p in stored} == {
+        stored = c.post(
+            f"/v1/pools/{pool}/players/lookup", json={"steam_ids": list(expected)}
+        ).json()["players"]
+    assert {p["steam_id"]: (p["rating"], p["rounds_played"], p["convergence"]) for p in stored} == {
         k: (rec.rating, rec.rounds_played, rec.current_convergence(SynEloParams()))
-        for k, rec in expected.items()}
+        for k, rec in expected.items()
+    }

@@ -38,20 +38,43 @@ def test_0002_moves_windows_into_chunks_and_back(tmp_path: Path) -> None:
             win.append(900 + (i * 37) % 400, (i % 10) / 10 + 0.05, (0.0, 0.5, 1.0)[i % 3])
         windows[pid] = win
     with engine.begin() as conn:
-        conn.execute(pools.insert().values(id=1, name="p", kmax=12, player_ids="steam",
-                                           params="{}", rounds=0, brier_sum=0.0,
-                                           created_at=utcnow()))
+        conn.execute(
+            pools.insert().values(
+                id=1,
+                name="p",
+                kmax=12,
+                player_ids="steam",
+                params="{}",
+                rounds=0,
+                brier_sum=0.0,
+                created_at=utcnow(),
+            )
+        )
         for pid, win in windows.items():
-            conn.execute(players.insert().values(
-                id=pid, pool_id=1, player_key=str(pid), rating=1000, rounds_played=0,
-                convergence=1.0, window_state=win.to_bytes()))
+            conn.execute(
+                players.insert().values(
+                    id=pid,
+                    pool_id=1,
+                    player_key=str(pid),
+                    rating=1000,
+                    rounds_played=0,
+                    convergence=1.0,
+                    window_state=win.to_bytes(),
+                )
+            )
     migrate(engine)
     with engine.connect() as conn:
         for pid, win in windows.items():
-            header, tail = conn.execute(select(players.c.window_state, players.c.window_tail)
-                                        .where(players.c.id == pid)).one()
-            stored = dict(conn.execute(select(window_chunks.c.chunk, window_chunks.c.data)
-                                       .where(window_chunks.c.player_id == pid)).all())
+            header, tail = conn.execute(
+                select(players.c.window_state, players.c.window_tail).where(players.c.id == pid)
+            ).one()
+            stored = dict(
+                conn.execute(
+                    select(window_chunks.c.chunk, window_chunks.c.data).where(
+                        window_chunks.c.player_id == pid
+                    )
+                ).all()
+            )
             assert len(stored) <= win.size // WINDOW_CHUNK + 1
             assert (tail is None) == (len(win) % WINDOW_CHUNK == 0)  # numbered from 0 anew
             if tail is not None:
@@ -102,8 +125,7 @@ def test_0003_windows_survive_a_downgrade_and_upgrade(tmp_path: Path, down_to: s
     command.downgrade(alembic_config(engine), down_to)
     with engine.connect() as conn:
         assert conn.exec_driver_sql("SELECT count(*) FROM journal").scalar() == journal_rows
-        rows = conn.execute(select(players.c.window_state).where(
-            players.c.rounds_played > 0)).all()
+        rows = conn.execute(select(players.c.window_state).where(players.c.rounds_played > 0)).all()
         assert rows and all(header is not None for (header,) in rows)
     migrate(engine)
     cold = Store(engine, window_cache=0)
@@ -114,5 +136,6 @@ def test_0003_windows_survive_a_downgrade_and_upgrade(tmp_path: Path, down_to: s
     a = steady.lookup(steady.get_pool("p"), keys)
     b = cold.lookup(cold.get_pool("p"), keys)
     assert len(a) == 16
-    assert {k: (r.rating, r.rounds_played, r.convergence) for k, r in a.items()} == \
-        {k: (r.rating, r.rounds_played, r.convergence) for k, r in b.items()}
+    assert {k: (r.rating, r.rounds_played, r.convergence) for k, r in a.items()} == {
+        k: (r.rating, r.rounds_played, r.convergence) for k, r in b.items()
+    }

@@ -13,8 +13,15 @@ from synelo.sim.plots import PLOTS
 from synelo.sim.run import SimConfig, simulate
 from tests.conftest import ADMIN, LiveServer
 
-SUMMARY_FIELDS = {"rounds", "rounds_applied", "journal_rows", "expected_journal_rows",
-                  "duplicate_rows", "spearman", "brier_recent"}
+SUMMARY_FIELDS = {
+    "rounds",
+    "rounds_applied",
+    "journal_rows",
+    "expected_journal_rows",
+    "duplicate_rows",
+    "spearman",
+    "brier_recent",
+}
 
 
 def test_ci_target_ranks_and_exactly_once_under_faults(tmp_path: Path) -> None:
@@ -22,9 +29,19 @@ def test_ci_target_ranks_and_exactly_once_under_faults(tmp_path: Path) -> None:
     while 10 % of reports fail at first, 2 % of answers are lost after apply, the service is
     unreachable for 8 rounds and restarted once. (2v2: ~670 rounds a player in 4,000 rounds;
     seeds 1–7 gave ρ 0.903–0.970 here.)"""
-    config = SimConfig(players=24, servers=3, team_size=2, rounds=4000, seed=1, out=tmp_path,
-                       fail_first=0.10, lose_responses=0.02, outages=[(1333, 8)],
-                       restarts=[2666], progress=False)
+    config = SimConfig(
+        players=24,
+        servers=3,
+        team_size=2,
+        rounds=4000,
+        seed=1,
+        out=tmp_path,
+        fail_first=0.10,
+        lose_responses=0.02,
+        outages=[(1333, 8)],
+        restarts=[2666],
+        progress=False,
+    )
     s = simulate(config)
     assert set(s) >= SUMMARY_FIELDS
     assert s["spearman_players"] == 24 and s["spearman"] >= 0.90
@@ -36,18 +53,39 @@ def test_ci_target_ranks_and_exactly_once_under_faults(tmp_path: Path) -> None:
     assert faults["proxy"]["fail"] > 300 and faults["proxy"]["drop"] > 40
     assert faults["proxy"]["down"] > 0
     assert s["retries_already_applied"] > 40  # lost answers whose retry changed nothing
-    assert json.loads((tmp_path / "summary.json").read_text())["journal_rows"] == \
-        s["journal_rows"]
+    assert json.loads((tmp_path / "summary.json").read_text())["journal_rows"] == s["journal_rows"]
     for name in PLOTS:
         assert (tmp_path / name).read_bytes()[:4] == b"\x89PNG"
 
 
 def test_command_against_a_running_service(live: LiveServer, tmp_path: Path) -> None:
     out = tmp_path / "out"
-    result = CliRunner().invoke(app, [
-        "simulate", "--players", "12", "--servers", "2", "--team-size", "2", "--rounds", "60",
-        "--seed", "2", "--mode", "arena", "--out", str(out), "--url", live.url,
-        "--thrower", "--smurf", "--no-progress"], env={"SYNELO_TOKEN": ADMIN})
+    result = CliRunner().invoke(
+        app,
+        [
+            "simulate",
+            "--players",
+            "12",
+            "--servers",
+            "2",
+            "--team-size",
+            "2",
+            "--rounds",
+            "60",
+            "--seed",
+            "2",
+            "--mode",
+            "arena",
+            "--out",
+            str(out),
+            "--url",
+            live.url,
+            "--thrower",
+            "--smurf",
+            "--no-progress",
+        ],
+        env={"SYNELO_TOKEN": ADMIN},
+    )
     assert result.exit_code == 0, result.output
     s = json.loads((out / "summary.json").read_text())
     assert s["rounds"] == s["rounds_applied"] == 60
@@ -60,6 +98,9 @@ def test_command_refuses_bad_options(tmp_path: Path) -> None:
     runner = CliRunner()
     bad = runner.invoke(app, ["simulate", "--mode", "deathmatch", "--out", str(tmp_path)])
     assert bad.exit_code == 1 and "unknown mode" in bad.output
-    no_token = runner.invoke(app, ["simulate", "--url", "http://127.0.0.1:9", "--out",
-                                   str(tmp_path), "--rounds", "1"], env={"SYNELO_TOKEN": ""})
+    no_token = runner.invoke(
+        app,
+        ["simulate", "--url", "http://127.0.0.1:9", "--out", str(tmp_path), "--rounds", "1"],
+        env={"SYNELO_TOKEN": ""},
+    )
     assert no_token.exit_code == 1 and "admin token" in no_token.output

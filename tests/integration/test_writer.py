@@ -21,8 +21,9 @@ from tests.conftest import steam
 
 
 def report(n: int, a: int, b: int, winner: str = "A") -> RoundReport:
-    return RoundReport(f"r{n}", "s", "m", winner, (steam(a),), (steam(b),), (steam(a),),
-                       (steam(b),))
+    return RoundReport(
+        f"r{n}", "s", "m", winner, (steam(a),), (steam(b),), (steam(a),), (steam(b),)
+    )
 
 
 @pytest.fixture
@@ -66,8 +67,9 @@ def test_expected_errors_fail_only_their_round(store: Store, pool: str) -> None:
     assert store.get_pool(pool).rounds == 2
 
 
-def test_a_failing_batch_is_retried_round_by_round(store: Store, pool: str,
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_failing_batch_is_retried_round_by_round(
+    store: Store, pool: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A round that breaks its transaction half-way rolls the batch back; the writer then
     rates every round alone, so only the faulty one fails and nothing is counted twice."""
     real = store.submit_in
@@ -110,8 +112,7 @@ def test_the_writer_reopens_a_connection_that_broke(store: Store, pool: str) -> 
     assert store.lookup(store.get_pool(pool), [steam(1)])[steam(1)].rounds_played == 3
 
 
-def test_the_writers_connection_skips_reference_checks_and_is_never_pooled(
-        tmp_path: Path) -> None:
+def test_the_writers_connection_skips_reference_checks_and_is_never_pooled(tmp_path: Path) -> None:
     """SQLite: the writer's own connection runs without foreign-key checks; when the writer
     stops, that connection is discarded, so every pooled connection still checks."""
     engine = create_store_engine(f"sqlite:///{tmp_path / 'fk.db'}", pool_size=1)
@@ -132,7 +133,8 @@ def test_the_writers_connection_skips_reference_checks_and_is_never_pooled(
             assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
             with pytest.raises(Exception, match="FOREIGN KEY"):
                 conn.exec_driver_sql(
-                    "INSERT INTO window_chunks (player_id, chunk, data) VALUES (999999, 0, x'00')")
+                    "INSERT INTO window_chunks (player_id, chunk, data) VALUES (999999, 0, x'00')"
+                )
     engine.dispose()
 
 
@@ -177,7 +179,10 @@ def test_two_processes_never_use_a_stale_window(backend: Engine, pool: str) -> N
     mine = first.lookup(first.get_pool(pool), [steam(1)])[steam(1)]
     ref = alone.lookup(alone.get_pool(reference), [steam(1)])[steam(1)]
     assert (mine.rating, mine.rounds_played, mine.convergence) == (
-        ref.rating, ref.rounds_played, ref.convergence)
+        ref.rating,
+        ref.rounds_played,
+        ref.convergence,
+    )
 
 
 def test_a_cancelled_request_does_not_stop_the_writer(store: Store, pool: str) -> None:
@@ -248,20 +253,26 @@ def test_windows_read_from_chunks_equal_cached_windows(backend: Engine) -> None:
         a = cached.lookup(cached.get_pool(names[0]), [key])[key]
         b = cold.lookup(cold.get_pool(names[1]), [key])[key]
         assert (a.rating, a.rounds_played, a.convergence) == (
-            b.rating, b.rounds_played, b.convergence)
+            b.rating,
+            b.rounds_played,
+            b.convergence,
+        )
 
 
-def test_a_cached_window_is_not_read_again(backend: Engine, monkeypatch: pytest.MonkeyPatch
-                                           ) -> None:
+def test_a_cached_window_is_not_read_again(
+    backend: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The writer's cache serves the next round of the same players: no window is read back
     from the database, until the cache is gone (a new store) and each is read once."""
     from synelo.store import repository
 
     reads: list[list[int]] = []
     real = repository.sql.windows
-    monkeypatch.setattr(repository.sql, "windows",
-                        lambda conn, players, *rest: reads.append(list(players))
-                        or real(conn, players, *rest))
+    monkeypatch.setattr(
+        repository.sql,
+        "windows",
+        lambda conn, players, *rest: reads.append(list(players)) or real(conn, players, *rest),
+    )
     store = Store(backend)
     name = f"h{uuid.uuid4().hex[:12]}"
     store.create_pool(name, 1, SynEloParams(theta=400))

@@ -41,12 +41,26 @@ SIDE = {"none": 0, "waiting": 1, "A": 2, "B": 3}
 SIDE_NAME = {v: k for k, v in SIDE.items()}
 WINNER = {"A": 2, "B": 3, "draw": 0}
 MODE = {"arena": 0, "attack_defend": 1, "payload": 2, "koth": 3, "cp": 4, "ctf": 5}
-WHY = {1: "waiting_ended", 2: "arena_round_2", 3: "streak", 4: "attackers_timed_out",
-       5: "full_rounds", 6: "no_capture", 7: "admin"}
+WHY = {
+    1: "waiting_ended",
+    2: "arena_round_2",
+    3: "streak",
+    4: "attackers_timed_out",
+    5: "full_rounds",
+    6: "no_capture",
+    7: "admin",
+}
 MOVE_REASON = {1: "odd_joiner", 2: "f11", 3: "sectors_edge"}
 ACT_REPORT, ACT_REQUEST_SPLITS, ACT_SCRAMBLE, ACT_MOVE, ACT_AUTOBALANCE = 1, 2, 3, 4, 5
-DEFAULTS = {"streak": 3, "full_rounds": 2, "autobalance": "f11", "autobalance_delay": 10,
-            "r0": 1000, "se_delay": 20, "se_power_gap": 10}
+DEFAULTS = {
+    "streak": 3,
+    "full_rounds": 2,
+    "autobalance": "f11",
+    "autobalance_delay": 10,
+    "r0": 1000,
+    "se_delay": 20,
+    "se_power_gap": 10,
+}
 
 
 def game_scripts_dir() -> Path:
@@ -116,13 +130,22 @@ class ScriptRunner:
         self.ratings: dict[str, int] = {}  # what the service knows
         self.actions: list[dict[str, Any]] = []
         self.reports: list[dict[str, Any]] = []  # the report bodies as built
-        vm.call("T_Reset", MODE[script["mode"]], int(settings["streak"]),
-                int(settings["full_rounds"]), ms(settings["autobalance_delay"]),
-                int(settings["r0"]))
+        vm.call(
+            "T_Reset",
+            MODE[script["mode"]],
+            int(settings["streak"]),
+            int(settings["full_rounds"]),
+            ms(settings["autobalance_delay"]),
+            int(settings["r0"]),
+        )
         if settings["autobalance"] not in ("f11", "sectors_edge"):
             raise ValueError(f"unknown autobalance {settings['autobalance']!r}")
-        vm.call("T_SectorsEdge", settings["autobalance"] == "sectors_edge",
-                ms(settings["se_delay"]), round(2 * float(settings["se_power_gap"])))
+        vm.call(
+            "T_SectorsEdge",
+            settings["autobalance"] == "sectors_edge",
+            ms(settings["se_delay"]),
+            round(2 * float(settings["se_power_gap"])),
+        )
 
     def rating(self, player: str) -> int:
         return self.ratings.get(player, int(self.settings["r0"]))
@@ -143,10 +166,20 @@ class ScriptRunner:
             if "rating" in e:
                 self.ratings[e["player"]] = int(e["rating"])
             if "pub_power" in e or "party" in e:
-                call("T_PubPower", e["player"], round(float(e.get("pub_power", 0)) * 1000),
-                     bool(e.get("party", False)))
-            call("T_Join", t, e["player"], SIDE[e.get("team", "none")], int(e.get("rating", 0)),
-                 "rating" in e)
+                call(
+                    "T_PubPower",
+                    e["player"],
+                    round(float(e.get("pub_power", 0)) * 1000),
+                    bool(e.get("party", False)),
+                )
+            call(
+                "T_Join",
+                t,
+                e["player"],
+                SIDE[e.get("team", "none")],
+                int(e.get("rating", 0)),
+                "rating" in e,
+            )
         elif kind == "leave":
             call("T_Leave", t, e["player"])
         elif kind == "team_change":
@@ -183,19 +216,35 @@ class ScriptRunner:
                 self.reports.append(body)
                 a, b = _sorted_sides(body["teams"])
                 pa, pb = _sorted_sides(body["participants"])
-                self.actions.append({"t": at, "type": "report_round", "winner": body["winner"],
-                                     "team_a": a, "team_b": b,
-                                     "participants_a": pa, "participants_b": pb})
+                self.actions.append(
+                    {
+                        "t": at,
+                        "type": "report_round",
+                        "winner": body["winner"],
+                        "team_a": a,
+                        "team_b": b,
+                        "participants_a": pa,
+                        "participants_b": pb,
+                    }
+                )
             elif type_ == ACT_REQUEST_SPLITS:
                 body = json.loads(text)
-                self.actions.append({"t": at, "type": "request_splits",
-                                     "players": sorted(body["players"])})
+                self.actions.append(
+                    {"t": at, "type": "request_splits", "players": sorted(body["players"])}
+                )
             elif type_ == ACT_SCRAMBLE:
                 self.actions.append({"t": at, "type": "scramble", "reason": WHY[arg]})
             elif type_ == ACT_MOVE:
-                self.actions.append({"t": at, "type": "move", "player": text,
-                                     "from": SIDE_NAME[from_], "to": SIDE_NAME[to],
-                                     "reason": MOVE_REASON[reason]})
+                self.actions.append(
+                    {
+                        "t": at,
+                        "type": "move",
+                        "player": text,
+                        "from": SIDE_NAME[from_],
+                        "to": SIDE_NAME[to],
+                        "reason": MOVE_REASON[reason],
+                    }
+                )
             elif type_ == ACT_AUTOBALANCE:
                 self.autobalance(t, json.loads(text))
             else:
@@ -205,8 +254,9 @@ class ScriptRunner:
         """POST /autobalance, answered as the service does, then the moves applied."""
         a, b = body["teams"]["A"], body["teams"]["B"]
         players = [*a, *b]
-        outcome = transfer_moves([self.rating(p) for p in players], range(len(a)),
-                                 range(len(a), len(players)))
+        outcome = transfer_moves(
+            [self.rating(p) for p in players], range(len(a)), range(len(a), len(players))
+        )
         for move in outcome.moves:
             assert self.vm.call("T_ApplyMove", t, players[move.player], SIDE[move.to_team])
         self.handle(self.vm.drain())

@@ -33,8 +33,10 @@ def test_plugin_compiles_without_errors_or_warnings(smx: bytes) -> None:
 
 def test_a_warning_fails_the_build(tmp_path: Path) -> None:
     source = tmp_path / "warn.sp"
-    source.write_text("#pragma semicolon 1\n#pragma newdecls required\n#include <sourcemod>\n"
-                      "public void OnPluginStart()\n{\n    int unused = 1;\n}\n")
+    source.write_text(
+        "#pragma semicolon 1\n#pragma newdecls required\n#include <sourcemod>\n"
+        "public void OnPluginStart()\n{\n    int unused = 1;\n}\n"
+    )
     result = build.compile_sp(source, tmp_path / "warn.smx")
     assert result.returncode == 0  # spcomp itself is content with a warning...
     assert result.warnings and not result.ok  # ...the build is not
@@ -49,7 +51,7 @@ def test_an_error_fails_the_build(tmp_path: Path) -> None:
 
 def _declared_optional() -> list[str]:
     text = RIPEXT.read_text()
-    block = text[text.index("g_SynRipNatives[][] ="):]
+    block = text[text.index("g_SynRipNatives[][] =") :]
     block = block[: block.index("};")]
     return re.findall(r'"([A-Za-z0-9_.]+)"', block)
 
@@ -100,9 +102,15 @@ def test_convars_and_commands_are_in_the_readme() -> None:
     readme = (REPO / "README.md").read_text()
     convars = re.findall(r'CreateConVar\("(sm_synelo_[a-z_]+)",\s*"([^"]*)"', source)
     assert {name for name, _ in convars} >= {
-        "sm_synelo_url", "sm_synelo_token", "sm_synelo_pool", "sm_synelo_server_id",
-        "sm_synelo_enabled", "sm_synelo_streak", "sm_synelo_autobalance_delay",
-        "sm_synelo_timeout"}
+        "sm_synelo_url",
+        "sm_synelo_token",
+        "sm_synelo_pool",
+        "sm_synelo_server_id",
+        "sm_synelo_enabled",
+        "sm_synelo_streak",
+        "sm_synelo_autobalance_delay",
+        "sm_synelo_timeout",
+    }
     assert 'CreateConVar("sm_synelo_version", SYNELO_VERSION' in source
     assert re.search(r'"sm_synelo_token",\s*"",\s*\n?\s*"[^"]*",\s*FCVAR_PROTECTED', source)
     assert 'AutoExecConfig(true, "plugin.synelo")' in source
@@ -117,8 +125,9 @@ def test_convars_and_commands_are_in_the_readme() -> None:
 
 def test_convar_defaults_are_synelo_games() -> None:
     """The plugin's defaults are the event scripts' (tests/game_scripts/README.md) settings."""
-    convars = dict(re.findall(r'CreateConVar\("(sm_synelo_[a-z_]+)",\s*"([^"]*)"',
-                              SOURCE.read_text()))
+    convars = dict(
+        re.findall(r'CreateConVar\("(sm_synelo_[a-z_]+)",\s*"([^"]*)"', SOURCE.read_text())
+    )
     assert float(convars["sm_synelo_streak"]) == DEFAULTS["streak"]
     assert float(convars["sm_synelo_full_rounds"]) == DEFAULTS["full_rounds"]
     assert float(convars["sm_synelo_autobalance_delay"]) == DEFAULTS["autobalance_delay"]

@@ -25,8 +25,9 @@ def _actions(vm: LogicVM, kind: int) -> list[str]:
     return [text for type_, *_, text in vm.drain() if type_ == kind]
 
 
-def test_bodies_built_in_the_vm_are_the_services(smx: bytes, server: httpx.Client,
-                                                 pool: str) -> None:
+def test_bodies_built_in_the_vm_are_the_services(
+    smx: bytes, server: httpx.Client, pool: str
+) -> None:
     vm = LogicVM(smx)
     vm.call("T_Reset", 3, 3, 2, 10000, 1000)  # koth
     for n, p in enumerate(PLAYERS[:6]):
@@ -37,14 +38,18 @@ def test_bodies_built_in_the_vm_are_the_services(smx: bytes, server: httpx.Clien
     vm.call("T_Damage", 4000, "", PLAYERS[4])
     vm.call("T_Capture", 5000, SIDE["B"])
     vm.call("T_RoundEnd", 9000, SIDE["A"], True)
-    report, = _actions(vm, 1)
+    (report,) = _actions(vm, 1)
 
     # the report: 201, and the same body again (a retry from the buffer) 200, unchanged
     headers = {"content-type": "application/json"}
     first = server.post(f"/v1/pools/{pool}/rounds", content=report, headers=headers)
     assert first.status_code == 201, first.text
     assert {p["steam_id"] for p in first.json()["players"]} == {
-        PLAYERS[0], PLAYERS[1], PLAYERS[3], PLAYERS[4]}
+        PLAYERS[0],
+        PLAYERS[1],
+        PLAYERS[3],
+        PLAYERS[4],
+    }
     retry = server.post(f"/v1/pools/{pool}/rounds", content=report, headers=headers)
     assert retry.status_code == 200 and retry.content == first.content
 
@@ -67,8 +72,7 @@ def test_bodies_built_in_the_vm_are_the_services(smx: bytes, server: httpx.Clien
     assert not vm.call("T_ScramblePending")
 
 
-def test_autobalance_moves_from_the_service(smx: bytes, server: httpx.Client,
-                                            pool: str) -> None:
+def test_autobalance_moves_from_the_service(smx: bytes, server: httpx.Client, pool: str) -> None:
     vm = LogicVM(smx)
     vm.call("T_Reset", 3, 3, 2, 10000, 1000)
     for n, p in enumerate(PLAYERS[:6]):
@@ -78,9 +82,10 @@ def test_autobalance_moves_from_the_service(smx: bytes, server: httpx.Client,
     vm.call("T_Tick", 10999)
     assert vm.drain() == []
     vm.call("T_Tick", 12000)
-    body, = _actions(vm, 5)
-    answer = server.post(f"/v1/pools/{pool}/autobalance", content=body,
-                         headers={"content-type": "application/json"})
+    (body,) = _actions(vm, 5)
+    answer = server.post(
+        f"/v1/pools/{pool}/autobalance", content=body, headers={"content-type": "application/json"}
+    )
     assert answer.status_code == 200, answer.text
     moves = answer.json()["moves"]
     assert len(moves) == 2 and all(m["from"] == "A" and m["to"] == "B" for m in moves)

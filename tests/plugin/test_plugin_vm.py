@@ -36,12 +36,13 @@ def _load(path: Path) -> dict[str, Any]:
     return json.loads(path.read_text())
 
 
-@pytest.mark.parametrize(
-    "path", SCRIPTS or [None], ids=[p.stem for p in SCRIPTS] or ["no-scripts"])
+@pytest.mark.parametrize("path", SCRIPTS or [None], ids=[p.stem for p in SCRIPTS] or ["no-scripts"])
 def test_event_script(smx: bytes, path: Path | None) -> None:
     if path is None:
-        pytest.skip(f"no event scripts in {SCRIPTS_DIR} (issue 4's tests/game_scripts/ is not "
-                    "merged yet; set SYNELO_GAME_SCRIPTS to a folder of them)")
+        pytest.skip(
+            f"no event scripts in {SCRIPTS_DIR} (issue 4's tests/game_scripts/ is not "
+            "merged yet; set SYNELO_GAME_SCRIPTS to a folder of them)"
+        )
     script = _load(path)
     runner = ScriptRunner(LogicVM(smx), script)
     assert runner.run() == script["expect"]
@@ -49,22 +50,38 @@ def test_event_script(smx: bytes, path: Path | None) -> None:
 
 def test_a_wrong_expectation_fails(smx: bytes) -> None:
     """The replay compares for real: a script whose expected actions are altered fails."""
-    script = {"name": "x", "rule": "", "mode": "koth", "settings": {}, "events": [
-        {"t": 0, "type": "join", "player": "p1", "team": "A"},
-        {"t": 0, "type": "join", "player": "p2", "team": "B"},
-        {"t": 1, "type": "round_start"},
-        {"t": 2, "type": "damage", "attacker": "p1", "victim": "p2"},
-        {"t": 9, "type": "round_end", "winner": "B", "full_round": True}]}
+    script = {
+        "name": "x",
+        "rule": "",
+        "mode": "koth",
+        "settings": {},
+        "events": [
+            {"t": 0, "type": "join", "player": "p1", "team": "A"},
+            {"t": 0, "type": "join", "player": "p2", "team": "B"},
+            {"t": 1, "type": "round_start"},
+            {"t": 2, "type": "damage", "attacker": "p1", "victim": "p2"},
+            {"t": 9, "type": "round_end", "winner": "B", "full_round": True},
+        ],
+    }
     got = ScriptRunner(LogicVM(smx), script).run()
     assert got == [
-        {"t": 9, "type": "report_round", "winner": "B", "team_a": ["p1"], "team_b": ["p2"],
-         "participants_a": ["p1"], "participants_b": ["p2"]},
+        {
+            "t": 9,
+            "type": "report_round",
+            "winner": "B",
+            "team_a": ["p1"],
+            "team_b": ["p2"],
+            "participants_a": ["p1"],
+            "participants_b": ["p2"],
+        },
         {"t": 9, "type": "request_splits", "players": ["p1", "p2"]},
-        {"t": 9, "type": "scramble", "reason": "no_capture"}]
+        {"t": 9, "type": "scramble", "reason": "no_capture"},
+    ]
     assert got != [{**got[0], "winner": "A"}, *got[1:]]
 
 
 # --- the report body --------------------------------------------------------------------------
+
 
 def _play_round(vm: LogicVM, t: int, a: list[str], b: list[str], winner: int = 2) -> str:
     for p in a:
@@ -82,9 +99,14 @@ def _play_round(vm: LogicVM, t: int, a: list[str], b: list[str], winner: int = 2
 def test_report_body_is_the_services_json(vm: LogicVM) -> None:
     a, b = ["76561197960265730", "76561197960265731"], ["76561197960265732", "76561197960265733"]
     body = json.loads(_play_round(vm, 1000, a, b))
-    assert body == {"round_id": "srv1-5f00-1", "server_id": "srv1", "map": "koth_test",
-                    "winner": "A", "teams": {"A": a, "B": b},
-                    "participants": {"A": [a[0]], "B": [b[0]]}}
+    assert body == {
+        "round_id": "srv1-5f00-1",
+        "server_id": "srv1",
+        "map": "koth_test",
+        "winner": "A",
+        "teams": {"A": a, "B": b},
+        "participants": {"A": [a[0]], "B": [b[0]]},
+    }
 
 
 def test_round_ids_are_unique_and_ids_escaped(vm: LogicVM) -> None:
@@ -97,6 +119,7 @@ def test_round_ids_are_unique_and_ids_escaped(vm: LogicVM) -> None:
 
 
 # --- the ring buffer of failed reports ------------------------------------------------------
+
 
 def _next(vm: LogicVM) -> str | None:
     vm.raw = []
@@ -158,6 +181,7 @@ def test_one_report_in_flight_at_a_time(vm: LogicVM) -> None:
 
 # --- the split cache ----------------------------------------------------------------------
 
+
 def _cache(vm: LogicVM, splits: dict[int, tuple[list[str], list[str]]]) -> None:
     vm.call("T_SCClear")
     for k, (a, b) in splits.items():
@@ -185,8 +209,15 @@ def test_scramble_takes_the_largest_usable_split(vm: LogicVM) -> None:
     assert vm.call("T_SCUpdated") == 42
     k, seats = _choose(vm)
     assert k == 3
-    assert seats == {"p1": "A", "p4": "A", "p5": "A", "p2": "B", "p3": "B", "p6": "B",
-                     "p7": "waiting"}  # p7 joined after the splits were computed
+    assert seats == {
+        "p1": "A",
+        "p4": "A",
+        "p5": "A",
+        "p2": "B",
+        "p3": "B",
+        "p6": "B",
+        "p7": "waiting",
+    }  # p7 joined after the splits were computed
 
 
 def test_a_split_with_a_player_gone_is_not_used(vm: LogicVM) -> None:

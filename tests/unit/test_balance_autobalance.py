@@ -73,8 +73,9 @@ def test_f11_joint_is_exact_against_brute_force() -> None:
         a, b = list(range(n_a)), list(range(n_a, n_a + n_b))
         count = (n_a - n_b) // 2
         d = sum(ratings[i] for i in a) - sum(ratings[i] for i in b)
-        best = min(abs(d - 2 * sum(ratings[i] for i in c))
-                   for c in itertools.combinations(a, count))
+        best = min(
+            abs(d - 2 * sum(ratings[i] for i in c)) for c in itertools.combinations(a, count)
+        )
         assert transfer_moves(ratings, a, b).gap_after == best
 
 
@@ -115,5 +116,4 @@ def test_min_swaps_never_swaps_locked_players() -> None:
     # 200). With 1800 locked: 1200 ↔ 1000 → 200; then nothing improves on 200.
     out = min_swaps([1000, 1200, 1800, 1000, 1000, 1400], [0, 1, 2], [3, 4, 5], locked=[2])
     assert out.gap_after == 200
-    assert {(m.player, m.from_team, m.to_team) for m in out.moves} == {(1, "A", "B"),
-                                                                       (3, "B", "A")}
+    assert {(m.player, m.from_team, m.to_team) for m in out.moves} == {(1, "A", "B"), (3, "B", "A")}

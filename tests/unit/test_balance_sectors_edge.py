@@ -20,8 +20,12 @@ def test_sorted_power_ranks_from_five() -> None:
 def test_sorted_points_power_gives_zero_point_players_five() -> None:
     # Seed erratum: its snippet increments `sortedPointsPower` where it means `currentPower`;
     # the text says everyone on 0 points gets 5 and the rest count up from there.
-    ps = [SEPlayer("a", "A", 0, points=0), SEPlayer("b", "A", 0, points=0),
-          SEPlayer("c", "B", 0, points=40), SEPlayer("d", "B", 0, points=10)]
+    ps = [
+        SEPlayer("a", "A", 0, points=0),
+        SEPlayer("b", "A", 0, points=0),
+        SEPlayer("c", "B", 0, points=40),
+        SEPlayer("d", "B", 0, points=10),
+    ]
     assert sorted_points_power(ps) == {"a": 5, "b": 5, "d": 5, "c": 6}
 
 
@@ -36,12 +40,18 @@ def test_never_unbalanced_conditions() -> None:
     policy = SectorsEdgePolicy()
     three_v_zero = roster(*(SEPlayer(f"a{i}", "A", i) for i in range(3)))
     assert policy.unbalanced(three_v_zero, MatchState())
-    for match in (MatchState(sandbox=True), MatchState(tournament=True), MatchState(ffa=True),
-                  MatchState(seconds_left=179)):
+    for match in (
+        MatchState(sandbox=True),
+        MatchState(tournament=True),
+        MatchState(ffa=True),
+        MatchState(seconds_left=179),
+    ):
         assert not policy.unbalanced(three_v_zero, match)
     # Sizes within 1 are never unbalanced, whatever the power.
-    four_v_three = roster(*(SEPlayer(f"a{i}", "A", 100 + i) for i in range(4)),
-                          *(SEPlayer(f"b{i}", "B", i) for i in range(3)))
+    four_v_three = roster(
+        *(SEPlayer(f"a{i}", "A", 100 + i) for i in range(4)),
+        *(SEPlayer(f"b{i}", "B", i) for i in range(3)),
+    )
     assert not policy.unbalanced(four_v_three, MatchState())
 
 
@@ -70,7 +80,9 @@ def test_moves_after_the_delay_eligible_players_without_overshoot() -> None:
     # A: six players ranked 6…11 by pubPower, B: two ranked 5 and 12.
     players = roster(
         *(SEPlayer(f"a{i}", "A", 10 + i, points=10 * i) for i in range(6)),
-        SEPlayer("b0", "B", 0), SEPlayer("b1", "B", 100))
+        SEPlayer("b0", "B", 0),
+        SEPlayer("b1", "B", 100),
+    )
     assert policy.check(players, match, now=0.0)
     assert policy.overpowered == "A"
     # Before 20 s nobody moves.
@@ -90,16 +102,20 @@ def test_party_members_and_the_p_q_slip() -> None:
     players = roster(
         SEPlayer("low", "A", 1, points=0, in_party=True),
         SEPlayer("mid", "A", 2, points=5, in_party=True),
-        SEPlayer("x", "A", 3, points=10), SEPlayer("y", "A", 4, points=20),
-        SEPlayer("z", "A", 5, points=30), SEPlayer("b", "B", 0))
+        SEPlayer("x", "A", 3, points=10),
+        SEPlayer("y", "A", 4, points=20),
+        SEPlayer("z", "A", 5, points=30),
+        SEPlayer("b", "B", 0),
+    )
     # Eligible teammates: x, y, z (parties excluded); int(3·0.67) = 2 → x and y.
     assert policy.eligible(players["x"], players)
     assert policy.eligible(players["y"], players)
     assert not policy.eligible(players["z"], players)
     assert not policy.eligible(players["low"], players)  # in a party
     moved = replace(players["x"], autobalanced=True)
-    assert not policy.eligible(moved, roster(*(moved if p.id == "x" else p
-                                               for p in players.values())))
+    assert not policy.eligible(
+        moved, roster(*(moved if p.id == "x" else p for p in players.values()))
+    )
 
 
 def test_a_move_that_would_overshoot_is_refused() -> None:
@@ -107,9 +123,14 @@ def test_a_move_that_would_overshoot_is_refused() -> None:
     # than one move can undo at a 10-point allowance, so the rule is shown with allowance 0.
     # v1.2.1 ranks: A holds 5, 6, 7, 10 (28), B holds 8, 9 (17): 4 v 2 is unbalanced.
     policy = SectorsEdgePolicy(version="1.2.1", power_gap=0)
-    players = roster(SEPlayer("p5", "A", 1, points=0), SEPlayer("p10", "A", 6, points=1),
-                     SEPlayer("p6", "A", 2, points=50), SEPlayer("p7", "A", 3, points=60),
-                     SEPlayer("b8", "B", 4), SEPlayer("b9", "B", 5))
+    players = roster(
+        SEPlayer("p5", "A", 1, points=0),
+        SEPlayer("p10", "A", 6, points=1),
+        SEPlayer("p6", "A", 2, points=50),
+        SEPlayer("p7", "A", 3, points=60),
+        SEPlayer("b8", "B", 4),
+        SEPlayer("b9", "B", 5),
+    )
     assert policy.check(players, MatchState(), now=0) and policy.overpowered == "A"
     # p10 is eligible (bottom 2 of 4 by points) but moving it gives B 27 > A 18 + 0: refused.
     assert policy.eligible(players["p10"], players)

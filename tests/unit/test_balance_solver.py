@@ -34,8 +34,10 @@ def brute_force(ratings, k, must=(), parties=(), current=None):
             continue
         for a in itertools.combinations(chosen, k):
             b = [i for i in chosen if i not in a]
-            if any(not (set(p) <= set(a) or set(p) <= set(b) or not set(p) & set(chosen))
-                   for p in parties):
+            if any(
+                not (set(p) <= set(a) or set(p) <= set(b) or not set(p) & set(chosen))
+                for p in parties
+            ):
                 continue
             gap = abs(sum(ratings[i] for i in a) - sum(ratings[i] for i in b))
             moved = _moved(a, b, current) if current else 0
@@ -121,8 +123,8 @@ def independent_dp(ratings: list[int], top_k: int) -> dict[int, int]:
     table[0, 0, off] = True
     for r in ratings:
         new = table.copy()
-        new[1:, :, r:] |= table[:-1, :, :width - r]
-        new[:, 1:, :width - r] |= table[:, :-1, r:]
+        new[1:, :, r:] |= table[:-1, :, : width - r]
+        new[:, 1:, : width - r] |= table[:, :-1, r:]
         table = new
     out = {}
     for k in range(2, top_k + 1):
@@ -150,12 +152,19 @@ def test_must_play_parties_and_preferences_match_brute_force(seed: int) -> None:
     people = list(range(n))
     rng.shuffle(people)
     party = people[:2]
-    must = people[2:2 + rng.randint(0, 2)]
+    must = people[2 : 2 + rng.randint(0, 2)]
     at = rng.randint(1, n // 2)
-    current = (people[:at], people[at:at + rng.randint(1, n - at)])
+    current = (people[:at], people[at : at + rng.randint(1, n - at)])
     for prefer in ("stay", "mix"):
-        result = best_splits(ratings, theta=THETA, min_k=max(2, (len(must) + 1) // 2),
-                             must_play=must, parties=[party], current=current, prefer=prefer)
+        result = best_splits(
+            ratings,
+            theta=THETA,
+            min_k=max(2, (len(must) + 1) // 2),
+            must_play=must,
+            parties=[party],
+            current=current,
+            prefer=prefer,
+        )
         check_valid(result, ratings, must, [party], current)
         for s in result.splits:
             gap, fewest, most = brute_force(ratings, s.k, must, [party], current)
@@ -214,8 +223,10 @@ def test_greedy_fallback_past_n_max_and_past_the_budget() -> None:
     rng = random.Random(9)
     ratings = pool(rng, 20)
     exact = {s.k: s.gap for s in best_splits(ratings, theta=THETA).splits}
-    for result in (best_splits(ratings, theta=THETA, n_max=10),
-                   best_splits(ratings, theta=THETA, budget_s=0.0)):
+    for result in (
+        best_splits(ratings, theta=THETA, n_max=10),
+        best_splits(ratings, theta=THETA, budget_s=0.0),
+    ):
         assert result.solver == "greedy"
         for s in result.splits:
             assert s.gap >= exact[s.k]
@@ -254,7 +265,13 @@ def test_every_answer_is_a_valid_split(ratings: list[int], data: st.DataObject) 
     free = [i for i in players if i not in must]
     party = data.draw(st.lists(st.sampled_from(players), unique=True, max_size=3))
     current = (free[: len(free) // 2], must)
-    result = best_splits(ratings, theta=THETA, must_play=must, parties=[party] if party else [],
-                         current=current, prefer=data.draw(st.sampled_from(["stay", "mix"])))
+    result = best_splits(
+        ratings,
+        theta=THETA,
+        must_play=must,
+        parties=[party] if party else [],
+        current=current,
+        prefer=data.draw(st.sampled_from(["stay", "mix"])),
+    )
     check_valid(result, ratings, must, [party] if party else [], current)
     assert all(2 * s.k >= len(must) for s in result.splits)

@@ -36,8 +36,8 @@ def test_2016_slice() -> None:
     assert abca[:3] == ["2016abca_qm1", "2016abca_qm2", "2016abca_qm3"]  # numeric, not text
     assert abca.index("2016abca_qm10") == 9
     last_qm = max(i for i, x in enumerate(abca) if "_qm" in x)
-    assert all("_qm" not in x for x in abca[last_qm + 1:])  # playoffs after qualifications
-    playoffs = [x.split("_")[1] for x in abca[last_qm + 1:]]
+    assert all("_qm" not in x for x in abca[last_qm + 1 :])  # playoffs after qualifications
+    playoffs = [x.split("_")[1] for x in abca[last_qm + 1 :]]
     assert playoffs[0].startswith("qf") and playoffs[-1].startswith("f")
     assert ids.index("2016arlr_qm1") > ids.index(abca[-1])
 
@@ -64,14 +64,20 @@ def test_2v2_years_and_malformed_rows(tmp_path: Path) -> None:
         assert m.size == {7: "2v2", 9: "3v3"}[len(raw[m.id])]
     assert {m.size for m in result.matches if m.type == "qualification"} == {"2v2"}
     odd = tmp_path / "odd.csv"
-    odd.write_text("2004wpi_f1m1,frc782,frc571,frc596,frc181,frc177,80,105\n"
-                   "2016x_qm1,frc1,frc2,frc3,frc1,frc5,frc6,1,2\n"
-                   "2016x_qm2,frc1,frc2,frc3,frc0,frc0,frc0,5,0\n"
-                   "garbage,frc1,frc2,1,2\n"
-                   "2016x_qm3,frc1,frc2,frc3,frc4,frc5,frc6,x,2\n")
+    odd.write_text(
+        "2004wpi_f1m1,frc782,frc571,frc596,frc181,frc177,80,105\n"
+        "2016x_qm1,frc1,frc2,frc3,frc1,frc5,frc6,1,2\n"
+        "2016x_qm2,frc1,frc2,frc3,frc0,frc0,frc0,5,0\n"
+        "garbage,frc1,frc2,1,2\n"
+        "2016x_qm3,frc1,frc2,frc3,frc4,frc5,frc6,x,2\n"
+    )
     bad = import_frc([odd])
     assert bad.matches == []
-    assert bad.skipped == {"odd number of teams": 1, "team listed twice": 1,
-                           "placeholder team frc0": 1, "malformed match key": 1,
-                           "malformed score": 1}
+    assert bad.skipped == {
+        "odd number of teams": 1,
+        "team listed twice": 1,
+        "placeholder team frc0": 1,
+        "malformed match key": 1,
+        "malformed score": 1,
+    }
     assert bad.errors == ["odd.csv:4: malformed match key", "odd.csv:5: malformed score"]

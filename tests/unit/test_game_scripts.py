@@ -26,16 +26,23 @@ def test_script(path: Path) -> None:
 # The format the plugin relies on (tests/game_scripts/README.md): these keys and no others.
 EVENT_KEYS = {
     "join": ({"player", "team"}, {"rating", "pub_power", "party"}),
-    "leave": ({"player"}, set()), "team_change": ({"player", "team"}, set()),
-    "rating": ({"player", "rating"}, set()), "waiting_ended": (set(), set()),
-    "round_start": (set(), {"attackers"}), "damage": (set(), {"attacker", "victim"}),
-    "heal": ({"healer"}, {"target"}), "capture": ({"team"}, set()),
-    "points": ({"player", "points"}, set()), "death": ({"player"}, set()),
-    "round_end": ({"winner", "full_round"}, set()), "tick": (set(), set()),
+    "leave": ({"player"}, set()),
+    "team_change": ({"player", "team"}, set()),
+    "rating": ({"player", "rating"}, set()),
+    "waiting_ended": (set(), set()),
+    "round_start": (set(), {"attackers"}),
+    "damage": (set(), {"attacker", "victim"}),
+    "heal": ({"healer"}, {"target"}),
+    "capture": ({"team"}, set()),
+    "points": ({"player", "points"}, set()),
+    "death": ({"player"}, set()),
+    "round_end": ({"winner", "full_round"}, set()),
+    "tick": (set(), set()),
 }
 ACTION_KEYS = {
     "report_round": {"winner", "team_a", "team_b", "participants_a", "participants_b"},
-    "request_splits": {"players"}, "scramble": {"reason"},
+    "request_splits": {"players"},
+    "scramble": {"reason"},
     "move": {"player", "from", "to", "reason"},
 }
 

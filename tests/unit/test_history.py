@@ -26,9 +26,19 @@ def write_lines(tmp_path: Path, *lines: str) -> Path:
 def test_round_trip_keeps_every_field(tmp_path: Path) -> None:
     matches = [
         Match("m1", ("a", "b"), ("c", "d"), "A"),
-        Match("m2", ("a",), ("c",), "draw", time=datetime(2026, 1, 2, 3, 4, tzinfo=UTC),
-              type="qualification", scores=(3, 3), map="arena_well", mode="arena",
-              time_played={"a": 1.0, "c": 0.25}, scored=False),
+        Match(
+            "m2",
+            ("a",),
+            ("c",),
+            "draw",
+            time=datetime(2026, 1, 2, 3, 4, tzinfo=UTC),
+            type="qualification",
+            scores=(3, 3),
+            map="arena_well",
+            mode="arena",
+            time_played={"a": 1.0, "c": 0.25},
+            scored=False,
+        ),
     ]
     path = tmp_path / "h.jsonl"
     assert write_history(path, matches, {"source": "test", "notes": ["n"]}) == 2
@@ -38,25 +48,36 @@ def test_round_trip_keeps_every_field(tmp_path: Path) -> None:
     assert back.errors == [] and back.max_team_size == 2
 
 
-@pytest.mark.parametrize(("line", "message"), [
-    ("not json", "expected"),
-    ("[1, 2]", "JSON object"),
-    ('{"teams": {"A": ["a"], "B": ["b"]}, "winner": "A"}', "id"),
-    ('{"id": "x", "teams": {"A": [], "B": ["b"]}, "winner": "A"}', "teams.A"),
-    ('{"id": "x", "teams": {"A": ["a", "a"], "B": ["b"]}, "winner": "A"}', "twice"),
-    ('{"id": "x", "teams": {"A": ["a"], "B": ["a"]}, "winner": "A"}', "both sides"),
-    ('{"id": "x", "teams": {"A": ["a"], "B": [7]}, "winner": "A"}', "strings"),
-    ('{"id": "x", "teams": {"A": ["a"], "B": ["b"]}, "winner": "C"}', "winner"),
-    ('{"id": "x", "teams": {"A": ["a"], "B": ["b"]}, "winner": "A", "time": "soon"}',
-     "isoformat"),
-    ('{"id": "x", "teams": {"A": ["a"], "B": ["b"]}, "winner": "A", "scores": [1, 2]}',
-     "scores"),
-    ('{"id": "x", "teams": {"A": ["a"], "B": ["b"]}, "winner": "A", "scored": "no"}', "scored"),
-    ('{"id": "x", "teams": {"A": ["a"], "B": ["b"]}, "winner": "A", '
-     '"time_played": {"a": 2}}', "0…1"),
-])
-def test_malformed_lines_are_reported_by_number_and_skipped(tmp_path: Path, line: str,
-                                                            message: str) -> None:
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("not json", "expected"),
+        ("[1, 2]", "JSON object"),
+        ('{"teams": {"A": ["a"], "B": ["b"]}, "winner": "A"}', "id"),
+        ('{"id": "x", "teams": {"A": [], "B": ["b"]}, "winner": "A"}', "teams.A"),
+        ('{"id": "x", "teams": {"A": ["a", "a"], "B": ["b"]}, "winner": "A"}', "twice"),
+        ('{"id": "x", "teams": {"A": ["a"], "B": ["a"]}, "winner": "A"}', "both sides"),
+        ('{"id": "x", "teams": {"A": ["a"], "B": [7]}, "winner": "A"}', "strings"),
+        ('{"id": "x", "teams": {"A": ["a"], "B": ["b"]}, "winner": "C"}', "winner"),
+        (
+            '{"id": "x", "teams": {"A": ["a"], "B": ["b"]}, "winner": "A", "time": "soon"}',
+            "isoformat",
+        ),
+        (
+            '{"id": "x", "teams": {"A": ["a"], "B": ["b"]}, "winner": "A", "scores": [1, 2]}',
+            "scores",
+        ),
+        ('{"id": "x", "teams": {"A": ["a"], "B": ["b"]}, "winner": "A", "scored": "no"}', "scored"),
+        (
+            '{"id": "x", "teams": {"A": ["a"], "B": ["b"]}, "winner": "A", '
+            '"time_played": {"a": 2}}',
+            "0…1",
+        ),
+    ],
+)
+def test_malformed_lines_are_reported_by_number_and_skipped(
+    tmp_path: Path, line: str, message: str
+) -> None:
     path = write_lines(tmp_path, GOOD, "", line, GOOD.replace('"m1"', '"m2"'))
     history = read_history(path)
     assert [m.id for m in history.matches] == ["m1", "m2"]

@@ -36,9 +36,14 @@ def test_openskill_pl_reproduces_the_readme_example() -> None:
     assert (a.mu, a.sigma) == (b.mu, b.sigma) and (x.mu, x.sigma) == (y.mu, y.sigma)
 
 
-@pytest.mark.parametrize(("name", "package_model"), [
-    ("openskill-pl", PlackettLuce), ("openskill-bt", BradleyTerryFull),
-    ("openskill-tm", ThurstoneMostellerFull)])
+@pytest.mark.parametrize(
+    ("name", "package_model"),
+    [
+        ("openskill-pl", PlackettLuce),
+        ("openskill-bt", BradleyTerryFull),
+        ("openskill-tm", ThurstoneMostellerFull),
+    ],
+)
 def test_openskill_adapters_are_the_package_as_documented(name: str, package_model: Any) -> None:
     """The README's example run through each adapter gives what the package itself gives
     (rate with the first team winning, predict_win) — for BT and TM, which the README does
@@ -85,7 +90,7 @@ def test_trueskill_win_probability_formula() -> None:
     model = create_model("trueskill")
     alice, bob = trueskill.Rating(25), trueskill.Rating(30)
     sigma, beta = 25 / 3, 25 / 6
-    z = -5 / math.sqrt(2 * beta ** 2 + 2 * sigma ** 2)
+    z = -5 / math.sqrt(2 * beta**2 + 2 * sigma**2)
     expected = 0.5 * (1 + math.erf(z / math.sqrt(2)))
     # trueskill's own cdf is an erfc approximation good to ~1e-9
     assert model.win_probability([alice], [bob]) == pytest.approx(expected, abs=1e-8)  # type: ignore[attr-defined]
@@ -95,8 +100,15 @@ def test_trueskill_win_probability_formula() -> None:
 def test_synelo_model_is_the_service_code() -> None:
     """The replay's synelo gives the ratings of rate_round + apply_change, the functions the
     service's store calls, and Θ = 400·floor((k_max+1)/2) from the largest team."""
-    matches = [Match(str(i), (f"p{i % 5}", f"p{(i + 1) % 5}"), (f"p{(i + 2) % 5}", "q"),
-                     "ABdraw"[i % 3] if i % 3 < 2 else "draw") for i in range(40)]
+    matches = [
+        Match(
+            str(i),
+            (f"p{i % 5}", f"p{(i + 1) % 5}"),
+            (f"p{(i + 2) % 5}", "q"),
+            "ABdraw"[i % 3] if i % 3 < 2 else "draw",
+        )
+        for i in range(40)
+    ]
     model = create_model("synelo", {}, HistoryInfo(max_team_size=2))
     assert model.parameters()["theta"] == 400.0  # k_max 2
     params = SynEloParams(theta=400.0)
@@ -105,10 +117,14 @@ def test_synelo_model_is_the_service_code() -> None:
     for m in matches:
         for p in m.team_a + m.team_b:
             records.setdefault(p, PlayerRecord(1000, 0, ConvergenceWindow(params.window)))
-        parts = [(p, "A", records[p]) for p in m.team_a] + [(p, "B", records[p])
-                                                            for p in m.team_b]
-        rr = rate_round([records[p].rating for p in m.team_a],
-                        [records[p].rating for p in m.team_b], parts, m.winner, params)
+        parts = [(p, "A", records[p]) for p in m.team_a] + [(p, "B", records[p]) for p in m.team_b]
+        rr = rate_round(
+            [records[p].rating for p in m.team_a],
+            [records[p].rating for p in m.team_b],
+            parts,
+            m.winner,
+            params,
+        )
         for change in rr.changes:
             apply_change(records[change.player], change)
         expected_p.append(rr.p_a)
@@ -127,8 +143,10 @@ def test_synelo_takes_the_header_params_and_options() -> None:
 
 
 def test_options_are_checked() -> None:
-    assert parse_options(MODELS["synelo"], {"theta": "800", "window": "100"}) == \
-        {"theta": 800.0, "window": 100}
+    assert parse_options(MODELS["synelo"], {"theta": "800", "window": "100"}) == {
+        "theta": 800.0,
+        "window": 100,
+    }
     with pytest.raises(ValueError, match="no parameter 'nonsense'"):
         parse_options(MODELS["elo"], {"nonsense": "1"})
     with pytest.raises(ValueError, match="not a number"):

@@ -47,7 +47,7 @@ def test_hand_made_history_scores() -> None:
     assert p4 > 0.5
     assert s.accuracy == pytest.approx((0.5 + 0.5 + 0) / 3)
     assert s.log_loss == pytest.approx((math.log(2) + math.log(2) - math.log(1 - p4)) / 3)
-    assert s.brier == pytest.approx((0.25 + 0.25 + (p3 - 0.5) ** 2 + p4 ** 2) / 4)
+    assert s.brier == pytest.approx((0.25 + 0.25 + (p3 - 0.5) ** 2 + p4**2) / 4)
     # every P is within [0.5, 0.6): one bin, mean P against the observed A score 1, 0, ½, 0
     assert all(0.5 <= p < 0.6 for p in (p1, p2, p3, p4))
     mean_p = (p1 + p2 + p3 + p4) / 4
@@ -70,7 +70,7 @@ def test_warmup_and_unscored_matches_learn_but_do_not_count() -> None:
     assert warm.predictions.tolist() == pytest.approx([p1, p2, p3, p4], abs=1e-12)
     assert (warm.overall.matches, warm.overall.ties) == (2, 1)
     assert warm.overall.log_loss == pytest.approx(-math.log(1 - p4))
-    assert warm.overall.brier == pytest.approx(((p3 - 0.5) ** 2 + p4 ** 2) / 2)
+    assert warm.overall.brier == pytest.approx(((p3 - 0.5) ** 2 + p4**2) / 2)
     unscored = [Match(m.id, m.team_a, m.team_b, m.winner, scored=m.id != "1") for m in HISTORY]
     r = replay(create_model("elo"), unscored)
     assert r.predictions.tolist() == pytest.approx([p1, p2, p3, p4], abs=1e-12)

@@ -82,10 +82,14 @@ def test_theta_for_kmax_rejects_zero() -> None:
         theta_for_kmax(0)
 
 
-@pytest.mark.parametrize(("field", "highest", "too_high"), [
-    ("k_max", 1_000_000.0, 1_000_000.5), ("t_shadow", 2**31 - 1, 2**31),
-    ("t_stale_days", 700_000.0, 700_001.0),
-])
+@pytest.mark.parametrize(
+    ("field", "highest", "too_high"),
+    [
+        ("k_max", 1_000_000.0, 1_000_000.5),
+        ("t_shadow", 2**31 - 1, 2**31),
+        ("t_stale_days", 700_000.0, 700_001.0),
+    ],
+)
 def test_new_params_within_bounds(field: str, highest: float, too_high: float) -> None:
     """New values past these bounds would break a pool's later rounds (a rating or count
     overflowing its column, a date before year 1); a stored pool still loads with them."""
@@ -96,8 +100,10 @@ def test_new_params_within_bounds(field: str, highest: float, too_high: float) -
     assert caught.value.names == (field,)
 
 
-@pytest.mark.parametrize("field", ["t_stale_days", "k_min", "k_max", "theta", "w_vel", "w_wre",
-                                   "w_vol", "wre_scale", "sigma"])
+@pytest.mark.parametrize(
+    "field",
+    ["t_stale_days", "k_min", "k_max", "theta", "w_vel", "w_wre", "w_vol", "wre_scale", "sigma"],
+)
 def test_new_params_are_finite(field: str) -> None:
     for bad in (math.inf, math.nan):
         if field == "k_min" and bad == math.inf:
@@ -364,8 +370,10 @@ def test_f3_eviction_keeps_the_last_w_rounds() -> None:
     # e = [0.5, 0.5, 0.5]
     # m = 1: old [1036], new [1036] → v_vel = 0
     # mean o − mean e = 0 − 0.5 → v_wre = 0.5/0.1 = 5 → C clamps to 1 (0.25·5 = 1.25 alone)
-    w = window_of([(5000, 0.9, 1.0), (4000, 0.9, 1.0), (1036, 0.5, 0.0), (1000, 0.5, 0.0),
-                   (1036, 0.5, 0.0)], size=3)
+    w = window_of(
+        [(5000, 0.9, 1.0), (4000, 0.9, 1.0), (1036, 0.5, 0.0), (1000, 0.5, 0.0), (1036, 0.5, 0.0)],
+        size=3,
+    )
     assert list(w.ratings) == [1036, 1000, 1036]
     assert w.mean_new_minus_old() == 0.0
     assert w.outcome_excess() == -0.5
@@ -509,7 +517,8 @@ def test_f6_brier_score() -> None:
     assert brier_score([0.25, 0.25]) == 0.25
     # rounds (P_A, O_A) = (0.5, 1), (0.75, 0), (0.5, 0.5):
     # 0.25 + 0.5625 + 0 = 0.8125, / 3 = 0.2708333333333333
-    terms = [RoundRating(p, 0, 0, ()).brier_term(w) for p, w in
-             ((0.5, "A"), (0.75, "B"), (0.5, "draw"))]
+    terms = [
+        RoundRating(p, 0, 0, ()).brier_term(w) for p, w in ((0.5, "A"), (0.75, "B"), (0.5, "draw"))
+    ]
     assert terms == [0.25, 0.5625, 0.0]
     assert close(brier_score(iter(terms)), 0.2708333333333333)

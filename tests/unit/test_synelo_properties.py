@@ -47,8 +47,11 @@ def windows(draw: st.DrawFn, max_size: int = 9, max_entries: int = 14) -> Conver
 
 @st.composite
 def records(draw: st.DrawFn) -> PlayerRecord:
-    return PlayerRecord(draw(ratings), draw(st.integers(min_value=0, max_value=120)),
-                        draw(windows(max_size=5, max_entries=6)))
+    return PlayerRecord(
+        draw(ratings),
+        draw(st.integers(min_value=0, max_value=120)),
+        draw(windows(max_size=5, max_entries=6)),
+    )
 
 
 @st.composite
@@ -78,10 +81,16 @@ def swapped_winner(winner: str) -> str:
 
 
 @FAST
-@given(ratings, st.floats(min_value=0.0, max_value=P.k_max), scores, probs,
-       st.integers(min_value=1, max_value=200))
-def test_update_is_an_integer_never_below_floor(rating: int, k: float, s: float, p: float,
-                                                rounds_after: int) -> None:
+@given(
+    ratings,
+    st.floats(min_value=0.0, max_value=P.k_max),
+    scores,
+    probs,
+    st.integers(min_value=1, max_value=200),
+)
+def test_update_is_an_integer_never_below_floor(
+    rating: int, k: float, s: float, p: float, rounds_after: int
+) -> None:
     new = updated_rating(rating, k, s, p, rounds_after, P)
     assert type(new) is int
     assert new >= P.r_min
@@ -113,15 +122,28 @@ def test_rate_round_keeps_integers_above_floor(rnd, winner: str, theta: float) -
 
 
 @settings(max_examples=30, deadline=None)
-@given(st.lists(st.tuples(st.lists(st.integers(min_value=0, max_value=5), min_size=1, max_size=4,
-                                   unique=True), winners), min_size=1, max_size=60))
+@given(
+    st.lists(
+        st.tuples(
+            st.lists(st.integers(min_value=0, max_value=5), min_size=1, max_size=4, unique=True),
+            winners,
+        ),
+        min_size=1,
+        max_size=60,
+    )
+)
 def test_many_rounds_stay_integer_and_above_floor(schedule) -> None:
     """Six players, each round a random team A (the rest are team B), records moved forward."""
     recs = [PlayerRecord(P.r0, 0, ConvergenceWindow(8)) for _ in range(6)]
     for team_a, winner in schedule:
         parts = [(str(i), "A" if i in team_a else "B", recs[i]) for i in range(6)]
-        rr = rate_round([recs[i].rating for i in range(6) if i in team_a],
-                        [recs[i].rating for i in range(6) if i not in team_a], parts, winner, P)
+        rr = rate_round(
+            [recs[i].rating for i in range(6) if i in team_a],
+            [recs[i].rating for i in range(6) if i not in team_a],
+            parts,
+            winner,
+            P,
+        )
         for ch in rr.changes:
             apply_change(recs[int(ch.player)], ch)
     for rec in recs:
@@ -188,13 +210,15 @@ def test_draw_between_equal_sums_changes_nothing(rosters, recs, theta: float) ->
 
 
 @FAST
-@given(st.integers(min_value=0, max_value=120_000), st.integers(min_value=0, max_value=120_000),
-       thetas)
+@given(
+    st.integers(min_value=0, max_value=120_000), st.integers(min_value=0, max_value=120_000), thetas
+)
 def test_p_a_plus_p_b_is_one(sum_a: int, sum_b: int, theta: float) -> None:
     p_a = win_probability(sum_a, sum_b, theta)
     assert 0.0 <= p_a <= 1.0
-    assert math.isclose(expected_score(p_a, "A") + expected_score(p_a, "B"), 1.0,
-                        rel_tol=0, abs_tol=1e-15)
+    assert math.isclose(
+        expected_score(p_a, "A") + expected_score(p_a, "B"), 1.0, rel_tol=0, abs_tol=1e-15
+    )
     p_b = win_probability(sum_b, sum_a, theta)
     assert math.isclose(p_a + p_b, 1.0, rel_tol=0, abs_tol=1e-15)
     if sum_a > sum_b:
@@ -204,8 +228,11 @@ def test_p_a_plus_p_b_is_one(sum_a: int, sum_b: int, theta: float) -> None:
 
 
 @FAST
-@given(st.integers(min_value=-120_000, max_value=120_000),
-       st.integers(min_value=-120_000, max_value=120_000), thetas)
+@given(
+    st.integers(min_value=-120_000, max_value=120_000),
+    st.integers(min_value=-120_000, max_value=120_000),
+    thetas,
+)
 def test_p_a_is_monotone_in_the_gap(d1: int, d2: int, theta: float) -> None:
     assume(d1 != d2)
     lo, hi = sorted((d1, d2))
@@ -220,8 +247,11 @@ def test_p_a_is_monotone_in_the_gap(d1: int, d2: int, theta: float) -> None:
 
 
 @FAST
-@given(st.floats(min_value=-1e308, max_value=1e308), st.floats(min_value=-1e308, max_value=1e308),
-       st.floats(min_value=1e-300, max_value=1e6))
+@given(
+    st.floats(min_value=-1e308, max_value=1e308),
+    st.floats(min_value=-1e308, max_value=1e308),
+    st.floats(min_value=1e-300, max_value=1e6),
+)
 def test_win_probability_never_overflows(sum_a: float, sum_b: float, theta: float) -> None:
     p = win_probability(sum_a, sum_b, theta)
     assert not math.isnan(p)
@@ -250,8 +280,12 @@ def test_c_and_k_are_bounded(w: ConvergenceWindow, rating: int) -> None:
 
 
 @FAST
-@given(st.floats(min_value=0.0, max_value=1.0), st.integers(min_value=-100_000, max_value=100_000),
-       st.floats(min_value=0.0, max_value=50.0), st.floats(min_value=0.0, max_value=200.0))
+@given(
+    st.floats(min_value=0.0, max_value=1.0),
+    st.integers(min_value=-100_000, max_value=100_000),
+    st.floats(min_value=0.0, max_value=50.0),
+    st.floats(min_value=0.0, max_value=200.0),
+)
 def test_k_is_between_k_min_and_k_max(c: float, rating: int, k_min: float, span: float) -> None:
     params = P.with_changes(k_min=k_min, k_max=k_min + span)
     k = k_factor(c, rating, params)
@@ -273,10 +307,16 @@ def test_k_is_largest_at_r0_and_symmetric(c: float, r1: int, r2: int) -> None:
 
 
 @ROUNDS
-@given(rounds(), winners, thetas, st.integers(min_value=0, max_value=60),
-       st.floats(min_value=50.0, max_value=2000.0))
-def test_rate_round_is_the_formula_functions_bit_for_bit(rnd, winner: str, theta: float,
-                                                        t_shadow: int, sigma: float) -> None:
+@given(
+    rounds(),
+    winners,
+    thetas,
+    st.integers(min_value=0, max_value=60),
+    st.floats(min_value=50.0, max_value=2000.0),
+)
+def test_rate_round_is_the_formula_functions_bit_for_bit(
+    rnd, winner: str, theta: float, t_shadow: int, sigma: float
+) -> None:
     """rate_round's loop writes F2–F5 out for speed; it must equal composing
     convergence, k_factor and updated_rating exactly, shadow cap and floor included."""
     roster_a, roster_b, parts = rnd
@@ -291,20 +331,32 @@ def test_rate_round_is_the_formula_functions_bit_for_bit(rnd, winner: str, theta
 
 
 @FAST
-@given(st.one_of(st.floats(min_value=-1e15, max_value=1e15),
-                 st.integers(min_value=-10**6, max_value=10**6).map(lambda i: i / 2),
-                 st.integers(min_value=-10**6, max_value=10**6).map(lambda i: i / 4)))
+@given(
+    st.one_of(
+        st.floats(min_value=-1e15, max_value=1e15),
+        st.integers(min_value=-(10**6), max_value=10**6).map(lambda i: i / 2),
+        st.integers(min_value=-(10**6), max_value=10**6).map(lambda i: i / 4),
+    )
+)
 def test_round_half_even_is_pythons_round(x: float) -> None:
     assert round_half_even(x) == round(x)
     assert type(round_half_even(x)) is int
 
 
 @ROUNDS
-@given(st.lists(st.tuples(st.lists(st.integers(min_value=0, max_value=9), min_size=1,
-                                   max_size=4, unique=True),
-                          st.integers(min_value=1, max_value=3), winners),
-                min_size=1, max_size=25),
-       thetas, st.integers(min_value=0, max_value=8))
+@given(
+    st.lists(
+        st.tuples(
+            st.lists(st.integers(min_value=0, max_value=9), min_size=1, max_size=4, unique=True),
+            st.integers(min_value=1, max_value=3),
+            winners,
+        ),
+        min_size=1,
+        max_size=25,
+    ),
+    thetas,
+    st.integers(min_value=0, max_value=8),
+)
 def test_play_equals_rate_round_then_apply_change(schedule, theta: float, t_shadow: int) -> None:
     """The replay's `Rater.play` moves a RecordBook exactly as the service's path moves its
     records: rate_round from the round-start sums, then apply_change per participant."""
@@ -318,10 +370,16 @@ def test_play_equals_rate_round_then_apply_change(schedule, theta: float, t_shad
         team_a, team_b = tuple(ids[:cut]), tuple(ids[cut:])
         for pid in ids:
             mine.setdefault(pid, PlayerRecord(params.r0, 0, ConvergenceWindow(params.window)))
-        parts = [(pid, "A", mine[pid]) for pid in team_a] + [(pid, "B", mine[pid])
-                                                             for pid in team_b]
-        rr = rate_round([mine[p].rating for p in team_a], [mine[p].rating for p in team_b],
-                        parts, winner, params)
+        parts = [(pid, "A", mine[pid]) for pid in team_a] + [
+            (pid, "B", mine[pid]) for pid in team_b
+        ]
+        rr = rate_round(
+            [mine[p].rating for p in team_a],
+            [mine[p].rating for p in team_b],
+            parts,
+            winner,
+            params,
+        )
         for ch in rr.changes:
             apply_change(mine[ch.player], ch)
         assert rater.play(book, team_a, team_b, winner) == rr.p_a

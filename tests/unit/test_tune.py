@@ -31,8 +31,13 @@ def test_tune_theta_on_the_frc_slice() -> None:
 
 
 def test_fit_names() -> None:
-    assert expand_fit("synelo", ["theta", "weights", "k_max"]) == \
-        ["theta", "w_vel", "w_wre", "w_vol", "k_max"]
+    assert expand_fit("synelo", ["theta", "weights", "k_max"]) == [
+        "theta",
+        "w_vel",
+        "w_wre",
+        "w_vol",
+        "k_max",
+    ]
     with pytest.raises(ValueError, match="cannot fit"):
         expand_fit("elo", ["sigma"])
     with pytest.raises(ValueError, match="too short"):

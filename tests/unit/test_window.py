@@ -18,9 +18,11 @@ from synelo.ratings.window import p_units
 P = SynEloParams()
 
 Entry = tuple[int, float, float]
-entries = st.tuples(st.integers(min_value=P.r_min, max_value=P.r_max),
-                    st.floats(min_value=0.0, max_value=1.0),
-                    st.sampled_from([0.0, 0.5, 1.0]))
+entries = st.tuples(
+    st.integers(min_value=P.r_min, max_value=P.r_max),
+    st.floats(min_value=0.0, max_value=1.0),
+    st.sampled_from([0.0, 0.5, 1.0]),
+)
 small_sizes = st.integers(min_value=2, max_value=9)
 
 
@@ -48,7 +50,7 @@ def reference(history: list[Entry], size: int) -> Reference:
     o = [s for _, _, s in tail]
     n = len(w)
     m = n // 2
-    old, new = w[:m], w[n - m:]  # not w[-m:]: for m = 0 that would be the whole list
+    old, new = w[:m], w[n - m :]  # not w[-m:]: for m = 0 that would be the whole list
     assert len(old) == len(new) == m
     new_minus_old = Fraction(sum(new), m) - Fraction(sum(old), m) if m else Fraction(0)
     if n:
@@ -64,12 +66,25 @@ def reference(history: list[Entry], size: int) -> Reference:
     if n < 2:
         c = 1.0
     else:
-        c = (P.w_vel * abs(float(new_minus_old)) / P.k_max
-             + P.w_wre * abs(float(excess)) / P.wre_scale
-             + P.w_vol * std / P.k_max)
+        c = (
+            P.w_vel * abs(float(new_minus_old)) / P.k_max
+            + P.w_wre * abs(float(excess)) / P.wre_scale
+            + P.w_vol * std / P.k_max
+        )
         c = min(1.0, max(0.0, c))
-    return Reference(w, e, o, sum(w), sum(x * x for x in w), sum(old), sum(new),
-                     float(new_minus_old), float(excess), std, c)
+    return Reference(
+        w,
+        e,
+        o,
+        sum(w),
+        sum(x * x for x in w),
+        sum(old),
+        sum(new),
+        float(new_minus_old),
+        float(excess),
+        std,
+        c,
+    )
 
 
 def assert_matches(win: ConvergenceWindow, ref: Reference) -> None:
@@ -95,8 +110,18 @@ def filled(size: int, history: list[Entry]) -> ConvergenceWindow:
     return win
 
 
-STATE = ("size", "ratings", "probs", "scores2", "sum_w", "sum_w2", "sum_old", "sum_new", "sum_s2",
-         "sum_p")  # every field (a mypyc-compiled class has no __slots__ to list them)
+STATE = (
+    "size",
+    "ratings",
+    "probs",
+    "scores2",
+    "sum_w",
+    "sum_w2",
+    "sum_old",
+    "sum_new",
+    "sum_s2",
+    "sum_p",
+)  # every field (a mypyc-compiled class has no __slots__ to list them)
 
 
 def same_state(a: ConvergenceWindow, b: ConvergenceWindow) -> None:
@@ -218,8 +243,13 @@ def test_bytes_round_trip_size_500(seed: int, extra: int) -> None:
 
 
 def test_bytes_of_extreme_values() -> None:
-    history = [(P.r_max, 1.0, 1.0), (P.r_min, 0.0, 0.0), (P.r_max, 5e-324, 0.5),
-               (P.r_min, 1 - 2**-53, 1.0), (5000, 2**-1022, 0.0)]
+    history = [
+        (P.r_max, 1.0, 1.0),
+        (P.r_min, 0.0, 0.0),
+        (P.r_max, 5e-324, 0.5),
+        (P.r_min, 1 - 2**-53, 1.0),
+        (5000, 2**-1022, 0.0),
+    ]
     win = filled(3, history)
     back = ConvergenceWindow.from_bytes(win.to_bytes(), 3)
     same_state(win, back)
@@ -245,8 +275,9 @@ def test_unknown_format_version_is_refused() -> None:
 
 @settings(max_examples=100, deadline=None)
 @given(small_sizes, small_sizes, st.lists(entries, max_size=25))
-def test_resized_keeps_the_most_recent_rounds(size: int, new_size: int,
-                                              history: list[Entry]) -> None:
+def test_resized_keeps_the_most_recent_rounds(
+    size: int, new_size: int, history: list[Entry]
+) -> None:
     win = filled(size, history)
     kept = history[-size:] if history else []
     res = win.resized(new_size)
@@ -272,8 +303,10 @@ def test_resized_worked_by_hand() -> None:
     assert big.mean_new_minus_old() == 30.0  # (1040+1050)/2 − (1010+1020)/2 = 1045 − 1015
 
 
-@pytest.mark.parametrize(("size", "chunk", "rounds"), [(5, 2, 23), (500, 50, 1234), (7, 3, 7),
-                                                      (500, 50, 499), (4, 50, 9)])
+@pytest.mark.parametrize(
+    ("size", "chunk", "rounds"),
+    [(5, 2, 23), (500, 50, 1234), (7, 3, 7), (500, 50, 499), (4, 50, 9)],
+)
 def test_header_and_chunks_rebuild_the_window(size: int, chunk: int, rounds: int) -> None:
     """What the store keeps — the header and, after each round, the newest chunk (old chunks
     dropped when a new one starts) — rebuilds the same window at every step."""
@@ -309,30 +342,36 @@ def _as_old_format(data: bytes, version: int, probs: list[float]) -> bytes:
     old_bytes = old_sum.to_bytes((old_sum.bit_length() + 8) // 8 or 1, "little", signed=True)
     fields[0], fields[-1] = version, len(old_bytes)
     head = struct.pack("<HHIqqqqIH", *fields)
-    return head + data[len(head):at] + old_bytes + data[at + new_len:]
+    return head + data[len(head) : at] + old_bytes + data[at + new_len :]
 
 
 def test_windows_stored_by_earlier_versions_load_the_same() -> None:
     """Formats 1 (blob) and 2 (header) kept Σe scaled by 2^1074; they load into the same
     window, Σe recomputed from the stored entries."""
     rng = random.Random(5)
-    history = [(rng.randint(100, 3000), rng.random(), rng.choice((0.0, 0.5, 1.0)))
-               for _ in range(37)]
+    history = [
+        (rng.randint(100, 3000), rng.random(), rng.choice((0.0, 0.5, 1.0))) for _ in range(37)
+    ]
     win = filled(20, history)
     probs = [p for _, p, _ in history[-20:]]
     same_state(win, ConvergenceWindow.from_bytes(_as_old_format(win.to_bytes(), 1, probs), 20))
-    stored = {n: win.chunk_bytes(n, 8) for n in range(win.oldest_chunk(8),
-                                                       win.chunk_of_newest(8) + 1)}
+    stored = {
+        n: win.chunk_bytes(n, 8) for n in range(win.oldest_chunk(8), win.chunk_of_newest(8) + 1)
+    }
     old_header = _as_old_format(win.header_bytes(), 2, probs)
     assert old_header[0] == 2 and len(old_header) > len(win.header_bytes())
     same_state(win, ConvergenceWindow.from_parts(old_header, stored, 8, 20))
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.integers(min_value=2, max_value=12), st.integers(min_value=1, max_value=5),
-       st.lists(st.tuples(entries, st.integers(min_value=0, max_value=12)), max_size=60))
-def test_chunk_bytes_are_the_same_whatever_was_asked_before(size: int, chunk: int,
-                                                            steps: list) -> None:
+@given(
+    st.integers(min_value=2, max_value=12),
+    st.integers(min_value=1, max_value=5),
+    st.lists(st.tuples(entries, st.integers(min_value=0, max_value=12)), max_size=60),
+)
+def test_chunk_bytes_are_the_same_whatever_was_asked_before(
+    size: int, chunk: int, steps: list
+) -> None:
     """chunk_bytes, asked in any order after any appends, answers what a window freshly built
     from the same entries answers."""
     win = ConvergenceWindow(size)
@@ -342,16 +381,31 @@ def test_chunk_bytes_are_the_same_whatever_was_asked_before(size: int, chunk: in
         history.append(entry)
         fresh = filled(size, history)
         fresh.appended = win.appended
-        for number in (win.chunk_of_newest(chunk), ask, win.oldest_chunk(chunk),
-                       win.chunk_of_newest(chunk)):
+        for number in (
+            win.chunk_of_newest(chunk),
+            ask,
+            win.oldest_chunk(chunk),
+            win.chunk_of_newest(chunk),
+        ):
             assert win.chunk_bytes(number, chunk) == fresh.chunk_bytes(number, chunk)
 
 
-@pytest.mark.parametrize(("size", "chunk", "rounds"), [(5, 2, 23), (500, 50, 1234), (7, 3, 7),
-                                                      (500, 50, 499), (4, 50, 9), (7, 50, 130),
-                                                      (500, 50, 550), (60, 50, 101)])
-def test_full_chunks_and_a_journal_tail_rebuild_the_window(size: int, chunk: int,
-                                                           rounds: int) -> None:
+@pytest.mark.parametrize(
+    ("size", "chunk", "rounds"),
+    [
+        (5, 2, 23),
+        (500, 50, 1234),
+        (7, 3, 7),
+        (500, 50, 499),
+        (4, 50, 9),
+        (7, 50, 130),
+        (500, 50, 550),
+        (60, 50, 101),
+    ],
+)
+def test_full_chunks_and_a_journal_tail_rebuild_the_window(
+    size: int, chunk: int, rounds: int
+) -> None:
     """What the store keeps now — each chunk once it is full (those that left the window
     dropped) — plus the rounds since, as the journal has them, rebuild the same window at
     every step."""
@@ -367,11 +421,12 @@ def test_full_chunks_and_a_journal_tail_rebuild_the_window(size: int, chunk: int
             stored[win.chunk_of_newest(chunk)] = win.chunk_bytes(win.chunk_of_newest(chunk), chunk)
             for number in [n for n in stored if n < win.oldest_chunk(chunk)]:
                 del stored[number]
-        tail = history[len(history) - win.appended % chunk:] if win.appended % chunk else []
+        tail = history[len(history) - win.appended % chunk :] if win.appended % chunk else []
         rebuilt = ConvergenceWindow.from_chunks_and_tail(stored, tail, win.appended, chunk, size)
         same_state(win, rebuilt)
         assert rebuilt.appended == win.appended
-        assert rebuilt.chunk_bytes(rebuilt.chunk_of_newest(chunk), chunk) == \
-            win.chunk_bytes(win.chunk_of_newest(chunk), chunk)
+        assert rebuilt.chunk_bytes(rebuilt.chunk_of_newest(chunk), chunk) == win.chunk_bytes(
+            win.chunk_of_newest(chunk), chunk
+        )
     with pytest.raises(ValueError):
         ConvergenceWindow.from_chunks_and_tail(stored, [], win.appended + 1, chunk, size)

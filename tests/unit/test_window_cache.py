@@ -36,7 +36,6 @@ def test_many_at_once_is_the_same_as_one_by_one() -> None:
     assert cache.get_many({3: 30, 1: 10, 2: 99}) == {3: (w[2], 0.3), 1: (w[0], 0.1)}
     cache.put_many([(4, 40, w[3], 0.4)])  # evicts 2, the least recently used
     assert cache.get(2, 20) is None
-    assert cache.get_many({1: 10, 3: 30, 4: 40}) == {1: (w[0], 0.1), 3: (w[2], 0.3),
-                                                     4: (w[3], 0.4)}
+    assert cache.get_many({1: 10, 3: 30, 4: 40}) == {1: (w[0], 0.1), 3: (w[2], 0.3), 4: (w[3], 0.4)}
     cache.put_many([(1, 11, w[0], 0.5)])  # a newer stamp replaces the entry
     assert cache.get(1, 10) is None and cache.get(1, 11) == (w[0], 0.5)

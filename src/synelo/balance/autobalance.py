@@ -43,8 +43,13 @@ class Rebalance:
     size_b: int
 
 
-def place_joiner(ratings: Sequence[float], team_a: Sequence[int], team_b: Sequence[int],
-                 joiner: int, resolution: float | None = None) -> Team:
+def place_joiner(
+    ratings: Sequence[float],
+    team_a: Sequence[int],
+    team_b: Sequence[int],
+    joiner: int,
+    resolution: float | None = None,
+) -> Team:
     """Odd joiner (seed 000): with equal teams, the side that leaves |Σ_A − Σ_B| smallest.
 
     With unequal teams the joiner goes to the smaller one (a joiner that made the sizes differ
@@ -58,9 +63,15 @@ def place_joiner(ratings: Sequence[float], team_a: Sequence[int], team_b: Sequen
     return "A" if (abs(diff + r), diff > 0) <= (abs(diff - r), diff < 0) else "B"
 
 
-def transfer_moves(ratings: Sequence[float], team_a: Sequence[int], team_b: Sequence[int], *,
-                   locked: Collection[int] = (), parties: Sequence[Collection[int]] = (),
-                   resolution: float | None = None) -> Rebalance:
+def transfer_moves(
+    ratings: Sequence[float],
+    team_a: Sequence[int],
+    team_b: Sequence[int],
+    *,
+    locked: Collection[int] = (),
+    parties: Sequence[Collection[int]] = (),
+    resolution: float | None = None,
+) -> Rebalance:
     """F11: when |k(A) − k(B)| ≥ 2, move ⌊|Δk|/2⌋ players from the larger team to the smaller.
 
     The movers are chosen jointly, exactly: their Σ is the reachable one nearest
@@ -75,8 +86,11 @@ def transfer_moves(ratings: Sequence[float], team_a: Sequence[int], team_b: Sequ
     moves: list[Move] = []
     if len(big) - len(small) >= 2:
         in_party = {i for party in parties for i in party}
-        tiers = ([i for i in big if i not in locked and i not in in_party],
-                 [i for i in big if i not in locked], list(big))
+        tiers = (
+            [i for i in big if i not in locked and i not in in_party],
+            [i for i in big if i not in locked],
+            list(big),
+        )
         pool = next(t for t in tiers if len(t) >= count)
         d = sum(ints[i] for i in big) - sum(ints[i] for i in small)
         movers = _nearest_subset([ints[i] for i in pool], count, d)
@@ -84,10 +98,16 @@ def transfer_moves(ratings: Sequence[float], team_a: Sequence[int], team_b: Sequ
     return _outcome(ints, step, a, b, moves)
 
 
-def min_swaps(ratings: Sequence[float], team_a: Sequence[int], team_b: Sequence[int], *,
-              unassigned: Sequence[int] = (), locked: Collection[int] = (),
-              parties: Sequence[Collection[int]] = (),
-              resolution: float | None = None) -> Rebalance:
+def min_swaps(
+    ratings: Sequence[float],
+    team_a: Sequence[int],
+    team_b: Sequence[int],
+    *,
+    unassigned: Sequence[int] = (),
+    locked: Collection[int] = (),
+    parties: Sequence[Collection[int]] = (),
+    resolution: float | None = None,
+) -> Rebalance:
     """Seed 001's rebalance: place the unassigned, then the best pair swaps until none helps.
 
     Unassigned players first even out the team sizes (as far as they can) and are divided
@@ -105,8 +125,13 @@ def min_swaps(ratings: Sequence[float], team_a: Sequence[int], team_b: Sequence[
         even = (len(b) + len(new) - len(a)) / 2  # newcomers to A that would equal the sizes
         options = {min(max(c, 0), len(new)) for c in (int(even), -int(-even // 1))}
         # Σ_A − Σ_B = d + 2·Σ(new on A): choose the count and the players together.
-        fits = [(abs(len(a) + c - len(b) - len(new) + c), _nearest_subset(
-            [ints[i] for i in new], c, -d)) for c in sorted(options)]
+        fits = [
+            (
+                abs(len(a) + c - len(b) - len(new) + c),
+                _nearest_subset([ints[i] for i in new], c, -d),
+            )
+            for c in sorted(options)
+        ]
         best = min(fits, key=lambda f: (f[0], abs(d + 2 * sum(ints[new[j]] for j in f[1]))))
         chosen = set(best[1])
         for j, i in enumerate(new):
@@ -117,8 +142,13 @@ def min_swaps(ratings: Sequence[float], team_a: Sequence[int], team_b: Sequence[
         d = sum(ints[i] if s == "A" else -ints[i] for i, s in side.items())
         free_a = [i for i, s in side.items() if s == "A" and i not in fixed]
         free_b = [i for i, s in side.items() if s == "B" and i not in fixed]
-        best = min(((abs(d - 2 * (ints[x] - ints[y])), n) for n, (x, y) in
-                    enumerate((x, y) for x in free_a for y in free_b)), default=None)
+        best = min(
+            (
+                (abs(d - 2 * (ints[x] - ints[y])), n)
+                for n, (x, y) in enumerate((x, y) for x in free_a for y in free_b)
+            ),
+            default=None,
+        )
         if best is None or best[0] >= abs(d):
             break
         x, y = divmod(best[1], len(free_b))
@@ -133,22 +163,32 @@ def _nearest_subset(weights: Sequence[int], count: int, twice_target: int) -> li
         return []
     low = min(weights)
     units = [Unit((j,), w - low, False, (0, 0, 0), 1) for j, w in enumerate(weights)]
-    take = choose(units, count, [True] * len(units), twice_target - 2 * count * low,
-                  [False] * len(units))
+    take = choose(
+        units, count, [True] * len(units), twice_target - 2 * count * low, [False] * len(units)
+    )
     assert take is not None  # count ≤ len(weights) by construction
     return [j for j, t in enumerate(take) if t]
 
 
-def _outcome(ints: Sequence[int], step: float, a: list[int], b: list[int],
-             moves: Sequence[Move]) -> Rebalance:
+def _outcome(
+    ints: Sequence[int], step: float, a: list[int], b: list[int], moves: Sequence[Move]
+) -> Rebalance:
     def scaled(v: int) -> float:
         return v if step == 1.0 else round(v * step, 10)
 
     before = abs(sum(ints[i] for i in a) - sum(ints[i] for i in b))
-    team: Mapping[int, str] = {i: "A" for i in a} | {i: "B" for i in b} | {
-        m.player: m.to_team for m in moves}
+    team: Mapping[int, str] = (
+        {i: "A" for i in a} | {i: "B" for i in b} | {m.player: m.to_team for m in moves}
+    )
     sum_a = sum(ints[i] for i, t in team.items() if t == "A")
     sum_b = sum(ints[i] for i, t in team.items() if t == "B")
     size_a = sum(1 for t in team.values() if t == "A")
-    return Rebalance(tuple(moves), scaled(before), scaled(abs(sum_a - sum_b)), scaled(sum_a),
-                     scaled(sum_b), size_a, len(team) - size_a)
+    return Rebalance(
+        tuple(moves),
+        scaled(before),
+        scaled(abs(sum_a - sum_b)),
+        scaled(sum_a),
+        scaled(sum_b),
+        size_a,
+        len(team) - size_a,
+    )

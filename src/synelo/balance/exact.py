@@ -17,8 +17,9 @@ from collections.abc import Sequence
 from synelo.balance.problem import BENCH, A, B, Problem, Unit
 
 
-def exact_assignment(problem: Problem, prefer: Sequence[int],
-                     budget_bytes: int = 256 << 20) -> list[int] | None:
+def exact_assignment(
+    problem: Problem, prefer: Sequence[int], budget_bytes: int = 256 << 20
+) -> list[int] | None:
     """F7: a placement (A, B or BENCH per unit) with minimal |Σ_A − Σ_B|, or None past budget.
 
     Among optimal placements, each unit is given its `prefer`red place whenever the table
@@ -27,15 +28,28 @@ def exact_assignment(problem: Problem, prefer: Sequence[int],
     units = problem.units
     if sum(u.size for u in units) == 2 * problem.k:
         total = sum(u.weight for u in units)
-        chosen = choose(units, problem.k, [True] * len(units), total,
-                        [p == A for p in prefer], budget_bytes, everyone=True)
+        chosen = choose(
+            units,
+            problem.k,
+            [True] * len(units),
+            total,
+            [p == A for p in prefer],
+            budget_bytes,
+            everyone=True,
+        )
         return None if chosen is None else [A if c else B for c in chosen]
     return _with_bench(problem, prefer, budget_bytes)
 
 
-def choose(units: Sequence[Unit], k: int, allowed: Sequence[bool], twice_target: int,
-           prefer_take: Sequence[bool], budget_bytes: int = 64 << 20,
-           everyone: bool = False) -> list[bool] | None:
+def choose(
+    units: Sequence[Unit],
+    k: int,
+    allowed: Sequence[bool],
+    twice_target: int,
+    prefer_take: Sequence[bool],
+    budget_bytes: int = 64 << 20,
+    everyone: bool = False,
+) -> list[bool] | None:
     """Units with k players in all whose weight is nearest twice_target / 2.
 
     Units not `allowed` are left out; must units that are allowed are always taken (unless
@@ -146,8 +160,9 @@ def _nearest(bits: int, twice_center: int) -> int:
 PREFERENCE_UNITS = 14  # beyond this many units the preference is left to the search
 
 
-def preferred_assignment(problem: Problem, gap: int, prefer: str, beat: int | None = None,
-                         budget_states: int = 4_000) -> tuple[list[int] | None, int] | None:
+def preferred_assignment(
+    problem: Problem, gap: int, prefer: str, beat: int | None = None, budget_states: int = 4_000
+) -> tuple[list[int] | None, int] | None:
     """Among splits with |Σ_A − Σ_B| = gap, the one `prefer` wants, exactly; None past budget.
 
     "stay" minimises and "mix" maximises the moved players, counted in whichever naming of
@@ -181,13 +196,19 @@ def preferred_assignment(problem: Problem, gap: int, prefer: str, beat: int | No
             for key, moved in _placements(u, k, a, b, m, n):
                 if prefer == "stay" and beat is not None and min(key[2], key[3]) >= beat:
                     continue
-                bits_then = (bits << u.weight if moved == A else bits >> u.weight
-                             if moved == B else bits) & window
+                bits_then = (
+                    bits << u.weight if moved == A else bits >> u.weight if moved == B else bits
+                ) & window
                 if bits_then:
                     grown[key] = grown.get(key, 0) | bits_then
         table = grown
-    ends = [(min(m, n), (a, b, m, n), x) for (a, b, m, n), bits in table.items()
-            if a == b == k for x in {offset - gap, offset + gap} if x >= 0 and (bits >> x) & 1]
+    ends = [
+        (min(m, n), (a, b, m, n), x)
+        for (a, b, m, n), bits in table.items()
+        if a == b == k
+        for x in {offset - gap, offset + gap}
+        if x >= 0 and (bits >> x) & 1
+    ]
     if not ends:
         return None, beat  # type: ignore[return-value]  # nothing beats `beat`: it is optimal
     moved, state, x = (min if prefer == "stay" else max)(ends, key=lambda e: (e[0], e[1], e[2]))
@@ -195,11 +216,11 @@ def preferred_assignment(problem: Problem, gap: int, prefer: str, beat: int | No
     for i in range(len(units) - 1, -1, -1):
         u, before = units[i], steps[i]
         a, b, m, n = state
-        for where, prev, px in ((BENCH, (a, b, m - u.moves[BENCH], n - u.moves[BENCH]), x),
-                                (A, (a - u.size, b, m - u.moves[A], n - u.moves[B]),
-                                 x - u.weight),
-                                (B, (a, b - u.size, m - u.moves[B], n - u.moves[A]),
-                                 x + u.weight)):
+        for where, prev, px in (
+            (BENCH, (a, b, m - u.moves[BENCH], n - u.moves[BENCH]), x),
+            (A, (a - u.size, b, m - u.moves[A], n - u.moves[B]), x - u.weight),
+            (B, (a, b - u.size, m - u.moves[B], n - u.moves[A]), x + u.weight),
+        ):
             if where == BENCH and u.must:
                 continue
             if px >= 0 and (before.get(prev, 0) >> px) & 1:
@@ -208,8 +229,9 @@ def preferred_assignment(problem: Problem, gap: int, prefer: str, beat: int | No
     return place, moved
 
 
-def _placements(u: Unit, k: int, a: int, b: int, m: int, n: int
-                ) -> list[tuple[tuple[int, int, int, int], int]]:
+def _placements(
+    u: Unit, k: int, a: int, b: int, m: int, n: int
+) -> list[tuple[tuple[int, int, int, int], int]]:
     """The states a unit can lead to: (|A|, |B|, moved as named, moved if renamed), place."""
     out = []
     if not u.must:
@@ -219,4 +241,3 @@ def _placements(u: Unit, k: int, a: int, b: int, m: int, n: int
     if b + u.size <= k:
         out.append(((a, b + u.size, m + u.moves[B], n + u.moves[A]), B))
     return out
-

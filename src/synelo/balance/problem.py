@@ -65,14 +65,29 @@ class UnitArrays:
         median = per_player[len(per_player) // 2] if per_player else 0
 
         def order(stay: bool) -> tuple[int, ...]:
-            return tuple(sorted(range(len(units)), key=lambda i: (
-                not units[i].must, not (stay and units[i].moves[BENCH]),
-                abs(units[i].weight / units[i].size - median), i)))
+            return tuple(
+                sorted(
+                    range(len(units)),
+                    key=lambda i: (
+                        not units[i].must,
+                        not (stay and units[i].moves[BENCH]),
+                        abs(units[i].weight / units[i].size - median),
+                        i,
+                    ),
+                )
+            )
 
-        return cls(weight, size, np.array([u.must for u in units], dtype=bool),
-                   np.array([u.moves for u in units], dtype=np.int64).reshape(-1, 3),
-                   size[:, None] == size[None, :], weight[:, None] - weight[None, :],
-                   sum(u.moves[BENCH] for u in units), order(False), order(True))
+        return cls(
+            weight,
+            size,
+            np.array([u.must for u in units], dtype=bool),
+            np.array([u.moves for u in units], dtype=np.int64).reshape(-1, 3),
+            size[:, None] == size[None, :],
+            weight[:, None] - weight[None, :],
+            sum(u.moves[BENCH] for u in units),
+            order(False),
+            order(True),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,11 +119,17 @@ def current_sides(n: int, current: tuple[Collection[int], Collection[int]] | Non
 class ProblemBuilder:
     """Builds the problem for each team size, reusing units while the same parties hold."""
 
-    def __init__(self, ratings: Sequence[int], must_play: Collection[int],
-                 parties: Sequence[Sequence[int]], now: Sequence[int]) -> None:
+    def __init__(
+        self,
+        ratings: Sequence[int],
+        must_play: Collection[int],
+        parties: Sequence[Sequence[int]],
+        now: Sequence[int],
+    ) -> None:
         self.ratings, self.must, self.now = ratings, set(must_play), now
-        self.parties = sorted((tuple(sorted(p)) for p in parties if len(p) > 1),
-                              key=lambda p: (-len(p), p))
+        self.parties = sorted(
+            (tuple(sorted(p)) for p in parties if len(p) > 1), key=lambda p: (-len(p), p)
+        )
         self.low = min(ratings)
         order = sorted(range(len(ratings)), key=lambda i: (-ratings[i], i))
         self.rank = [0] * len(ratings)
@@ -136,17 +157,19 @@ class ProblemBuilder:
                 return None
             split.append(kept.pop(0))
 
-    def units(self, parties: tuple[tuple[int, ...], ...]
-              ) -> tuple[tuple[Unit, ...], UnitArrays]:
+    def units(self, parties: tuple[tuple[int, ...], ...]) -> tuple[tuple[Unit, ...], UnitArrays]:
         if parties not in self._units:
-            units = tuple(Unit(u.members, u.weight - self.low * u.size, u.must, u.moves, u.size)
-                          for u in _units(self.ratings, self.must, parties, self.now))
+            units = tuple(
+                Unit(u.members, u.weight - self.low * u.size, u.must, u.moves, u.size)
+                for u in _units(self.ratings, self.must, parties, self.now)
+            )
             self._units[parties] = units, UnitArrays.of(units)
         return self._units[parties]
 
 
-def _units(ratings: Sequence[int], must: set[int], parties: Sequence[tuple[int, ...]],
-           now: Sequence[int]) -> list[Unit]:
+def _units(
+    ratings: Sequence[int], must: set[int], parties: Sequence[tuple[int, ...]], now: Sequence[int]
+) -> list[Unit]:
     grouped: set[int] = set()
     groups: list[tuple[int, ...]] = []
     for party in parties:
@@ -155,11 +178,19 @@ def _units(ratings: Sequence[int], must: set[int], parties: Sequence[tuple[int, 
     groups.extend((i,) for i in range(len(ratings)) if i not in grouped)
     units = []
     for members in groups:
-        moves = tuple(sum(1 for i in members if now[i] != BENCH and now[i] != place)
-                      for place in (A, B, BENCH))
-        units.append(Unit(members, sum(ratings[i] for i in members),
-                          any(i in must for i in members), moves,  # type: ignore[arg-type]
-                          len(members)))
+        moves = tuple(
+            sum(1 for i in members if now[i] != BENCH and now[i] != place)
+            for place in (A, B, BENCH)
+        )
+        units.append(
+            Unit(
+                members,
+                sum(ratings[i] for i in members),
+                any(i in must for i in members),
+                moves,  # type: ignore[arg-type]
+                len(members),
+            )
+        )
     units.sort(key=lambda u: (-u.weight / u.size, u.members[0]))
     return units
 

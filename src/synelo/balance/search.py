@@ -41,8 +41,9 @@ class Placement:
     moved: int = 0
 
     @classmethod
-    def start(cls, problem: Problem, sides: Sequence[int] | np.ndarray,
-              prefer: Prefer) -> Placement:
+    def start(
+        cls, problem: Problem, sides: Sequence[int] | np.ndarray, prefer: Prefer
+    ) -> Placement:
         p = cls(problem, prefer, np.asarray(sides, dtype=np.int8))
         p.recount()
         return p
@@ -100,8 +101,9 @@ class Placement:
     def swap(self, u: int, v: int) -> None:
         su, sv = int(self.side[u]), int(self.side[v])
         self.diff += (SIGN[sv] - SIGN[su]) * int(self.weight[u] - self.weight[v])
-        self.moved += int(self.moves[u, sv] - self.moves[u, su] + self.moves[v, su]
-                          - self.moves[v, sv])
+        self.moved += int(
+            self.moves[u, sv] - self.moves[u, su] + self.moves[v, su] - self.moves[v, sv]
+        )
         self.side[u], self.side[v] = sv, su
 
 

@@ -85,8 +85,14 @@ class SectorsEdgePolicy:
       before), and the move does not leave the weaker team more than `power_gap` stronger.
     """
 
-    def __init__(self, *, delay: float = 20.0, power_gap: float = 10.0,
-                 min_seconds_left: float = 180.0, version: str = "1.2.2") -> None:
+    def __init__(
+        self,
+        *,
+        delay: float = 20.0,
+        power_gap: float = 10.0,
+        min_seconds_left: float = 180.0,
+        version: str = "1.2.2",
+    ) -> None:
         self.delay, self.power_gap = delay, power_gap
         self.min_seconds_left, self.version = min_seconds_left, version
         self.marked_at: float | None = None
@@ -129,13 +135,20 @@ class SectorsEdgePolicy:
         """CanBeAutobalanced, with the seed's p/q slip fixed (teammates in parties excluded)."""
         if player.autobalanced or player.in_party:
             return False
-        mates = sorted((q for q in players.values() if q.team == player.team
-                        and not q.autobalanced and not q.in_party), key=lambda q: (q.points, q.id))
+        mates = sorted(
+            (
+                q
+                for q in players.values()
+                if q.team == player.team and not q.autobalanced and not q.in_party
+            ),
+            key=lambda q: (q.points, q.id),
+        )
         bottom = int(len(mates) * 0.67)
         return any(q.id == player.id for q in mates[:bottom])
 
-    def on_death(self, player_id: str, players: Mapping[str, SEPlayer], match: MatchState,
-                 now: float) -> SEMove | None:
+    def on_death(
+        self, player_id: str, players: Mapping[str, SEPlayer], match: MatchState, now: float
+    ) -> SEMove | None:
         """The move for a player who just died, if the policy makes one."""
         if not self.check(players, match, now) or self.marked_at is None:
             return None

@@ -63,13 +63,21 @@ class SplitSet:
         return "greedy" if any(s.method == "greedy" for s in self.splits) else "exact"
 
 
-def best_splits(ratings: Sequence[float], *, theta: float, min_k: int = 2,
-                max_k: int | None = None, must_play: Collection[int] = (),
-                parties: Sequence[Sequence[int]] = (),
-                current: tuple[Collection[int], Collection[int]] | None = None,
-                prefer: Prefer = None, n_max: int | None = 32, budget_s: float = 1.0,
-                resolution: float | None = None,
-                clock: Callable[[], float] = time.perf_counter) -> SplitSet:
+def best_splits(
+    ratings: Sequence[float],
+    *,
+    theta: float,
+    min_k: int = 2,
+    max_k: int | None = None,
+    must_play: Collection[int] = (),
+    parties: Sequence[Sequence[int]] = (),
+    current: tuple[Collection[int], Collection[int]] | None = None,
+    prefer: Prefer = None,
+    n_max: int | None = 32,
+    budget_s: float = 1.0,
+    resolution: float | None = None,
+    clock: Callable[[], float] = time.perf_counter,
+) -> SplitSet:
     """F7 for every k in min_k…max_k (default 2…⌊N/2⌋): the best split per team size.
 
     Team sizes that must_play makes impossible (more than 2k must play) are left out.
@@ -91,10 +99,14 @@ def best_splits(ratings: Sequence[float], *, theta: float, min_k: int = 2,
         if problem is None:
             continue
         search = exact_ok and clock() < deadline
-        place, proven, method = _solve(problem, current is not None, prefer, search, deadline,
-                                       clock)
-        splits.append(_split(problem, place, method, ints, step, theta,
-                             proven if current is not None else None))
+        place, proven, method = _solve(
+            problem, current is not None, prefer, search, deadline, clock
+        )
+        splits.append(
+            _split(
+                problem, place, method, ints, step, theta, proven if current is not None else None
+            )
+        )
     return SplitSet(tuple(splits), step, (clock() - began) * 1000)
 
 
@@ -102,8 +114,14 @@ CHEAP_EXACT = 300  # units × (k+1)² below which the exact program beats search
 FEW_TEAMS = 2500  # with fewer candidate teams the search seldom meets the bound: go exact
 
 
-def _solve(problem: Problem, has_current: bool, prefer: Prefer, search: bool, deadline: float,
-           clock: Callable[[], float]) -> tuple[Placement, bool, str]:
+def _solve(
+    problem: Problem,
+    has_current: bool,
+    prefer: Prefer,
+    search: bool,
+    deadline: float,
+    clock: Callable[[], float],
+) -> tuple[Placement, bool, str]:
     """The placement, whether its preference is proven, and how its gap was settled."""
     bound = parity_bound(problem)
     from_current = has_current and (prefer != "mix" or not search)
@@ -119,9 +137,18 @@ def _solve(problem: Problem, has_current: bool, prefer: Prefer, search: bool, de
         # Refilling A from everyone else is the stronger step while there are many teams to
         # choose from; near 2k = N dividing the seated players anew has more.
         wide_bench = teams >= 10_000
-        while p.gap > bound and clock() < deadline and (
-                (wide_bench and _refill(p)) or _reseat(p) or _resplit(p)
-                or (not wide_bench and _refill(p)) or greedy_descent(p) or pair_exchange(p)):
+        while (
+            p.gap > bound
+            and clock() < deadline
+            and (
+                (wide_bench and _refill(p))
+                or _reseat(p)
+                or _resplit(p)
+                or (not wide_bench and _refill(p))
+                or greedy_descent(p)
+                or pair_exchange(p)
+            )
+        ):
             pass
         if p.gap <= bound:
             return (*_honour(p), "bound")
@@ -159,8 +186,13 @@ def _refill(p: Placement) -> bool:
     middling k one of them nearly always matches Σ_B to the parity bound.
     """
     kept = p.side == B
-    take = choose(p.problem.units, p.problem.k, (~kept).tolist(), 2 * int(p.weight[kept].sum()),
-                  (p.side == A).tolist())
+    take = choose(
+        p.problem.units,
+        p.problem.k,
+        (~kept).tolist(),
+        2 * int(p.weight[kept].sum()),
+        (p.side == A).tolist(),
+    )
     return take is not None and _adopt(p, np.array(take), kept)
 
 
@@ -200,8 +232,9 @@ def _resplit(p: Placement) -> bool:
     """
     seated = p.side != BENCH
     target = int(p.weight[seated].sum())
-    take = choose(p.problem.units, p.problem.k, seated.tolist(), target,
-                  (p.side == A).tolist(), everyone=True)
+    take = choose(
+        p.problem.units, p.problem.k, seated.tolist(), target, (p.side == A).tolist(), everyone=True
+    )
     if take is None:
         return False
     taken = np.array(take)
@@ -217,8 +250,15 @@ def _adopt(p: Placement, on_a: np.ndarray, on_b: np.ndarray) -> bool:
     return True
 
 
-def _split(problem: Problem, p: Placement, method: str, ints: Sequence[int], step: float,
-           theta: float, moved_optimal: bool | None) -> Split:
+def _split(
+    problem: Problem,
+    p: Placement,
+    method: str,
+    ints: Sequence[int],
+    step: float,
+    theta: float,
+    moved_optimal: bool | None,
+) -> Split:
     """The answer for one k: players listed strongest first (ties: input order)."""
     groups: list[list[int]] = [[], [], []]
     for unit, place in zip(problem.units, p.side.tolist(), strict=True):
@@ -234,19 +274,35 @@ def _split(problem: Problem, p: Placement, method: str, ints: Sequence[int], ste
     elif groups[A] and groups[B] and rank[groups[B][0]] < rank[groups[A][0]]:
         groups[A], groups[B] = groups[B], groups[A]  # A holds the strongest seated player
     sum_a, sum_b = sum(ints[i] for i in groups[A]), sum(ints[i] for i in groups[B])
-    return Split(problem.k, tuple(groups[A]), tuple(groups[B]), tuple(groups[BENCH]),
-                 _scaled(sum_a, step), _scaled(sum_b, step), _scaled(abs(sum_a - sum_b), step),
-                 win_probability(_scaled(sum_a, step), _scaled(sum_b, step), theta),
-                 method != "greedy", moved, moved_optimal, problem.split_parties, method)
+    return Split(
+        problem.k,
+        tuple(groups[A]),
+        tuple(groups[B]),
+        tuple(groups[BENCH]),
+        _scaled(sum_a, step),
+        _scaled(sum_b, step),
+        _scaled(abs(sum_a - sum_b), step),
+        win_probability(_scaled(sum_a, step), _scaled(sum_b, step), theta),
+        method != "greedy",
+        moved,
+        moved_optimal,
+        problem.split_parties,
+        method,
+    )
 
 
 def _scaled(value: int, step: float) -> float:
     return value if step == 1.0 else round(value * step, 10)
 
 
-def _check(n: int, min_k: int, max_k: int, must_play: Collection[int],
-           parties: Sequence[Sequence[int]], current: tuple[Collection[int], Collection[int]] | None
-           ) -> None:
+def _check(
+    n: int,
+    min_k: int,
+    max_k: int,
+    must_play: Collection[int],
+    parties: Sequence[Sequence[int]],
+    current: tuple[Collection[int], Collection[int]] | None,
+) -> None:
     """ValueErrors that name the argument at fault."""
     if min_k < 1:
         raise ValueError("min_k must be at least 1")
@@ -257,8 +313,11 @@ def _check(n: int, min_k: int, max_k: int, must_play: Collection[int],
     if len(set(must_play)) > 2 * max_k:
         raise ValueError("must_play has more players than the largest team size can seat")
     seen: set[int] = set()
-    for name, group in [("must_play", must_play)] + [("parties", p) for p in parties] + (
-            [("current", current[0]), ("current", current[1])] if current else []):
+    for name, group in (
+        [("must_play", must_play)]
+        + [("parties", p) for p in parties]
+        + ([("current", current[0]), ("current", current[1])] if current else [])
+    ):
         if any(not 0 <= i < n for i in group):
             raise ValueError(f"{name} names a player that is not in the pool")
     for party in parties:

@@ -27,12 +27,23 @@ class SyneloClient:
     """One pool of one service. Transport failures, timeouts and 5xx raise
     `ServiceUnavailable`; 4xx raise a `RequestRejected` subclass (never retried here)."""
 
-    def __init__(self, url: str, token: str, pool: str = "default", *, timeout: float = 2.0,
-                 transport: httpx.BaseTransport | None = None) -> None:
+    def __init__(
+        self,
+        url: str,
+        token: str,
+        pool: str = "default",
+        *,
+        timeout: float = 2.0,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
         self.pool = pool
-        self.http = httpx.Client(base_url=url.rstrip("/"), timeout=timeout, transport=transport,
-                                 headers={"Authorization": f"Bearer {token}"},
-                                 limits=httpx.Limits(max_keepalive_connections=4))
+        self.http = httpx.Client(
+            base_url=url.rstrip("/"),
+            timeout=timeout,
+            transport=transport,
+            headers={"Authorization": f"Bearer {token}"},
+            limits=httpx.Limits(max_keepalive_connections=4),
+        )
 
     def close(self) -> None:
         self.http.close()
@@ -45,8 +56,9 @@ class SyneloClient:
 
     # -- transport -------------------------------------------------------------------------
 
-    def request(self, method: str, path: str, body: Any = None,
-                params: dict[str, Any] | None = None) -> httpx.Response:
+    def request(
+        self, method: str, path: str, body: Any = None, params: dict[str, Any] | None = None
+    ) -> httpx.Response:
         """One request; the response if it is a 2xx."""
         try:
             response = self.http.request(method, path, json=body, params=params)
@@ -82,56 +94,87 @@ class SyneloClient:
         """Many players (256 a request; longer lists are sent in pieces)."""
         ids, out = list(steam_ids), []
         for i in range(0, len(ids), 256):
-            data = self.request("POST", self._pool("/players/lookup"),
-                                {"steam_ids": ids[i:i + 256]}).json()
+            data = self.request(
+                "POST", self._pool("/players/lookup"), {"steam_ids": ids[i : i + 256]}
+            ).json()
             out += [Player.model_validate(p) for p in data["players"]]
         return out
 
     def submit_round(self, body: dict[str, Any]) -> RoundResult:
         """POST a round report as is (see `round_body`); 201 new, 200 a retry it had."""
         response = self.request("POST", self._pool("/rounds"), body)
-        return RoundResult.model_validate({**response.json(),
-                                           "created": response.status_code == 201})
+        return RoundResult.model_validate(
+            {**response.json(), "created": response.status_code == 201}
+        )
 
-    def splits(self, players: Sequence[str], *, current: Teams | None = None,
-               parties: Sequence[Sequence[str]] = (), must_play: Sequence[str] = (),
-               min_k: int = 2, max_k: int | None = None,
-               prefer: str | None = "mix") -> list[Split]:
+    def splits(
+        self,
+        players: Sequence[str],
+        *,
+        current: Teams | None = None,
+        parties: Sequence[Sequence[str]] = (),
+        must_play: Sequence[str] = (),
+        min_k: int = 2,
+        max_k: int | None = None,
+        prefer: str | None = "mix",
+    ) -> list[Split]:
         """The best split for every team size (k = min_k … max_k), smallest k first."""
-        body: dict[str, Any] = {"players": list(players), "parties": [list(p) for p in parties],
-                                "must_play": list(must_play), "min_k": min_k, "max_k": max_k,
-                                "prefer": prefer}
+        body: dict[str, Any] = {
+            "players": list(players),
+            "parties": [list(p) for p in parties],
+            "must_play": list(must_play),
+            "min_k": min_k,
+            "max_k": max_k,
+            "prefer": prefer,
+        }
         if current is not None:
             body["current"] = {"A": list(current[0]), "B": list(current[1])}
         data = self.request("POST", self._pool("/splits"), body).json()
         return [Split.model_validate(s) for s in data["splits"]]
 
-    def autobalance(self, team_a: Sequence[str], team_b: Sequence[str], *,
-                    joiner: str | None = None, unassigned: Sequence[str] = (),
-                    locked: Sequence[str] = (), parties: Sequence[Sequence[str]] = (),
-                    method: str = "f11") -> Autobalance:
-        return Autobalance.model_validate(self.request("POST", self._pool("/autobalance"), {
-            "teams": {"A": list(team_a), "B": list(team_b)}, "joiner": joiner,
-            "unassigned": list(unassigned), "locked": list(locked),
-            "parties": [list(p) for p in parties], "method": method}).json())
+    def autobalance(
+        self,
+        team_a: Sequence[str],
+        team_b: Sequence[str],
+        *,
+        joiner: str | None = None,
+        unassigned: Sequence[str] = (),
+        locked: Sequence[str] = (),
+        parties: Sequence[Sequence[str]] = (),
+        method: str = "f11",
+    ) -> Autobalance:
+        return Autobalance.model_validate(
+            self.request(
+                "POST",
+                self._pool("/autobalance"),
+                {
+                    "teams": {"A": list(team_a), "B": list(team_b)},
+                    "joiner": joiner,
+                    "unassigned": list(unassigned),
+                    "locked": list(locked),
+                    "parties": [list(p) for p in parties],
+                    "method": method,
+                },
+            ).json()
+        )
 
     # -- admin routes ----------------------------------------------------------------------
 
     def set_rating(self, steam_id: str, rating: int) -> Player:
-        return Player.model_validate(self.request("PUT", self._player(steam_id),
-                                                  {"rating": rating}).json())
+        return Player.model_validate(
+            self.request("PUT", self._player(steam_id), {"rating": rating}).json()
+        )
 
     def reset_player(self, steam_id: str) -> Player:
-        return Player.model_validate(self.request("DELETE",
-                                                  self._player(steam_id)).json())
+        return Player.model_validate(self.request("DELETE", self._player(steam_id)).json())
 
-    def history(self, steam_id: str, limit: int = 500,
-                before: int | None = None) -> list[JournalEntry]:
+    def history(
+        self, steam_id: str, limit: int = 500, before: int | None = None
+    ) -> list[JournalEntry]:
         params: dict[str, Any] = {"limit": limit}
         if before is not None:
             params["before"] = before
-        data = self.request("GET", self._player(steam_id, "/history"),
-                            params=params).json()
+        data = self.request("GET", self._player(steam_id, "/history"), params=params).json()
         return [JournalEntry.model_validate(e) for e in data["entries"]]
 
     def full_history(self, steam_id: str) -> list[JournalEntry]:
@@ -144,32 +187,54 @@ class SyneloClient:
                 return out
 
     def leaderboard(self, limit: int = 100) -> list[dict[str, Any]]:
-        return self.request("GET", self._pool("/leaderboard"),
-                            params={"limit": limit}).json()["players"]
+        return self.request("GET", self._pool("/leaderboard"), params={"limit": limit}).json()[
+            "players"
+        ]
 
     def quality(self) -> dict[str, Any]:
         return self.request("GET", self._pool("/quality")).json()
 
-    def create_pool(self, name: str, kmax: int | None = None, *, theta: float | None = None,
-                    player_ids: str = "steam",
-                    params: dict[str, Any] | None = None) -> PoolInfo:
-        body = {"name": name, "kmax": kmax, "theta": theta, "player_ids": player_ids,
-                "params": params}
+    def create_pool(
+        self,
+        name: str,
+        kmax: int | None = None,
+        *,
+        theta: float | None = None,
+        player_ids: str = "steam",
+        params: dict[str, Any] | None = None,
+    ) -> PoolInfo:
+        body = {
+            "name": name,
+            "kmax": kmax,
+            "theta": theta,
+            "player_ids": player_ids,
+            "params": params,
+        }
         return PoolInfo.model_validate(self.request("POST", "/v1/pools", body).json())
 
     def pools(self) -> list[PoolInfo]:
         return [PoolInfo.model_validate(p) for p in self.request("GET", "/v1/pools").json()]
 
     def pool_info(self, name: str | None = None) -> PoolInfo:
-        return PoolInfo.model_validate(self.request("GET",
-                                                    f"/v1/pools/{name or self.pool}").json())
+        return PoolInfo.model_validate(self.request("GET", f"/v1/pools/{name or self.pool}").json())
 
 
-def round_body(round_id: str, server_id: str, winner: str, teams: Teams,
-               participants: Teams | None = None, map_name: str = "") -> dict[str, Any]:
+def round_body(
+    round_id: str,
+    server_id: str,
+    winner: str,
+    teams: Teams,
+    participants: Teams | None = None,
+    map_name: str = "",
+) -> dict[str, Any]:
     """The JSON body of a round report."""
-    body: dict[str, Any] = {"round_id": round_id, "server_id": server_id, "map": map_name,
-                            "winner": winner, "teams": {"A": list(teams[0]), "B": list(teams[1])}}
+    body: dict[str, Any] = {
+        "round_id": round_id,
+        "server_id": server_id,
+        "map": map_name,
+        "winner": winner,
+        "teams": {"A": list(teams[0]), "B": list(teams[1])},
+    }
     if participants is not None:
         body["participants"] = {"A": list(participants[0]), "B": list(participants[1])}
     return body

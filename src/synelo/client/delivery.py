@@ -59,12 +59,14 @@ class RoundReporter:
     stats: DeliveryStats = field(default_factory=DeliveryStats)
     last_round_id: str | None = None  # the round_id of the latest report
 
-    def report(self, winner: str, teams: Teams, participants: Teams | None = None,
-               map_name: str = "") -> list[RoundResult]:
+    def report(
+        self, winner: str, teams: Teams, participants: Teams | None = None, map_name: str = ""
+    ) -> list[RoundResult]:
         """Send the buffered reports, then this one. The results of every report applied
         now (retries first); the new one's result is last unless it was buffered."""
-        body = round_body(self.make_id(self.server_id), self.server_id, winner, teams,
-                          participants, map_name)
+        body = round_body(
+            self.make_id(self.server_id), self.server_id, winner, teams, participants, map_name
+        )
         return self.deliver(body)
 
     def deliver(self, body: dict[str, Any]) -> list[RoundResult]:

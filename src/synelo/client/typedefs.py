@@ -70,4 +70,10 @@ class Invalid(RequestRejected):
 
 
 REJECTIONS: dict[int, type[RequestRejected]] = {
-    401: Unauthorized, 403: Forbidden, 404: NotFound, 409: Conflict, 413: Invalid, 422: Invalid}
+    401: Unauthorized,
+    403: Forbidden,
+    404: NotFound,
+    409: Conflict,
+    413: Invalid,
+    422: Invalid,
+}

@@ -52,14 +52,19 @@ class FrcImport:
             "dates), then qualifications by number, then playoffs ef, qf, sf, f by set and "
             "match number",
             "ties (equal scores) are draws; unplayed matches (score -1) are skipped",
-            "2015 (not head-to-head) " + ("skipped" if season_2015 == "skip" else
-                                           "imported with the higher score as the winner, "
-                                           "scored: false (learned from, never scored)"),
+            "2015 (not head-to-head) "
+            + (
+                "skipped"
+                if season_2015 == "skip"
+                else "imported with the higher score as the winner, "
+                "scored: false (learned from, never scored)"
+            ),
             "red alliance = side A, blue alliance = side B",
         ]
         if self.skipped:
-            notes.append("skipped: " + ", ".join(f"{n} {why}" for why, n in
-                                                  sorted(self.skipped.items())))
+            notes.append(
+                "skipped: " + ", ".join(f"{n} {why}" for why, n in sorted(self.skipped.items()))
+            )
         return notes
 
 
@@ -96,9 +101,15 @@ def _row(row: list[str], season_2015: Season2015) -> tuple[tuple, Match] | str:
             return "2015 (not head-to-head)"
         scored = False
     half = len(teams) // 2
-    match = Match(key, tuple(teams[:half]), tuple(teams[half:]), _winner(red, blue),
-                  type="qualification" if level == "qm" else "playoff", scores=(red, blue),
-                  scored=scored)
+    match = Match(
+        key,
+        tuple(teams[:half]),
+        tuple(teams[half:]),
+        _winner(red, blue),
+        type="qualification" if level == "qm" else "playoff",
+        scores=(red, blue),
+        scored=scored,
+    )
     order = (int(year), event, _LEVELS[level], int(first), int(second or 0))
     return order, match
 

@@ -66,9 +66,11 @@ class Match:
         return f"{len(self.team_a)}v{len(self.team_b)}"
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"id": self.id, "teams": {"A": list(self.team_a),
-                                                       "B": list(self.team_b)},
-                               "winner": self.winner}
+        out: dict[str, Any] = {
+            "id": self.id,
+            "teams": {"A": list(self.team_a), "B": list(self.team_b)},
+            "winner": self.winner,
+        }
         if self.time is not None:
             out["time"] = self.time.isoformat()
         for key in ("type", "map", "mode", "time_played"):
@@ -174,8 +176,19 @@ def parse_match(obj: Any) -> Match:
     scored = obj.get("scored", True)
     if not isinstance(scored, bool):
         raise ValueError("scored must be true or false")
-    return Match(match_id, team_a, team_b, winner, time, _optional_str(obj, "type"), scores,
-                 _optional_str(obj, "map"), _optional_str(obj, "mode"), time_played, scored)
+    return Match(
+        match_id,
+        team_a,
+        team_b,
+        winner,
+        time,
+        _optional_str(obj, "type"),
+        scores,
+        _optional_str(obj, "map"),
+        _optional_str(obj, "mode"),
+        time_played,
+        scored,
+    )
 
 
 def _lines(path: Path) -> Iterator[tuple[int, bytes]]:
@@ -213,8 +226,9 @@ def read_history(path: Path | str, *, strict: bool = False) -> History:
     return history
 
 
-def write_history(path: Path | str, matches: Iterable[Match],
-                  header: dict[str, Any] | None = None) -> int:
+def write_history(
+    path: Path | str, matches: Iterable[Match], header: dict[str, Any] | None = None
+) -> int:
     """Write a history file (header first when given); the number of matches written."""
     n = 0
     with Path(path).open("wb") as f:

@@ -44,15 +44,25 @@ def import_journal(store: Store, pool_name: str) -> JournalImport:
             differs += 1
         if not team_a or not team_b:
             continue  # a side with no participant cannot be a match of the history format
-        matches.append(Match(rnd.round_id, team_a, team_b, rnd.winner, time=rnd.created_at,
-                             map=rnd.map or None))
-    notes = [f"pool {pool.name}: {len(rounds)} rated rounds in seq order, participants as "
-             "the teams"]
+        matches.append(
+            Match(
+                rnd.round_id, team_a, team_b, rnd.winner, time=rnd.created_at, map=rnd.map or None
+            )
+        )
+    notes = [
+        f"pool {pool.name}: {len(rounds)} rated rounds in seq order, participants as the teams"
+    ]
     if differs:
-        notes.append(f"{differs} rounds had round-start rosters other than their "
-                     "participants (not stored): their replayed P will differ")
+        notes.append(
+            f"{differs} rounds had round-start rosters other than their "
+            "participants (not stored): their replayed P will differ"
+        )
     if admin:
         notes.append(f"{admin} admin changes (set/reset) are not part of the history")
-    header = {"source": f"journal of pool {pool.name}", "notes": notes,
-              "params": pool.params.to_dict(), "kmax": pool.kmax}
+    header = {
+        "source": f"journal of pool {pool.name}",
+        "notes": notes,
+        "params": pool.params.to_dict(),
+        "kmax": pool.kmax,
+    }
     return JournalImport(matches, header, differs, admin)

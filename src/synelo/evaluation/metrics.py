@@ -42,19 +42,33 @@ class Scores:
     reliability: tuple[ReliabilityBin, ...]
 
     def to_json(self) -> dict:
-        return {"matches": self.matches, "ties": self.ties, "accuracy": self.accuracy,
-                "log_loss": self.log_loss, "brier": self.brier, "ece": self.ece,
-                "reliability": [{"low": b.low, "high": b.high, "count": b.count,
-                                 "mean_p": b.mean_p, "observed": b.observed}
-                                for b in self.reliability]}
+        return {
+            "matches": self.matches,
+            "ties": self.ties,
+            "accuracy": self.accuracy,
+            "log_loss": self.log_loss,
+            "brier": self.brier,
+            "ece": self.ece,
+            "reliability": [
+                {
+                    "low": b.low,
+                    "high": b.high,
+                    "count": b.count,
+                    "mean_p": b.mean_p,
+                    "observed": b.observed,
+                }
+                for b in self.reliability
+            ],
+        }
 
 
 def _none_if_nan(x: float) -> float | None:
     return None if math.isnan(x) else float(x)
 
 
-def score(predictions: Sequence[float] | np.ndarray,
-          outcomes: Sequence[float] | np.ndarray) -> Scores:
+def score(
+    predictions: Sequence[float] | np.ndarray, outcomes: Sequence[float] | np.ndarray
+) -> Scores:
     """Every score of predictions p_i against outcomes o_i ∈ {1, 0.5, 0} (see the module)."""
     p = np.asarray(predictions, dtype=float)
     o = np.asarray(outcomes, dtype=float)
@@ -85,8 +99,11 @@ def score(predictions: Sequence[float] | np.ndarray,
         observed = float(o[inside].mean()) if count else math.nan
         if count:
             ece += count / n * abs(mean_p - observed)
-        bins.append(ReliabilityBin(b / BINS, (b + 1) / BINS, count, _none_if_nan(mean_p),
-                                   _none_if_nan(observed)))
+        bins.append(
+            ReliabilityBin(
+                b / BINS, (b + 1) / BINS, count, _none_if_nan(mean_p), _none_if_nan(observed)
+            )
+        )
     return Scores(n, n - nd, accuracy, log_loss, brier, ece if n else None, tuple(bins))
 
 
@@ -95,8 +112,9 @@ def outcome(winner: str) -> float:
     return 1.0 if winner == "A" else 0.5 if winner == "draw" else 0.0
 
 
-def log_losses(predictions: Sequence[float] | np.ndarray,
-               outcomes: Sequence[float] | np.ndarray) -> np.ndarray:
+def log_losses(
+    predictions: Sequence[float] | np.ndarray, outcomes: Sequence[float] | np.ndarray
+) -> np.ndarray:
     """−ln of the probability given to what happened, per decided match (ties dropped)."""
     p = np.asarray(predictions, dtype=float)
     o = np.asarray(outcomes, dtype=float)

@@ -20,7 +20,7 @@ def rolling_log_loss(result: ReplayResult, points: int = 50) -> tuple[np.ndarray
     if len(losses) < width:
         return np.array([]), np.array([])
     sums = np.convolve(losses, np.ones(width), mode="valid") / width
-    return index[width - 1:] + 1, sums
+    return index[width - 1 :] + 1, sums
 
 
 def plot_replay(result: ReplayResult, path: Path | str, title: str = "") -> Path:
@@ -33,14 +33,28 @@ def plot_replay(result: ReplayResult, path: Path | str, title: str = "") -> Path
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.5))
     bins = [b for b in result.overall.reliability if b.count]
     left.plot([0, 1], [0, 1], color="grey", linestyle="--", linewidth=1, label="perfect")
-    left.plot([b.mean_p for b in bins], [b.observed for b in bins], marker="o",
-              label=f"{result.model} (ECE {result.overall.ece or 0:.3f})")
+    left.plot(
+        [b.mean_p for b in bins],
+        [b.observed for b in bins],
+        marker="o",
+        label=f"{result.model} (ECE {result.overall.ece or 0:.3f})",
+    )
     counts = left.twinx()
-    counts.bar([(b.low + b.high) / 2 for b in bins], [b.count for b in bins], width=0.09,
-               alpha=0.15, color="tab:blue")
+    counts.bar(
+        [(b.low + b.high) / 2 for b in bins],
+        [b.count for b in bins],
+        width=0.09,
+        alpha=0.15,
+        color="tab:blue",
+    )
     counts.set_ylabel("matches per bin")
-    left.set(xlim=(0, 1), ylim=(0, 1), xlabel="predicted P(A wins)",
-             ylabel="observed A score (tie = 0.5)", title="reliability")
+    left.set(
+        xlim=(0, 1),
+        ylim=(0, 1),
+        xlabel="predicted P(A wins)",
+        ylabel="observed A score (tie = 0.5)",
+        title="reliability",
+    )
     left.legend(loc="upper left")
     x, y = rolling_log_loss(result)
     right.plot(x, y, linewidth=1)

@@ -43,23 +43,29 @@ class ReplayResult:
 
     def to_json(self) -> dict[str, Any]:
         overall = self.overall.to_json()
-        return {"model": self.model, "parameters": self.parameters,
-                **{k: overall[k] for k in ("matches", "accuracy", "log_loss", "brier", "ece")},
-                "ties": overall["ties"], "matches_per_s": self.matches_per_s,
-                "replayed": len(self.predictions), "seconds": self.seconds,
-                "reliability": overall["reliability"],
-                "by_size": {k: v.to_json() for k, v in self.by_size.items()},
-                "by_type": {k: v.to_json() for k, v in self.by_type.items()}}
+        return {
+            "model": self.model,
+            "parameters": self.parameters,
+            **{k: overall[k] for k in ("matches", "accuracy", "log_loss", "brier", "ece")},
+            "ties": overall["ties"],
+            "matches_per_s": self.matches_per_s,
+            "replayed": len(self.predictions),
+            "seconds": self.seconds,
+            "reliability": overall["reliability"],
+            "by_size": {k: v.to_json() for k, v in self.by_size.items()},
+            "by_type": {k: v.to_json() for k, v in self.by_type.items()},
+        }
 
 
-def predict_all(model: RatingModel, matches: Sequence[Match],
-                progress: Progress | None = None) -> tuple[array, float]:
+def predict_all(
+    model: RatingModel, matches: Sequence[Match], progress: Progress | None = None
+) -> tuple[array, float]:
     """Each match's prediction before its update, and the seconds the loop took."""
     predictions = array("d")
     append, step = predictions.append, model.step
     start = time.perf_counter()
     for at in range(0, len(matches), CHUNK):
-        chunk = matches[at:at + CHUNK]
+        chunk = matches[at : at + CHUNK]
         for match in chunk:
             append(step(match))
         if progress is not None:
@@ -76,8 +82,13 @@ def scored_mask(matches: Sequence[Match], warmup: int = 0) -> np.ndarray:
     return mask
 
 
-def _groups(matches: Sequence[Match], mask: np.ndarray, key: Callable[[Match], str | None],
-            p: np.ndarray, o: np.ndarray) -> dict[str, Scores]:
+def _groups(
+    matches: Sequence[Match],
+    mask: np.ndarray,
+    key: Callable[[Match], str | None],
+    p: np.ndarray,
+    o: np.ndarray,
+) -> dict[str, Scores]:
     labels = [key(m) for m in matches]
     out = {}
     for label in sorted({x for x in labels if x is not None}):
@@ -87,14 +98,26 @@ def _groups(matches: Sequence[Match], mask: np.ndarray, key: Callable[[Match], s
     return out
 
 
-def replay(model: RatingModel, matches: Sequence[Match], *, warmup: int = 0,
-           progress: Progress | None = None) -> ReplayResult:
+def replay(
+    model: RatingModel,
+    matches: Sequence[Match],
+    *,
+    warmup: int = 0,
+    progress: Progress | None = None,
+) -> ReplayResult:
     """Replay `matches` through `model` and score its predictions (see the module)."""
     mask = scored_mask(matches, warmup)
     predictions, seconds = predict_all(model, matches, progress)
     p = np.frombuffer(predictions, dtype=float)
     o = np.fromiter((outcome(m.winner) for m in matches), dtype=float, count=len(matches))
     return ReplayResult(
-        model.name, model.parameters(), p, o, mask, seconds, score(p[mask], o[mask]),
+        model.name,
+        model.parameters(),
+        p,
+        o,
+        mask,
+        seconds,
+        score(p[mask], o[mask]),
         by_size=_groups(matches, mask, lambda m: m.size, p, o),
-        by_type=_groups(matches, mask, lambda m: m.type, p, o))
+        by_type=_groups(matches, mask, lambda m: m.type, p, o),
+    )

@@ -16,14 +16,22 @@ def _fmt(x: float | None, digits: int = 4) -> str:
 
 
 def _cells(s: Scores) -> list[str]:
-    return [f"{s.matches:,}", f"{s.ties:,}", _fmt(s.accuracy), _fmt(s.log_loss), _fmt(s.brier),
-            _fmt(s.ece)]
+    return [
+        f"{s.matches:,}",
+        f"{s.ties:,}",
+        _fmt(s.accuracy),
+        _fmt(s.log_loss),
+        _fmt(s.brier),
+        _fmt(s.ece),
+    ]
 
 
 def scores_table(result: ReplayResult) -> Table:
     """Overall, per team size and per match type."""
-    table = Table(title=f"{result.model}: {len(result.predictions):,} matches replayed at "
-                        f"{result.matches_per_s:,.0f} matches/s")
+    table = Table(
+        title=f"{result.model}: {len(result.predictions):,} matches replayed at "
+        f"{result.matches_per_s:,.0f} matches/s"
+    )
     table.add_column("scored matches")
     for name in _COLUMNS:
         table.add_column(name, justify="right")
@@ -40,21 +48,29 @@ def reliability_table(scores: Scores) -> Table:
         table.add_column(name, justify="right")
     for b in scores.reliability:
         gap = None if b.mean_p is None or b.observed is None else b.observed - b.mean_p
-        table.add_row(f"{b.low:.1f}–{b.high:.1f}", f"{b.count:,}", _fmt(b.mean_p, 3),
-                      _fmt(b.observed, 3), "–" if gap is None else f"{gap:+.3f}")
+        table.add_row(
+            f"{b.low:.1f}–{b.high:.1f}",
+            f"{b.count:,}",
+            _fmt(b.mean_p, 3),
+            _fmt(b.observed, 3),
+            "–" if gap is None else f"{gap:+.3f}",
+        )
     return table
 
 
 def tune_table(result: TuneResult) -> Table:
-    table = Table(title=f"{result.model}: fitted on {result.train_matches:,} matches, "
-                        f"scored on the next {result.test_matches:,}")
+    table = Table(
+        title=f"{result.model}: fitted on {result.train_matches:,} matches, "
+        f"scored on the next {result.test_matches:,}"
+    )
     table.add_column("parameters")
     table.add_column("train log loss", justify="right")
     for name in _COLUMNS[1:]:
         table.add_column(f"test {name}", justify="right")
     for label, point, train, test in (
-            ("default", result.defaults, result.train_log_loss_default, result.test_default),
-            ("fitted", result.fitted, result.train_log_loss_fitted, result.test_fitted)):
+        ("default", result.defaults, result.train_log_loss_default, result.test_default),
+        ("fitted", result.fitted, result.train_log_loss_fitted, result.test_fitted),
+    ):
         params = ", ".join(f"{k} {v:.4g}" for k, v in point.items())
         table.add_row(f"{label}: {params}", _fmt(train), *_cells(test)[1:])
     return table

@@ -46,7 +46,7 @@ def expand_fit(model: str, names: Sequence[str]) -> list[str]:
     tunable = MODELS[model].tunable
     out: list[str] = []
     for name in names:
-        for n in (WEIGHTS if name == "weights" else (name,)):
+        for n in WEIGHTS if name == "weights" else (name,):
             if n not in tunable:
                 can = ", ".join(tunable) or "nothing"
                 raise ValueError(f"model {model!r} cannot fit {n!r} (it can fit: {can})")
@@ -75,11 +75,19 @@ def _golden(f: Callable[[float], float], bounds: Bounds, iterations: int) -> Non
             fd = f(back(d))
 
 
-def tune(model: str, matches: Sequence[Match], fit: Sequence[str], *,
-         options: Mapping[str, float] | None = None, info: HistoryInfo | None = None,
-         train_fraction: float = 0.7, warmup: int = 0, iterations: int = 16,
-         rounds: int | None = None,
-         progress: Callable[[str], None] | None = None) -> TuneResult:
+def tune(
+    model: str,
+    matches: Sequence[Match],
+    fit: Sequence[str],
+    *,
+    options: Mapping[str, float] | None = None,
+    info: HistoryInfo | None = None,
+    train_fraction: float = 0.7,
+    warmup: int = 0,
+    iterations: int = 16,
+    rounds: int | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> TuneResult:
     """Fit `fit` (see `expand_fit`) by minimising the training log loss (see the module)."""
     if not 0 < train_fraction < 1:
         raise ValueError("train_fraction must be between 0 and 1")
@@ -113,8 +121,10 @@ def tune(model: str, matches: Sequence[Match], fit: Sequence[str], *,
     default_loss = loss(best)
     for _ in range(rounds or (2 if len(names) > 1 else 1)):
         for name in names:
+
             def along(x: float, name: str = name, at: dict = best) -> float:
                 return loss({**at, name: x})
+
             _golden(along, MODELS[model].tunable[name], iterations)
             best = dict(min(seen, key=seen.__getitem__))
     fitted_loss = seen[tuple(sorted(best.items()))]
@@ -123,9 +133,19 @@ def tune(model: str, matches: Sequence[Match], fit: Sequence[str], *,
     for label, point in (("default", start), ("fitted", best)):
         r = replay(create_model(model, {**base, **point}, info), matches)
         results[label] = score(r.predictions[test_mask_of], r.outcomes[test_mask_of])
-    return TuneResult(model, best, start, int(train_mask.sum()), int(test_mask_of.sum()),
-                      default_loss, fitted_loss, results["default"], results["fitted"],
-                      len(seen), trace)
+    return TuneResult(
+        model,
+        best,
+        start,
+        int(train_mask.sum()),
+        int(test_mask_of.sum()),
+        default_loss,
+        fitted_loss,
+        results["default"],
+        results["fitted"],
+        len(seen),
+        trace,
+    )
 
 
 def _fmt(point: Mapping[str, float]) -> str:

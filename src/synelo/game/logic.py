@@ -61,9 +61,11 @@ class RoundLogic:
         self.joiner: str | None = None  # the odd joiner of this round, while it matters
         self.pending_since: float | None = None  # when the imbalance was first seen
         self.moved: set[str] = set()  # Sector's Edge: moved once this round
-        self.sectors_edge = (SectorsEdgePolicy(delay=self.settings.se_delay,
-                                               power_gap=self.settings.se_power_gap)
-                             if self.settings.autobalance == "sectors_edge" else None)
+        self.sectors_edge = (
+            SectorsEdgePolicy(delay=self.settings.se_delay, power_gap=self.settings.se_power_gap)
+            if self.settings.autobalance == "sectors_edge"
+            else None
+        )
 
     # -- the entry point -------------------------------------------------------------------
 
@@ -191,13 +193,22 @@ class RoundLogic:
         self.live = False
         self.joiner = self.pending_since = None
         winner = e["winner"]
-        start = {side: sorted(p for p, s in self.start_teams.items() if s == side)
-                 for side in SIDES}
+        start = {
+            side: sorted(p for p, s in self.start_teams.items() if s == side) for side in SIDES
+        }
         rated = self.participants()
         if start["A"] and start["B"] and (rated["A"] or rated["B"]):
-            out.append({"t": self.now, "type": "report_round", "winner": winner,
-                        "team_a": start["A"], "team_b": start["B"],
-                        "participants_a": rated["A"], "participants_b": rated["B"]})
+            out.append(
+                {
+                    "t": self.now,
+                    "type": "report_round",
+                    "winner": winner,
+                    "team_a": start["A"],
+                    "team_b": start["B"],
+                    "participants_a": rated["A"],
+                    "participants_b": rated["B"],
+                }
+            )
         out.append(self._request_splits())
         reason = self.scramble_reason(e)
         if reason is not None:
@@ -237,7 +248,7 @@ class RoundLogic:
         return self.pending_since + self.settings.autobalance_delay
 
     def _imbalance(self) -> str | None:
-        """"f11" when the sizes differ by 2 or more; "odd_joiner" when the last joiner made
+        """ "f11" when the sizes differ by 2 or more; "odd_joiner" when the last joiner made
         them differ by 1 and would leave a smaller gap on the other side; else None."""
         a, b = self.team("A"), self.team("B")
         if abs(len(a) - len(b)) >= 2:
@@ -251,8 +262,12 @@ class RoundLogic:
         rest_a, rest_b = [p for p in a if p != j], [p for p in b if p != j]
         players = [*rest_a, *rest_b, j]
         ratings = [self._rating(p) for p in players]
-        best = place_joiner(ratings, range(len(rest_a)),
-                            range(len(rest_a), len(rest_a) + len(rest_b)), len(players) - 1)
+        best = place_joiner(
+            ratings,
+            range(len(rest_a)),
+            range(len(rest_a), len(rest_a) + len(rest_b)),
+            len(players) - 1,
+        )
         return "odd_joiner" if best != side else None
 
     def _autobalance(self, out: list[Action]) -> None:
@@ -267,15 +282,24 @@ class RoundLogic:
         elif kind == "f11":
             a, b = self.team("A"), self.team("B")
             players = [*a, *b]
-            outcome = transfer_moves([self._rating(p) for p in players], range(len(a)),
-                                     range(len(a), len(players)))
+            outcome = transfer_moves(
+                [self._rating(p) for p in players], range(len(a)), range(len(a), len(players))
+            )
             for m in outcome.moves:
                 self._move(out, players[m.player], m.to_team, kind)
             self.joiner = None
 
     def _move(self, out: list[Action], player: str, to: Side, reason: str) -> None:
-        out.append({"t": self.now, "type": "move", "player": player,
-                    "from": self.slot[player], "to": to, "reason": reason})
+        out.append(
+            {
+                "t": self.now,
+                "type": "move",
+                "player": player,
+                "from": self.slot[player],
+                "to": to,
+                "reason": reason,
+            }
+        )
         self._seat(player, to)
 
     def _seat(self, player: str, slot: Slot) -> None:
@@ -286,15 +310,23 @@ class RoundLogic:
     # -- Sector's Edge (seed 002) instead of F11 -------------------------------------------
 
     def _se_players(self) -> dict[str, SEPlayer]:
-        return {p: SEPlayer(p, s, self.pub_power.get(p, 0.0), self.points.get(p, 0),
-                            p in self.party, p in self.moved)  # type: ignore[arg-type]
-                for p, s in self.slot.items() if s in SIDES}
+        return {
+            p: SEPlayer(
+                p,
+                s,
+                self.pub_power.get(p, 0.0),
+                self.points.get(p, 0),
+                p in self.party,
+                p in self.moved,
+            )  # type: ignore[arg-type]
+            for p, s in self.slot.items()
+            if s in SIDES
+        }
 
     def _on_death(self, e: Event, out: list[Action]) -> None:
         if not self.live or self.sectors_edge is None or not self.autobalances:
             return
-        move = self.sectors_edge.on_death(e["player"], self._se_players(), MatchState(),
-                                          self.now)
+        move = self.sectors_edge.on_death(e["player"], self._se_players(), MatchState(), self.now)
         if move is not None:
             self.moved.add(move.player)
             self._move(out, move.player, move.to_team, "sectors_edge")
@@ -372,8 +404,12 @@ class CaptureLogic(RoundLogic):
 
 
 FAMILIES: dict[str, type[RoundLogic]] = {
-    "arena": ArenaLogic, "attack_defend": AttackDefendLogic, "payload": AttackDefendLogic,
-    "koth": CaptureLogic, "cp": CaptureLogic, "ctf": CaptureLogic,
+    "arena": ArenaLogic,
+    "attack_defend": AttackDefendLogic,
+    "payload": AttackDefendLogic,
+    "koth": CaptureLogic,
+    "cp": CaptureLogic,
+    "ctf": CaptureLogic,
 }
 assert set(FAMILIES) == set(MODES)
 

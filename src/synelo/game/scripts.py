@@ -24,8 +24,14 @@ class Script:
 
 def load_script(path: Path) -> Script:
     data = json.loads(Path(path).read_text())
-    return Script(data["name"], data["rule"], data["mode"], data.get("settings", {}),
-                  data["events"], data["expect"])
+    return Script(
+        data["name"],
+        data["rule"],
+        data["mode"],
+        data.get("settings", {}),
+        data["events"],
+        data["expect"],
+    )
 
 
 def replay(script: Script) -> list[Action]:

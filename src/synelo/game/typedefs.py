@@ -17,8 +17,21 @@ Side = Literal["A", "B"]
 Slot = Literal["A", "B", "waiting", "none"]
 
 MODES = ("arena", "attack_defend", "payload", "koth", "cp", "ctf")
-EVENT_TYPES = ("waiting_ended", "round_start", "damage", "heal", "join", "leave", "team_change",
-               "capture", "round_end", "rating", "points", "death", "tick")
+EVENT_TYPES = (
+    "waiting_ended",
+    "round_start",
+    "damage",
+    "heal",
+    "join",
+    "leave",
+    "team_change",
+    "capture",
+    "round_end",
+    "rating",
+    "points",
+    "death",
+    "tick",
+)
 
 
 @dataclass(frozen=True, slots=True)

@@ -52,21 +52,32 @@ class SynEloParams:
     def __post_init__(self) -> None:
         """The model's own invariants (stored pools are loaded through this too)."""
         if not (0 < self.r_min <= self.r0 <= self.r_max < 2**31 - 100_000):
-            raise ParameterError(("r_min", "r0", "r_max"),
-                                 "need 0 < r_min <= r0 <= r_max, r_max well inside 32 bits")
+            raise ParameterError(
+                ("r_min", "r0", "r_max"), "need 0 < r_min <= r0 <= r_max, r_max well inside 32 bits"
+            )
         if not (0 <= self.k_min <= self.k_max):
             raise ParameterError(("k_min", "k_max"), "need 0 <= k_min <= k_max")
         if self.theta <= 0 or self.sigma <= 0 or self.wre_scale <= 0:
             raise ParameterError(("theta", "sigma", "wre_scale"), "must be positive")
         if self.window < 2 or self.t_shadow < 0:
-            raise ParameterError(("window", "t_shadow"),
-                                 "window must be at least 2 and t_shadow non-negative")
+            raise ParameterError(
+                ("window", "t_shadow"), "window must be at least 2 and t_shadow non-negative"
+            )
 
     def within_bounds(self) -> SynEloParams:
         """These parameters, if every one is a finite number inside the bounds above; else
         ParameterError naming it. For new values only: a pool keeps its parameters for good."""
-        for name in ("t_stale_days", "k_min", "k_max", "theta", "w_vel", "w_wre", "w_vol",
-                     "wre_scale", "sigma"):
+        for name in (
+            "t_stale_days",
+            "k_min",
+            "k_max",
+            "theta",
+            "w_vel",
+            "w_wre",
+            "w_vol",
+            "wre_scale",
+            "sigma",
+        ):
             if not math.isfinite(getattr(self, name)):
                 raise ParameterError((name,), "must be a finite number")
         if self.k_max > MAX_K:

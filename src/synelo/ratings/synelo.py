@@ -62,12 +62,19 @@ def convergence(window: ConvergenceWindow, params: SynEloParams) -> float:
     window's middle entry is in neither), v_wre = |mean(o) − mean(e)|/0.10, v_vol =
     std(w)/K_max (population std). With fewer than 2 rounds, C = 1: new players move fastest.
     """
-    return _convergence(window, params.w_vel, params.w_wre, params.w_vol, params.k_max,
-                        params.wre_scale)
+    return _convergence(
+        window, params.w_vel, params.w_wre, params.w_vol, params.k_max, params.wre_scale
+    )
 
 
-def _convergence(window: ConvergenceWindow, w_vel: float, w_wre: float, w_vol: float,
-                 k_max: float, wre_scale: float) -> float:
+def _convergence(
+    window: ConvergenceWindow,
+    w_vel: float,
+    w_wre: float,
+    w_vol: float,
+    k_max: float,
+    wre_scale: float,
+) -> float:
     """F3 with the parameters unpacked (`convergence`, and `Rater` without re-reading them)."""
     if len(window) < 2:
         return 1.0
@@ -76,8 +83,7 @@ def _convergence(window: ConvergenceWindow, w_vel: float, w_wre: float, w_vol: f
         new_minus_old = -new_minus_old
     if excess < 0.0:
         excess = -excess
-    c = (w_vel * (new_minus_old / k_max) + w_wre * (excess / wre_scale)
-         + w_vol * (std / k_max))
+    c = w_vel * (new_minus_old / k_max) + w_wre * (excess / wre_scale) + w_vol * (std / k_max)
     return 1.0 if c > 1.0 else (c if c > 0.0 else 0.0)
 
 
@@ -92,8 +98,9 @@ def k_factor(c: float, rating: float, params: SynEloParams) -> float:
     return params.k_min + (params.k_max - params.k_min) * c * gaussian_compression(rating, params)
 
 
-def updated_rating(rating: int, k: float, s: float, p: float, rounds_after: int,
-                   params: SynEloParams) -> int:
+def updated_rating(
+    rating: int, k: float, s: float, p: float, rounds_after: int, params: SynEloParams
+) -> int:
     """F2: R' = max(R_min, round_half_even(R + K·(S − P))).
 
     On the update that brings rounds_played to exactly T_shadow, R' is capped at R_T_shadow
@@ -111,8 +118,17 @@ class PlayerChange:
 
     __slots__ = ("player", "side", "before", "after", "k", "p", "s", "rounds_played")
 
-    def __init__(self, player: str, side: Side, before: int, after: int, k: float, p: float,
-                 s: float, rounds_played: int) -> None:
+    def __init__(
+        self,
+        player: str,
+        side: Side,
+        before: int,
+        after: int,
+        k: float,
+        p: float,
+        s: float,
+        rounds_played: int,
+    ) -> None:
         self.player = player
         self.side: Side = side
         self.before = before
@@ -127,8 +143,16 @@ class PlayerChange:
         return self.after - self.before
 
     def _fields(self) -> tuple[str, str, int, int, float, float, float, int]:
-        return (self.player, self.side, self.before, self.after, self.k, self.p, self.s,
-                self.rounds_played)
+        return (
+            self.player,
+            self.side,
+            self.before,
+            self.after,
+            self.k,
+            self.p,
+            self.s,
+            self.rounds_played,
+        )
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, PlayerChange) and self._fields() == other._fields()
@@ -140,8 +164,10 @@ class PlayerChange:
         return PlayerChange, self._fields()  # picklable, copyable, like the named tuple was
 
     def __repr__(self) -> str:
-        return (f"PlayerChange({self.player!r}, {self.side!r}, {self.before} -> {self.after}, "
-                f"k={self.k}, p={self.p}, s={self.s}, rounds_played={self.rounds_played})")
+        return (
+            f"PlayerChange({self.player!r}, {self.side!r}, {self.before} -> {self.after}, "
+            f"k={self.k}, p={self.p}, s={self.s}, rounds_played={self.rounds_played})"
+        )
 
 
 @dataclass(slots=True)
@@ -215,8 +241,9 @@ class Rater:
         """
         c = rec.convergence
         if c is None:
-            c = rec.convergence = _convergence(rec.window, self.w_vel, self.w_wre, self.w_vol,
-                                               self.k_max, self.wre_scale)
+            c = rec.convergence = _convergence(
+                rec.window, self.w_vel, self.w_wre, self.w_vol, self.k_max, self.wre_scale
+            )
         rating = rec.rating
         d = rating - self.r0
         k = self.k_min + self.k_span * c * math.exp(-(d * d) / self.two_sigma2)
@@ -227,8 +254,9 @@ class Rater:
             after = self.cap
         return k, after
 
-    def play(self, book: RecordBook, team_a: tuple[str, ...], team_b: tuple[str, ...],
-             winner: Winner) -> float:
+    def play(
+        self, book: RecordBook, team_a: tuple[str, ...], team_b: tuple[str, ...], winner: Winner
+    ) -> float:
         """Rate a match in which everyone on the two sides took part (distinct players, in
         tuples: the compiled loop reads them natively; `Match` makes its sides tuples), and
         move every record in `book` past it: `rate_round` then `apply_change` for each,
@@ -253,9 +281,17 @@ class Rater:
         return p_a
 
 
-def rate_player(player: str, side: Side, rating: int, rounds_played: int,
-                window: ConvergenceWindow, p_a: float, winner: Winner,
-                params: SynEloParams, c: float | None = None) -> PlayerChange:
+def rate_player(
+    player: str,
+    side: Side,
+    rating: int,
+    rounds_played: int,
+    window: ConvergenceWindow,
+    p_a: float,
+    winner: Winner,
+    params: SynEloParams,
+    c: float | None = None,
+) -> PlayerChange:
     """F2–F5 for one participant: K from the window and rating before the round.
 
     `c` is F3's score of `window` when the caller already has it (it is stored with the
@@ -265,8 +301,12 @@ def rate_player(player: str, side: Side, rating: int, rounds_played: int,
     return rate_participants(((player, side, record),), p_a, winner, params)[0]
 
 
-def rate_participants(participants: Iterable[tuple[str, Side, PlayerRecord]], p_a: float,
-                      winner: Winner, params: SynEloParams) -> tuple[PlayerChange, ...]:
+def rate_participants(
+    participants: Iterable[tuple[str, Side, PlayerRecord]],
+    p_a: float,
+    winner: Winner,
+    params: SynEloParams,
+) -> tuple[PlayerChange, ...]:
     """F2–F5 (`Rater.rate`) for each participant of a round whose P_A is known.
     Records are read, never moved (see `apply_change`)."""
     rater = Rater(params)
@@ -277,8 +317,9 @@ def rate_participants(participants: Iterable[tuple[str, Side, PlayerRecord]], p_
     for player, side, rec in participants:
         p, s = (p_a, s_a) if side == "A" else (p_b, s_b)
         k, after = rater.rate(rec, p, s)
-        changes.append(PlayerChange(player, side, rec.rating, after, k, p, s,
-                                    rec.rounds_played + 1))
+        changes.append(
+            PlayerChange(player, side, rec.rating, after, k, p, s, rec.rounds_played + 1)
+        )
     return tuple(changes)
 
 
@@ -295,9 +336,13 @@ class RoundRating(NamedTuple):
         return (self.p_a - round_score(winner, "A")) ** 2
 
 
-def rate_round(roster_a: Iterable[int], roster_b: Iterable[int],
-               participants: Sequence[tuple[str, Side, PlayerRecord]], winner: Winner,
-               params: SynEloParams) -> RoundRating:
+def rate_round(
+    roster_a: Iterable[int],
+    roster_b: Iterable[int],
+    participants: Sequence[tuple[str, Side, PlayerRecord]],
+    winner: Winner,
+    params: SynEloParams,
+) -> RoundRating:
     """Rate a round: P from the round-start rosters' ratings (F1), then F2–F5 per participant.
 
     Pure apart from caching each record's C; call `apply_change` to move a record forward.

@@ -17,8 +17,11 @@ import numpy as np
 MIN_ROUNDS = 500  # the seed: tune Θ "after 500 rounds"
 
 
-def fit_theta(gaps: Sequence[float] | np.ndarray, outcomes: Sequence[float] | np.ndarray,
-              start: float = 2400.0) -> float | None:
+def fit_theta(
+    gaps: Sequence[float] | np.ndarray,
+    outcomes: Sequence[float] | np.ndarray,
+    start: float = 2400.0,
+) -> float | None:
     """F1: the Θ > 0 that maximises the likelihood of the outcomes given the gaps, or None
     when there is no finite maximum (the ratings do not predict better than a coin — the
     best "Θ" would be infinite or negative — or they separate the outcomes perfectly)."""

@@ -30,13 +30,13 @@ def _chunk_entries(data: bytes, first: int) -> tuple[array, array, array]:
     """The ratings, P and 2·S of a `chunk_bytes` chunk, from entry number `first` on (the
     entries before it have left the window)."""
     (held,) = _SPLIT.unpack_from(data)  # number of the chunk's first entry
-    view = memoryview(data)[_SPLIT.size:]
+    view = memoryview(data)[_SPLIT.size :]
     count = len(view) // _ENTRY
     start = max(first - held, 0)
     ratings, probs, scores2 = array("i"), array("d"), array("b")
-    ratings.frombytes(view[4 * start:4 * count])
-    probs.frombytes(view[4 * count + 8 * start:12 * count])
-    scores2.frombytes(view[12 * count + start:13 * count])
+    ratings.frombytes(view[4 * start : 4 * count])
+    probs.frombytes(view[4 * count + 8 * start : 12 * count])
+    scores2.frombytes(view[12 * count + start : 13 * count])
     return ratings, probs, scores2
 
 
@@ -50,8 +50,20 @@ def p_units(p: float) -> int:
 class ConvergenceWindow:
     """The last `size` rounds of one player, oldest first, with exact running sums."""
 
-    __slots__ = ("size", "_r", "_e", "_s2", "_head", "sum_w", "sum_w2", "sum_old", "sum_new",
-                 "sum_s2", "sum_p", "appended")
+    __slots__ = (
+        "size",
+        "_r",
+        "_e",
+        "_s2",
+        "_head",
+        "sum_w",
+        "sum_w2",
+        "sum_old",
+        "sum_new",
+        "sum_s2",
+        "sum_p",
+        "appended",
+    )
 
     def __init__(self, size: int = 500) -> None:
         if size < 2:
@@ -123,7 +135,7 @@ class ConvergenceWindow:
     @property
     def ratings(self) -> list[int]:
         """w: the rating after each round in the window, oldest first."""
-        return self._r[self._head:] + self._r[:self._head]
+        return self._r[self._head :] + self._r[: self._head]
 
     @property
     def probs(self) -> list[float]:
@@ -135,7 +147,7 @@ class ConvergenceWindow:
     @property
     def scores2(self) -> list[int]:
         """o doubled (0 loss, 1 draw, 2 win), oldest first."""
-        return self._s2[self._head:] + self._s2[:self._head]
+        return self._s2[self._head :] + self._s2[: self._head]
 
     # --- statistics -----------------------------------------------------------------------
     def half(self) -> int:
@@ -155,10 +167,11 @@ class ConvergenceWindow:
         # once. Above it mypyc's `/` would convert it first, rounding twice: Python's int
         # division rounds once.
         excess = (self.sum_s2 << 43) - self.sum_p
-        return ((self.sum_new - self.sum_old) / m if m else 0.0,
-                excess / (n << 44) if -_EXACT < excess < _EXACT
-                else _exact_quotient(excess, n << 44),
-                sqrt((n * self.sum_w2 - self.sum_w * self.sum_w) / (n * n)))
+        return (
+            (self.sum_new - self.sum_old) / m if m else 0.0,
+            excess / (n << 44) if -_EXACT < excess < _EXACT else _exact_quotient(excess, n << 44),
+            sqrt((n * self.sum_w2 - self.sum_w * self.sum_w) / (n * n)),
+        )
 
     def mean_new_minus_old(self) -> float:
         """mean(w_new) − mean(w_old); 0 for fewer than 2 rounds."""
@@ -175,14 +188,30 @@ class ConvergenceWindow:
     # --- persistence ----------------------------------------------------------------------
     def _head_bytes(self, version: int) -> tuple[bytes, bytes]:
         sum_p = self.sum_p.to_bytes((self.sum_p.bit_length() + 8) // 8 or 1, "little", signed=True)
-        return _HEADER.pack(version, self.size, len(self._r), self.sum_w, self.sum_w2,
-                            self.sum_old, self.sum_new, self.sum_s2, len(sum_p)), sum_p
+        return _HEADER.pack(
+            version,
+            self.size,
+            len(self._r),
+            self.sum_w,
+            self.sum_w2,
+            self.sum_old,
+            self.sum_new,
+            self.sum_s2,
+            len(sum_p),
+        ), sum_p
 
     def to_bytes(self) -> bytes:
         """The whole window in one blob: the header, Σe, then every entry."""
         head, sum_p = self._head_bytes(_BLOB_VERSIONS[-1])
-        return b"".join((head, sum_p, array("i", self.ratings).tobytes(),
-                         array("d", self.probs).tobytes(), array("b", self.scores2).tobytes()))
+        return b"".join(
+            (
+                head,
+                sum_p,
+                array("i", self.ratings).tobytes(),
+                array("d", self.probs).tobytes(),
+                array("b", self.scores2).tobytes(),
+            )
+        )
 
     @classmethod
     def from_bytes(cls, blob: bytes | None, size: int = 500) -> ConvergenceWindow:
@@ -194,18 +223,24 @@ class ConvergenceWindow:
             raise ValueError(f"unknown window format {version}")
         at = _HEADER.size + plen
         ratings, probs, scores2 = array("i"), array("d"), array("b")
-        ratings.frombytes(blob[at:at + 4 * n])
+        ratings.frombytes(blob[at : at + 4 * n])
         at += 4 * n
-        probs.frombytes(blob[at:at + 8 * n])
+        probs.frombytes(blob[at : at + 8 * n])
         at += 8 * n
-        scores2.frombytes(blob[at:at + n])
+        scores2.frombytes(blob[at : at + n])
         win = cls._loaded(stored_size, ratings, probs, scores2, (sw, sw2, so, sn, ss2))
         win.appended = n  # the single blob does not keep it: number the entries from 0
         return win if stored_size == size else win.resized(size)
 
     @classmethod
-    def _loaded(cls, size: int, ratings: array, probs: array, scores2: array,
-                sums: tuple[int, int, int, int, int]) -> ConvergenceWindow:
+    def _loaded(
+        cls,
+        size: int,
+        ratings: array,
+        probs: array,
+        scores2: array,
+        sums: tuple[int, int, int, int, int],
+    ) -> ConvergenceWindow:
         win = cls(size)
         win._r, win._s2 = list(ratings), list(scores2)
         win._e = [p_units(p) for p in probs]
@@ -243,10 +278,14 @@ class ConvergenceWindow:
             return b""
         head = self._head
         slots = [(head + j) % n for j in range(lo, hi)]
-        return b"".join((_SPLIT.pack(first + lo),
-                         array("i", [self._r[j] for j in slots]).tobytes(),
-                         array("d", [self._e[j] / _P_UNIT for j in slots]).tobytes(),
-                         array("b", [self._s2[j] for j in slots]).tobytes()))
+        return b"".join(
+            (
+                _SPLIT.pack(first + lo),
+                array("i", [self._r[j] for j in slots]).tobytes(),
+                array("d", [self._e[j] / _P_UNIT for j in slots]).tobytes(),
+                array("b", [self._s2[j] for j in slots]).tobytes(),
+            )
+        )
 
     @staticmethod
     def chunk_number(data: bytes, chunk: int) -> int:
@@ -254,8 +293,9 @@ class ConvergenceWindow:
         return int(_SPLIT.unpack_from(data)[0]) // chunk
 
     @classmethod
-    def from_parts(cls, header: bytes | None, chunks: dict[int, bytes], chunk: int,
-                   size: int = 500) -> ConvergenceWindow:
+    def from_parts(
+        cls, header: bytes | None, chunks: dict[int, bytes], chunk: int, size: int = 500
+    ) -> ConvergenceWindow:
         """A window from `header_bytes` and its chunks {number: chunk_bytes}; chunks outside
         the window's range are ignored. A missing header is an empty window; a header in
         the single-blob format (`to_bytes`) is read as such."""
@@ -281,8 +321,14 @@ class ConvergenceWindow:
         return win if stored_size == size else win.resized(size)
 
     @classmethod
-    def from_chunks_and_tail(cls, chunks: dict[int, bytes], tail: list[tuple[int, float, float]],
-                             appended: int, chunk: int, size: int = 500) -> ConvergenceWindow:
+    def from_chunks_and_tail(
+        cls,
+        chunks: dict[int, bytes],
+        tail: list[tuple[int, float, float]],
+        appended: int,
+        chunk: int,
+        size: int = 500,
+    ) -> ConvergenceWindow:
         """The window of a player that has had `appended` entries since its window (re)started:
         its full chunks {number: chunk_bytes} (chunks outside the window are ignored) and the
         entries of its unfilled newest chunk, `appended % chunk` of them, oldest first, as

@@ -27,14 +27,17 @@ from synelo.store.writer import RoundWriter
 log = logging.getLogger("synelo")
 
 
-def create_app(settings: Settings | None = None, *, store: Store | None = None,
-               clock: Clock = utcnow) -> FastAPI:
+def create_app(
+    settings: Settings | None = None, *, store: Store | None = None, clock: Clock = utcnow
+) -> FastAPI:
     """Build the app. Tests pass their own store or clock; `synelo serve` passes neither."""
     settings = settings or Settings()
     if store is None:
-        store = Store(create_store_engine(settings.sqlalchemy_url,
-                                          pool_size=settings.db_pool_size), clock,
-                      window_cache=settings.window_cache)
+        store = Store(
+            create_store_engine(settings.sqlalchemy_url, pool_size=settings.db_pool_size),
+            clock,
+            window_cache=settings.window_cache,
+        )
     # the checkpointer first: it sets up every SQLite connection opened after it, the
     # writer's own included
     checkpointer = Checkpointer(store.engine) if store.engine.dialect.name == "sqlite" else None
@@ -47,24 +50,30 @@ def create_app(settings: Settings | None = None, *, store: Store | None = None,
         if checkpointer is not None:
             checkpointer.stop()
 
-    app = FastAPI(title="synelo", version=__version__, lifespan=lifespan,
-                  description="Skill ratings and optimal team splits for team games (SynElo).")
+    app = FastAPI(
+        title="synelo",
+        version=__version__,
+        lifespan=lifespan,
+        description="Skill ratings and optimal team splits for team games (SynElo).",
+    )
     app.state.settings = settings
     app.state.store = store
     app.state.writer = writer
     # Configured tokens, when there are any, are the only tokens (the token table is not
     # consulted); otherwise the generated and created ones of the token table are.
     configured = bool(settings.admin_tokens or settings.server_tokens)
-    app.state.tokens = TokenChecker(settings.admin_tokens, settings.server_tokens,
-                                    (lambda _token: None) if configured else store.token_role)
+    app.state.tokens = TokenChecker(
+        settings.admin_tokens,
+        settings.server_tokens,
+        (lambda _token: None) if configured else store.token_role,
+    )
 
     @app.exception_handler(RequestValidationError)
     async def invalid_request(_: Request, exc: RequestValidationError) -> JSONResponse:
         """FastAPI's 422, except that a NaN or an infinity the client sent (Python's JSON
         reader takes them) is echoed as text: JSON has no such numbers, and encoding one
         would turn the 422 into a 500."""
-        return JSONResponse({"detail": _finite(jsonable_encoder(exc.errors()))},
-                            status_code=422)
+        return JSONResponse({"detail": _finite(jsonable_encoder(exc.errors()))}, status_code=422)
 
     @app.exception_handler(Exception)
     async def internal_error(request: Request, exc: Exception) -> JSONResponse:
@@ -75,8 +84,10 @@ def create_app(settings: Settings | None = None, *, store: Store | None = None,
     def healthz() -> JSONResponse:
         """Liveness and database reachability (503 when the database does not answer)."""
         ok = store.ping()
-        return JSONResponse({"status": "ok" if ok else "database unreachable",
-                             "version": __version__}, status_code=200 if ok else 503)
+        return JSONResponse(
+            {"status": "ok" if ok else "database unreachable", "version": __version__},
+            status_code=200 if ok else 503,
+        )
 
     # the update route first: it is the one called for every round, and routes are matched
     # in order

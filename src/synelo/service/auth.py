@@ -19,10 +19,16 @@ class TokenChecker:
     every one of them, so the time does not say which matched), then the token table
     (looked up by SHA-256, which reveals nothing of the token)."""
 
-    def __init__(self, admin: list[str], server: list[str],
-                 stored: Callable[[str], str | None], remember_s: float = 60.0) -> None:
-        self._configured = [(t.encode(), "admin") for t in admin] + \
-                           [(t.encode(), "server") for t in server]
+    def __init__(
+        self,
+        admin: list[str],
+        server: list[str],
+        stored: Callable[[str], str | None],
+        remember_s: float = 60.0,
+    ) -> None:
+        self._configured = [(t.encode(), "admin") for t in admin] + [
+            (t.encode(), "server") for t in server
+        ]
         self._stored = stored
         self._remember_s = remember_s
         self._seen: dict[str, tuple[str, float]] = {}  # token hash → (role, when looked up)
@@ -65,8 +71,7 @@ def require(role: Role) -> Callable[[Request], Awaitable[str]]:
         scheme, _, token = header.partition(" ")
         token = token.strip()
         if scheme.lower() != "bearer" or not token:
-            raise HTTPException(401, "missing bearer token",
-                                headers={"WWW-Authenticate": "Bearer"})
+            raise HTTPException(401, "missing bearer token", headers={"WWW-Authenticate": "Bearer"})
         tokens: TokenChecker = request.app.state.tokens
         found = tokens.configured_role(token) or tokens.remembered_role(token)
         if found is None:

@@ -19,13 +19,28 @@ class Teams(BaseModel):
 
 
 class SplitsIn(BaseModel):
-    model_config = ConfigDict(json_schema_extra={"example": {
-        "players": ["76561197960265730", "76561197960265731", "76561197960265732",
-                    "76561197960265733", "76561197960265734"],
-        "current": {"A": ["76561197960265730", "76561197960265731"],
-                    "B": ["76561197960265732", "76561197960265733"]},
-        "parties": [], "must_play": ["76561197960265734"], "min_k": 2, "max_k": None,
-        "prefer": "mix"}})
+    model_config = ConfigDict(
+        json_schema_extra={
+            "example": {
+                "players": [
+                    "76561197960265730",
+                    "76561197960265731",
+                    "76561197960265732",
+                    "76561197960265733",
+                    "76561197960265734",
+                ],
+                "current": {
+                    "A": ["76561197960265730", "76561197960265731"],
+                    "B": ["76561197960265732", "76561197960265733"],
+                },
+                "parties": [],
+                "must_play": ["76561197960265734"],
+                "min_k": 2,
+                "max_k": None,
+                "prefer": "mix",
+            }
+        }
+    )
 
     players: list[PlayerId] = Field(min_length=4, max_length=MAX_PLAYERS)
     current: Teams | None = None
@@ -46,10 +61,13 @@ class SplitOut(BaseModel):
     gap: int
     p_a: float
     optimal: bool = Field(description="the gap is proven minimal")
-    moved: int | None = Field(description="players on a team now who change team "
-                                           "(null without current)")
-    moved_optimal: bool | None = Field(description="prefer is proven honoured among the "
-                                       "splits with this gap (null without current)")
+    moved: int | None = Field(
+        description="players on a team now who change team (null without current)"
+    )
+    moved_optimal: bool | None = Field(
+        description="prefer is proven honoured among the "
+        "splits with this gap (null without current)"
+    )
     split_parties: list[list[str]] = Field(description="parties that could not stay together")
 
 
@@ -60,10 +78,20 @@ class SplitsOut(BaseModel):
 
 
 class AutobalanceIn(BaseModel):
-    model_config = ConfigDict(json_schema_extra={"example": {
-        "teams": {"A": ["76561197960265730", "76561197960265731", "76561197960265732"],
-                  "B": ["76561197960265733"]},
-        "joiner": None, "locked": [], "parties": [], "method": "f11"}})
+    model_config = ConfigDict(
+        json_schema_extra={
+            "example": {
+                "teams": {
+                    "A": ["76561197960265730", "76561197960265731", "76561197960265732"],
+                    "B": ["76561197960265733"],
+                },
+                "joiner": None,
+                "locked": [],
+                "parties": [],
+                "method": "f11",
+            }
+        }
+    )
 
     teams: Teams
     joiner: PlayerId | None = None

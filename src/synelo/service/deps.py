@@ -16,8 +16,9 @@ async def get_store(request: Request) -> Store:
     return request.app.state.store
 
 
-async def get_pool(request: Request,
-                   pool: Annotated[str, Path(description="pool name", max_length=64)]) -> Pool:
+async def get_pool(
+    request: Request, pool: Annotated[str, Path(description="pool name", max_length=64)]
+) -> Pool:
     """The pool's settings (404 when there is no such pool); read from the database only
     the first time (in the thread pool, so the event loop never waits on it)."""
     store: Store = request.app.state.store

@@ -14,8 +14,9 @@ TEXT_ID_MAX = 64
 Loc = tuple[str | int, ...]
 
 
-def invalid(loc: Loc, msg: str, kind: str = "value_error",
-            value: Any = None) -> RequestValidationError:
+def invalid(
+    loc: Loc, msg: str, kind: str = "value_error", value: Any = None
+) -> RequestValidationError:
     """A 422 in FastAPI's own error format, naming the field."""
     return RequestValidationError([{"loc": loc, "msg": msg, "type": kind, "input": value}])
 
@@ -26,8 +27,9 @@ def normalize_id(value: object, player_ids: str, loc: Loc) -> str:
         if not isinstance(value, str):
             raise invalid(loc, "a player id in a text pool must be a string", value=value)
         if not (1 <= len(value) <= TEXT_ID_MAX) or not all(" " <= ch <= "~" for ch in value):
-            raise invalid(loc, f"a text player id is 1–{TEXT_ID_MAX} printable ASCII characters",
-                          value=value)
+            raise invalid(
+                loc, f"a text player id is 1–{TEXT_ID_MAX} printable ASCII characters", value=value
+            )
         return value
     if isinstance(value, bool) or not isinstance(value, int | str):
         raise invalid(loc, "a SteamID64 is a JSON string or integer", value=value)
@@ -38,23 +40,30 @@ def normalize_id(value: object, player_ids: str, loc: Loc) -> str:
     else:
         number = value
     if not STEAM_ID_MIN <= number <= STEAM_ID_MAX:
-        raise invalid(loc, f"not an individual SteamID64 ({STEAM_ID_MIN}…{STEAM_ID_MAX})",
-                      value=value)
+        raise invalid(
+            loc, f"not an individual SteamID64 ({STEAM_ID_MIN}…{STEAM_ID_MAX})", value=value
+        )
     return str(number)
 
 
 def _canonical_steam_string(value: object) -> bool:
     """Whether `value` is already a SteamID64 in canonical form: a str of 17 ASCII digits in
     range. Equal-length digit strings compare like their numbers, so no int is made."""
-    return (type(value) is str and len(value) == 17 and value.isascii() and value.isdigit()
-            and _STEAM_ID_MIN_TEXT <= value <= _STEAM_ID_MAX_TEXT)
+    return (
+        type(value) is str
+        and len(value) == 17
+        and value.isascii()
+        and value.isdigit()
+        and _STEAM_ID_MIN_TEXT <= value <= _STEAM_ID_MAX_TEXT
+    )
 
 
 _STEAM_ID_MIN_TEXT, _STEAM_ID_MAX_TEXT = str(STEAM_ID_MIN), str(STEAM_ID_MAX)
 
 
-def normalize_ids(values: Sequence[object], player_ids: str, loc: Loc,
-                  seen: dict[str, Loc] | None = None) -> tuple[str, ...]:
+def normalize_ids(
+    values: Sequence[object], player_ids: str, loc: Loc, seen: dict[str, Loc] | None = None
+) -> tuple[str, ...]:
     """Normalise a roster; a player listed twice (here or in `seen`) is a 422. Ids already
     in canonical form (a round's usual 24 strings) take a short path."""
     seen = {} if seen is None else seen
@@ -66,9 +75,11 @@ def normalize_ids(values: Sequence[object], player_ids: str, loc: Loc,
         else:
             key = normalize_id(value, player_ids, (*loc, i))
         if key in seen:
-            raise invalid((*loc, i),
-                          f"player {key} is listed twice (also at {_dotted(seen[key])})",
-                          value=value)
+            raise invalid(
+                (*loc, i),
+                f"player {key} is listed twice (also at {_dotted(seen[key])})",
+                value=value,
+            )
         seen[key] = (*loc, i)
         out.append(key)
     return tuple(out)

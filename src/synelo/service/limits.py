@@ -42,14 +42,25 @@ class BodyLimit:
             if not message.get("more_body", False):
                 break
         body = b"".join(chunks)
-        await self.app(scope, _replay([{"type": "http.request", "body": body,
-                                        "more_body": False}], receive), send)
+        await self.app(
+            scope,
+            _replay([{"type": "http.request", "body": body, "more_body": False}], receive),
+            send,
+        )
 
     async def _reject(self, send: Send) -> None:
         body = orjson.dumps({"detail": f"request body exceeds {self.max_bytes} bytes"})
-        await send({"type": "http.response.start", "status": 413, "headers": [
-            (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
-            (b"connection", b"close")]})
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 413,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(body)).encode()),
+                    (b"connection", b"close"),
+                ],
+            }
+        )
         await send({"type": "http.response.body", "body": body})
 
 

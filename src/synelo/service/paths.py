@@ -33,9 +33,12 @@ class EncodedSlashes:
         await self.app(scope, receive, send)
 
 
-def player_path_id(request: Request, steam_id: Annotated[str, Path(
-        description="SteamID64, or the text id in a text pool (a '/' in it sent as %2F)")]
-                   ) -> str:
+def player_path_id(
+    request: Request,
+    steam_id: Annotated[
+        str, Path(description="SteamID64, or the text id in a text pool (a '/' in it sent as %2F)")
+    ],
+) -> str:
     """The player id of the URL, decoded once if `EncodedSlashes` kept it encoded."""
     return unquote(steam_id) if request.scope.get(ENCODED) else steam_id
 

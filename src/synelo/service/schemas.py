@@ -27,9 +27,17 @@ class RoundIn(BaseModel):
     """A round report. `teams` are the rosters at round start (they decide P);
     `participants` are the players rated (default: `teams`)."""
 
-    model_config = ConfigDict(json_schema_extra={"example": {
-        "round_id": "srv1-2026-11-21T20:15:03-17", "server_id": "srv1", "map": "arena_well",
-        "winner": "A", "teams": {"A": ["76561197960265730"], "B": ["76561197960265731"]}}})
+    model_config = ConfigDict(
+        json_schema_extra={
+            "example": {
+                "round_id": "srv1-2026-11-21T20:15:03-17",
+                "server_id": "srv1",
+                "map": "arena_well",
+                "winner": "A",
+                "teams": {"A": ["76561197960265730"], "B": ["76561197960265731"]},
+            }
+        }
+    )
 
     round_id: StrictStr = Field(min_length=1, max_length=128)
     server_id: StrictStr = Field(min_length=1, max_length=128)
@@ -140,10 +148,19 @@ class ParamsIn(BaseModel):
 
 class PoolIn(BaseModel):
     name: StrictStr = Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")
-    kmax: StrictInt | None = Field(None, ge=1, le=64, description="largest team size; Θ = "
-                                   "400·floor((kmax+1)/2) unless SYNELO_THETA or theta")
-    theta: float | None = Field(None, gt=0, le=1e6, allow_inf_nan=False,
-                               description="overrides SYNELO_THETA and the Θ of kmax")
+    kmax: StrictInt | None = Field(
+        None,
+        ge=1,
+        le=64,
+        description="largest team size; Θ = 400·floor((kmax+1)/2) unless SYNELO_THETA or theta",
+    )
+    theta: float | None = Field(
+        None,
+        gt=0,
+        le=1e6,
+        allow_inf_nan=False,
+        description="overrides SYNELO_THETA and the Θ of kmax",
+    )
     player_ids: Literal["steam", "text"] = "steam"
     params: ParamsIn | None = None
 
@@ -172,8 +189,13 @@ class QualityOut(BaseModel):
     brier_recent: float | None
     brier_recent_distance: float | None
     brier_recent_rounds: int
-    theta_suggested: float | None = Field(description=(
-        "F1's Θ that maximises the likelihood of the pool's recorded rounds (round-start "
-        "sums and outcomes); null before 500 rounds or when no finite Θ fits"))
-    theta_suggested_rounds: int = Field(description="rounds the suggestion rests on "
-                                        "(the most recent, at most 100,000; 0 before 500)")
+    theta_suggested: float | None = Field(
+        description=(
+            "F1's Θ that maximises the likelihood of the pool's recorded rounds (round-start "
+            "sums and outcomes); null before 500 rounds or when no finite Θ fits"
+        )
+    )
+    theta_suggested_rounds: int = Field(
+        description="rounds the suggestion rests on "
+        "(the most recent, at most 100,000; 0 before 500)"
+    )

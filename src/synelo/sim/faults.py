@@ -15,8 +15,10 @@ from typing import Literal
 Verdict = Literal["pass", "fail", "drop", "down"]
 Decide = Callable[[str, str, bytes], Verdict]
 
-_UNAVAILABLE = (b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\n"
-                b"content-length: 35\r\n\r\n{\"detail\": \"injected: unavailable\"}")
+_UNAVAILABLE = (
+    b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\n"
+    b'content-length: 35\r\n\r\n{"detail": "injected: unavailable"}'
+)
 
 
 def _read_message(sock: socket.socket, buffer: bytearray) -> bytes | None:
@@ -39,8 +41,8 @@ def _read_message(sock: socket.socket, buffer: bytearray) -> bytes | None:
         if not chunk:
             return None
         buffer += chunk
-    message = bytes(buffer[:end + length])
-    del buffer[:end + length]
+    message = bytes(buffer[: end + length])
+    del buffer[: end + length]
     return message
 
 
@@ -88,7 +90,7 @@ class FaultProxy:
                 if request is None:
                     return
                 line = request.split(b"\r\n", 1)[0].decode("latin-1").split(" ")
-                body = request[request.index(b"\r\n\r\n") + 4:]
+                body = request[request.index(b"\r\n\r\n") + 4 :]
                 verdict: Verdict = "down" if self.down else self.decide(line[0], line[1], body)
                 with self._lock:
                     self.counts[verdict] += 1

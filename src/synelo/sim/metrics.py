@@ -41,8 +41,9 @@ def rolling_mean(values: np.ndarray, window: int) -> np.ndarray:
     return (sums[idx] - sums[start]) / (idx - start)
 
 
-def rounds_to_within(trajectory: Sequence[int], target: float, margin: float = 100.0,
-                     start: int = 0) -> int | None:
+def rounds_to_within(
+    trajectory: Sequence[int], target: float, margin: float = 100.0, start: int = 0
+) -> int | None:
     """How many of the player's rounds from `start` it took until the rating was first within
     `margin` of `target` (None: never)."""
     for i, rating in enumerate(trajectory[start:], start=1):

@@ -81,7 +81,7 @@ class Faults:
 
 def make_players(config: SimConfig, rng: np.random.Generator) -> tuple[list[SimPlayer], dict]:
     if config.skill_dist == "uniform":
-        half = config.skill_sd * 3 ** 0.5
+        half = config.skill_sd * 3**0.5
         drawn = rng.uniform(config.skill_mean - half, config.skill_mean + half, config.players)
     elif config.skill_dist == "normal":
         drawn = rng.normal(config.skill_mean, config.skill_sd, config.players)
@@ -96,8 +96,13 @@ def make_players(config: SimConfig, rng: np.random.Generator) -> tuple[list[SimP
         thrower.role, thrower.always_on = "thrower", True
         plan["thrower"] = thrower.id
     if config.smurf:
-        smurf = SimPlayer(steam_id(config.players + 1), config.skill_mean + 3 * config.skill_sd,
-                          "smurf", online_from=config.rounds // 4, always_on=True)
+        smurf = SimPlayer(
+            steam_id(config.players + 1),
+            config.skill_mean + 3 * config.skill_sd,
+            "smurf",
+            online_from=config.rounds // 4,
+            always_on=True,
+        )
         players.append(smurf)
         plan["smurf"] = smurf.id
     return players, plan
@@ -137,8 +142,7 @@ def simulate(config: SimConfig, console: Console | None = None) -> dict[str, Any
         admin = SyneloClient(url, admin_token, timeout=60)
         clients.append(admin)
         pool = f"sim-{config.seed}-{secrets.token_hex(4)}"
-        theta = admin.create_pool(pool, config.team_size,
-                                  params=config.pool_params or None).theta
+        theta = admin.create_pool(pool, config.team_size, params=config.pool_params or None).theta
         admin.pool = pool
         players, plan = make_players(config, rng)
         settings = GameSettings(autobalance=config.autobalance)  # type: ignore[arg-type]
@@ -148,8 +152,15 @@ def simulate(config: SimConfig, console: Console | None = None) -> dict[str, Any
             clients.append(client)
             servers.append(SimServer(i + 1, config.mode, config.team_size, client, settings))
         throw = (config.rounds // 4, config.rounds // 2)
-        world = World(players=players, servers=servers, theta=theta, rng=rng,
-                      churn=config.churn, throw_from=throw[0], throw_until=throw[1])
+        world = World(
+            players=players,
+            servers=servers,
+            theta=theta,
+            rng=rng,
+            churn=config.churn,
+            throw_from=throw[0],
+            throw_until=throw[1],
+        )
         every = max(1, config.rounds // max(config.snapshots, 1))
         snapshots: list[dict[str, Any]] = []
 
@@ -159,9 +170,15 @@ def simulate(config: SimConfig, console: Console | None = None) -> dict[str, Any
             if service is not None and r in config.restarts:
                 service.restart()
 
-        with Progress(TextColumn("[bold]simulating"), BarColumn(), MofNCompleteColumn(),
-                      TextColumn("{task.fields[info]}"), TimeRemainingColumn(),
-                      console=console, disable=not config.progress) as bar:
+        with Progress(
+            TextColumn("[bold]simulating"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[info]}"),
+            TimeRemainingColumn(),
+            console=console,
+            disable=not config.progress,
+        ) as bar:
             task = bar.add_task("rounds", total=config.rounds, info="")
             for r in range(1, config.rounds + 1):
                 world.step(before_round)
@@ -177,8 +194,10 @@ def simulate(config: SimConfig, console: Console | None = None) -> dict[str, Any
                 world.record(server, result)
         summary, data = measure(config, admin, world, players, plan, snapshots, throw)
         summary["seconds"] = round(time.monotonic() - started, 1)
-        summary["faults"] = {"proxy": dict(proxy.counts) if proxy else None,
-                             "restarts": service.restarts if service else 0}
+        summary["faults"] = {
+            "proxy": dict(proxy.counts) if proxy else None,
+            "restarts": service.restarts if service else 0,
+        }
         summary["plots"] = write_plots(out, data)
         (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
         print_summary(console, summary)
@@ -205,14 +224,24 @@ def snapshot(admin: SyneloClient, players: list[SimPlayer], r: int) -> dict[str,
     for least in (100, 10):
         chosen = [(s, r) for s, r, n in pairs if n >= least]
         rho[least] = spearman([s for s, _ in chosen], [r for _, r in chosen])
-    return {"round": r, "spearman_100": rho[100], "spearman_all": rho[10],
-            "players_100": sum(1 for *_, n in pairs if n >= 100),
-            "mean_k_100": float(np.mean(ks)) if ks else None}
+    return {
+        "round": r,
+        "spearman_100": rho[100],
+        "spearman_all": rho[10],
+        "players_100": sum(1 for *_, n in pairs if n >= 100),
+        "mean_k_100": float(np.mean(ks)) if ks else None,
+    }
 
 
-def measure(config: SimConfig, admin: SyneloClient, world: World, players: list[SimPlayer],
-            plan: dict[str, Any], snapshots: list[dict[str, Any]],
-            throw: tuple[int, int]) -> tuple[dict[str, Any], dict[str, Any]]:
+def measure(
+    config: SimConfig,
+    admin: SyneloClient,
+    world: World,
+    players: list[SimPlayer],
+    plan: dict[str, Any],
+    snapshots: list[dict[str, Any]],
+    throw: tuple[int, int],
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """Everything summary.json says, read back from the service over HTTP."""
     obs = world.obs
     looked = {x.steam_id: x for x in admin.lookup([p.id for p in players])}
@@ -221,15 +250,17 @@ def measure(config: SimConfig, admin: SyneloClient, world: World, players: list[
         for p in players:
             x = looked[p.id]
             f.write(f"{p.id},{p.role},{p.skill:.1f},{x.rating},{x.rounds_played},{x.k:.2f}\n")
-    rated = [(p.skill, looked[p.id].rating) for p in players
-             if looked[p.id].rounds_played >= 100]
+    rated = [(p.skill, looked[p.id].rating) for p in players if looked[p.id].rounds_played >= 100]
     if len(rated) >= 3:
         sk, ra = np.array(rated).T
         slope, intercept = np.polyfit(sk, ra, 1)
-        scale = {"rating_sd": float(ra.std()), "skill_sd": float(sk.std()),
-                 "rating_on_skill_slope": float(slope),
-                 "median_abs_rating_minus_skill": float(np.median(np.abs(ra - sk))),
-                 "share_within_100_of_skill": float(np.mean(np.abs(ra - sk) <= 100))}
+        scale = {
+            "rating_sd": float(ra.std()),
+            "skill_sd": float(sk.std()),
+            "rating_on_skill_slope": float(slope),
+            "median_abs_rating_minus_skill": float(np.median(np.abs(ra - sk))),
+            "share_within_100_of_skill": float(np.mean(np.abs(ra - sk) <= 100)),
+        }
     else:
         scale = {}
     rows, keys = 0, set()
@@ -243,8 +274,8 @@ def measure(config: SimConfig, admin: SyneloClient, world: World, players: list[
     p_a = [r.result.p_a for r in answered]
     outcome = [1.0 if r.winner == "A" else 0.0 if r.winner == "B" else 0.5 for r in answered]
     terms = brier_terms(p_a, outcome)
-    recent = terms[-config.recent:]
-    true_terms = brier_terms([r.true_p for r in answered], outcome)[-config.recent:]
+    recent = terms[-config.recent :]
+    true_terms = brier_terms([r.true_p for r in answered], outcome)[-config.recent :]
     final = snapshots[-1] if snapshots else {}
     stats = [s.reporter.stats for s in world.servers]
     summary: dict[str, Any] = {
@@ -273,8 +304,11 @@ def measure(config: SimConfig, admin: SyneloClient, world: World, players: list[
         "reports_dropped": sum(s.dropped for s in stats),
         "reports_unanswered": len(reported) - len(answered),
         "split_refresh_failures": sum(s.cache.failures for s in world.servers),
-        "config": {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(config).items()
-                   if k not in ("token", "progress")},
+        "config": {
+            k: (str(v) if isinstance(v, Path) else v)
+            for k, v in asdict(config).items()
+            if k not in ("token", "progress")
+        },
         "pool_theta": world.theta,
     }
     adversaries = []
@@ -285,9 +319,14 @@ def measure(config: SimConfig, admin: SyneloClient, world: World, players: list[
         who = world.players[pid]
         traj = [(r, v) for r, _, v in obs.trajectory.get(pid, [])]
         ratings = [v for _, v in traj]
-        info: dict[str, Any] = {"role": role, "id": pid, "skill": round(who.skill, 1),
-                                "rounds": len(traj), "final_rating": ratings[-1] if ratings
-                                else None, "trajectory": traj}
+        info: dict[str, Any] = {
+            "role": role,
+            "id": pid,
+            "skill": round(who.skill, 1),
+            "rounds": len(traj),
+            "final_rating": ratings[-1] if ratings else None,
+            "trajectory": traj,
+        }
         if role == "smurf":
             info["rounds_to_within_100"] = rounds_to_within(ratings, who.skill)
         else:
@@ -295,22 +334,33 @@ def measure(config: SimConfig, admin: SyneloClient, world: World, players: list[
             during = [v for r, v in traj if throw[0] <= r < throw[1]]
             after = [v for r, v in traj if r >= throw[1]]
             level = before[-1] if before else None
-            info.update(throw_from=throw[0], throw_until=throw[1], rating_before=level,
-                        lowest_while_throwing=min(during) if during else None,
-                        rating_when_stopped=during[-1] if during else None,
-                        rounds_after_stop_to_within_100_of_before=(
-                            rounds_to_within(after, level) if level is not None else None),
-                        rounds_after_stop_to_within_100_of_skill=rounds_to_within(
-                            after, who.skill))
+            info.update(
+                throw_from=throw[0],
+                throw_until=throw[1],
+                rating_before=level,
+                lowest_while_throwing=min(during) if during else None,
+                rating_when_stopped=during[-1] if during else None,
+                rounds_after_stop_to_within_100_of_before=(
+                    rounds_to_within(after, level) if level is not None else None
+                ),
+                rounds_after_stop_to_within_100_of_skill=rounds_to_within(after, who.skill),
+            )
         adversaries.append(info)
-    summary["adversaries"] = [{k: v for k, v in a.items() if k != "trajectory"}
-                              for a in adversaries]
+    summary["adversaries"] = [
+        {k: v for k, v in a.items() if k != "trajectory"} for a in adversaries
+    ]
     summary["spearman_over_time"] = snapshots
-    data = {"brier_terms": terms, "snapshots": [s for s in snapshots
-                                                if s["spearman_100"] is not None
-                                                and s["spearman_all"] is not None],
-            "p_a": p_a, "true_p": [r.true_p for r in answered], "scrambles": obs.scrambles,
-            "rounds_played": obs.rounds_played, "adversaries": adversaries}
+    data = {
+        "brier_terms": terms,
+        "snapshots": [
+            s for s in snapshots if s["spearman_100"] is not None and s["spearman_all"] is not None
+        ],
+        "p_a": p_a,
+        "true_p": [r.true_p for r in answered],
+        "scrambles": obs.scrambles,
+        "rounds_played": obs.rounds_played,
+        "adversaries": adversaries,
+    }
     return summary, data
 
 
@@ -320,16 +370,35 @@ def _fmt(value: float | None) -> str:
 
 def print_summary(console: Console, summary: dict[str, Any]) -> None:
     table = Table(title="synelo simulate", show_header=False)
-    for key in ("rounds", "rounds_applied", "journal_rows", "expected_journal_rows",
-                "duplicate_rows", "spearman", "spearman_players", "mean_k", "rating_sd",
-                "skill_sd", "rating_on_skill_slope", "median_abs_rating_minus_skill",
-                "brier_recent",
-                "brier_true_recent", "brier_all", "mean_abs_p_gap", "scrambles",
-                "scrambles_pending", "autobalance_moves", "reports_buffered",
-                "retries_already_applied", "reports_dropped", "seconds"):
+    for key in (
+        "rounds",
+        "rounds_applied",
+        "journal_rows",
+        "expected_journal_rows",
+        "duplicate_rows",
+        "spearman",
+        "spearman_players",
+        "mean_k",
+        "rating_sd",
+        "skill_sd",
+        "rating_on_skill_slope",
+        "median_abs_rating_minus_skill",
+        "brier_recent",
+        "brier_true_recent",
+        "brier_all",
+        "mean_abs_p_gap",
+        "scrambles",
+        "scrambles_pending",
+        "autobalance_moves",
+        "reports_buffered",
+        "retries_already_applied",
+        "reports_dropped",
+        "seconds",
+    ):
         value = summary.get(key)
         table.add_row(key, _fmt(value) if isinstance(value, float) else str(value))
     for who in summary["adversaries"]:
-        table.add_row(who["role"], ", ".join(f"{k} {v}" for k, v in who.items()
-                                              if k not in ("role", "id")))
+        table.add_row(
+            who["role"], ", ".join(f"{k} {v}" for k, v in who.items() if k not in ("role", "id"))
+        )
     console.print(table)

@@ -25,13 +25,21 @@ def free_port() -> int:
 class LocalService:
     """`start()`, `stop()`, `restart()`; `url` stays the same across restarts."""
 
-    def __init__(self, folder: Path, admin_token: str, server_token: str,
-                 database_url: str | None = None, port: int | None = None) -> None:
+    def __init__(
+        self,
+        folder: Path,
+        admin_token: str,
+        server_token: str,
+        database_url: str | None = None,
+        port: int | None = None,
+    ) -> None:
         folder.mkdir(parents=True, exist_ok=True)
-        self.settings = Settings(data_dir=folder, admin_tokens=[admin_token],
-                                 server_tokens=[server_token],
-                                 database_url=database_url or
-                                 f"sqlite:///{(folder / 'synelo.db').resolve()}")
+        self.settings = Settings(
+            data_dir=folder,
+            admin_tokens=[admin_token],
+            server_tokens=[server_token],
+            database_url=database_url or f"sqlite:///{(folder / 'synelo.db').resolve()}",
+        )
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.restarts = 0
@@ -41,14 +49,16 @@ class LocalService:
         migrate(create_store_engine(self.settings.sqlalchemy_url, pool_size=1))
 
     def start(self) -> None:
-        self._store = Store(create_store_engine(self.settings.sqlalchemy_url,
-                                                pool_size=self.settings.db_pool_size),
-                            window_cache=self.settings.window_cache)
+        self._store = Store(
+            create_store_engine(self.settings.sqlalchemy_url, pool_size=self.settings.db_pool_size),
+            window_cache=self.settings.window_cache,
+        )
         app = create_app(self.settings, store=self._store)
         # log_config=None: uvicorn must not reconfigure logging (dictConfig closes every
         # handler, e.g. the simulator's client log, on each restart).
-        config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_config=None,
-                                access_log=False)
+        config = uvicorn.Config(
+            app, host="127.0.0.1", port=self.port, log_config=None, access_log=False
+        )
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._server.run, daemon=True, name="synelo")
         self._thread.start()

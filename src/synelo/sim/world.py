@@ -60,8 +60,9 @@ class Observations:
 class SimServer:
     """One game server: its state machine, its reporter and split cache, its players."""
 
-    def __init__(self, index: int, mode: str, team_size: int, client: SyneloClient,
-                 settings: GameSettings) -> None:
+    def __init__(
+        self, index: int, mode: str, team_size: int, client: SyneloClient, settings: GameSettings
+    ) -> None:
         self.index, self.mode, self.team_size = index, mode, team_size
         self.id = f"sim{index}"
         self.client = client
@@ -83,16 +84,29 @@ class World:
     whose clock is earliest plays next), feeding every event to its state machine and
     carrying out every action through the client."""
 
-    def __init__(self, *, players: list[SimPlayer], servers: list[SimServer], theta: float,
-                 rng: np.random.Generator, churn: float = 0.02, join_rate: float = 0.5,
-                 throw_from: int = 0, throw_until: int = 0, throw_penalty: float = 800.0,
-                 idle: float = 0.03) -> None:
+    def __init__(
+        self,
+        *,
+        players: list[SimPlayer],
+        servers: list[SimServer],
+        theta: float,
+        rng: np.random.Generator,
+        churn: float = 0.02,
+        join_rate: float = 0.5,
+        throw_from: int = 0,
+        throw_until: int = 0,
+        throw_penalty: float = 800.0,
+        idle: float = 0.03,
+    ) -> None:
         self.players = {p.id: p for p in players}
         self.servers = servers
         self.theta, self.rng = theta, rng
         self.churn, self.join_rate, self.idle = churn, join_rate, idle
-        self.throw_from, self.throw_until, self.throw_penalty = (throw_from, throw_until,
-                                                                 throw_penalty)
+        self.throw_from, self.throw_until, self.throw_penalty = (
+            throw_from,
+            throw_until,
+            throw_penalty,
+        )
         self.obs = Observations()
         self.round = 0  # global rounds played
 
@@ -125,8 +139,9 @@ class World:
         self.handle(server, server.logic.feed(event))
 
     def offline(self) -> list[str]:
-        return [p.id for p in self.players.values()
-                if p.server is None and p.online_from <= self.round]
+        return [
+            p.id for p in self.players.values() if p.server is None and p.online_from <= self.round
+        ]
 
     def connect(self, server: SimServer, pid: str, t: float, team: str) -> None:
         self.players[pid].server = server.index
@@ -137,8 +152,13 @@ class World:
         except ServiceUnavailable:
             pass  # the plugin keeps what it knew, or R_0
         # pub_power (Sector's Edge's scoreboard history) follows the true skill
-        event: dict[str, Any] = {"t": t, "type": "join", "player": pid, "team": team,
-                                 "pub_power": self.players[pid].skill}
+        event: dict[str, Any] = {
+            "t": t,
+            "type": "join",
+            "player": pid,
+            "team": team,
+            "pub_power": self.players[pid].skill,
+        }
         if rating is not None:
             event["rating"] = rating
         self.feed(server, event)
@@ -160,7 +180,7 @@ class World:
         always = [p for p in candidates if self.players[p].always_on]
         others = [p for p in candidates if not self.players[p].always_on]
         self.rng.shuffle(others)
-        for pid in (always + others)[:max(free, 0)]:
+        for pid in (always + others)[: max(free, 0)]:
             self.connect(server, pid, t, self.engine_team(server))
 
     def seat_waiting(self, server: SimServer, t: float) -> None:
@@ -173,8 +193,10 @@ class World:
                 break
             if server.mode == "arena" and server.logic.round == 0 and min(a, b) >= 1:
                 break  # round 1 is a 1v1 duel
-            self.feed(server, {"t": t, "type": "team_change", "player": pid,
-                               "team": "A" if a <= b else "B"})
+            self.feed(
+                server,
+                {"t": t, "type": "team_change", "player": pid, "team": "A" if a <= b else "B"},
+            )
 
     def play_round(self, server: SimServer) -> None:
         rng, t = self.rng, server.clock
@@ -220,8 +242,15 @@ class World:
             at(t + float(rng.uniform(1, length)), {"type": "capture", "team": loser})
         for time, _, event in sorted(timeline, key=lambda x: (x[0], x[1])):
             self.happen(server, time, event)
-        self.feed(server, {"t": end, "type": "round_end", "winner": winner,
-                           "full_round": not halves or server.logic.round % 2 == 0})
+        self.feed(
+            server,
+            {
+                "t": end,
+                "type": "round_end",
+                "winner": winner,
+                "full_round": not halves or server.logic.round % 2 == 0,
+            },
+        )
         server.clock = end + float(rng.uniform(5, 15))
 
     def happen(self, server: SimServer, t: float, event: dict[str, Any]) -> None:
@@ -280,9 +309,13 @@ class World:
         results = server.reporter.report(action["winner"], teams, participants)
         round_id = server.reporter.last_round_id
         self.obs.reports[round_id] = RoundRecord(
-            round_id, server.index, self.round, action["winner"],
+            round_id,
+            server.index,
+            self.round,
+            action["winner"],
             self.true_p(list(teams[0]), list(teams[1])),
-            len(participants[0]) + len(participants[1]))
+            len(participants[0]) + len(participants[1]),
+        )
         for result in results:
             self.record(server, result)
 
@@ -294,10 +327,17 @@ class World:
             server.known[change.steam_id] = change.after
             if self.players[change.steam_id].role != "regular":
                 self.obs.trajectory.setdefault(change.steam_id, []).append(
-                    (self.round, result.seq, change.after))
+                    (self.round, result.seq, change.after)
+                )
             if change.steam_id in server.slots:
-                server.logic.feed({"t": server.logic.now, "type": "rating",
-                                   "player": change.steam_id, "rating": change.after})
+                server.logic.feed(
+                    {
+                        "t": server.logic.now,
+                        "type": "rating",
+                        "player": change.steam_id,
+                        "rating": change.after,
+                    }
+                )
 
     def scramble(self, server: SimServer, t: float, reason: str) -> None:
         eligible = server.logic.eligible()

@@ -26,8 +26,7 @@ class Checkpointer:
         self._stop = threading.Event()
         event.listen(engine, "connect", _no_autocheckpoint)
         engine.dispose()  # connections opened before this get the setting too
-        self._thread = threading.Thread(target=self._run, name="synelo-wal-checkpoint",
-                                        daemon=True)
+        self._thread = threading.Thread(target=self._run, name="synelo-wal-checkpoint", daemon=True)
         self._thread.start()
 
     def _run(self) -> None:

@@ -74,16 +74,21 @@ POOL = "SELECT id, params, rounds FROM pools WHERE name = ?"
 ROUND_SEEN = DriverSql("SELECT content_hash, result FROM rounds WHERE pool_id = ? AND round_id = ?")
 INSERT_PLAYER = DriverSql(
     "INSERT INTO players (pool_id, player_key, rating, rounds_played, convergence) "
-    "VALUES (?, ?, ?, 0, 1.0) RETURNING id")
+    "VALUES (?, ?, ?, 0, 1.0) RETURNING id"
+)
 UPDATE_PLAYER = DriverSql(
     "UPDATE players SET rating = ?, rounds_played = ?, last_played = ?, convergence = ?, "
     "window_state = NULL, window_tail = NULL, window_appended = ?, last_journal = ? "
-    "WHERE id = ?")
+    "WHERE id = ?"
+)
 INSERT_ROUND = DriverSql(
     "INSERT INTO rounds (pool_id, seq, round_id, server_id, map, winner, sum_a, sum_b, p_a, "
-    "content_hash, result, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id")
-_JOURNAL_COLUMNS = ("INSERT INTO journal (pool_id, player_id, round_pk, kind, team, before, "
-                    "after, k, p, s, created_at, prev_id) VALUES ")
+    "content_hash, result, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id"
+)
+_JOURNAL_COLUMNS = (
+    "INSERT INTO journal (pool_id, player_id, round_pk, kind, team, before, "
+    "after, k, p, s, created_at, prev_id) VALUES "
+)
 _JOURNAL_ROW = "(?, ?, ?, 'round', ?, ?, ?, ?, ?, ?, ?, ?)"
 COUNT_ROUND = DriverSql("UPDATE pools SET rounds = ?, brier_sum = brier_sum + ? WHERE id = ?")
 
@@ -102,12 +107,14 @@ def lock_players(conn: Connection, pool_id: int, keys: Sequence[str]) -> list[tu
     stmt = DriverSql(
         "SELECT id, player_key, rating, rounds_played, convergence, last_journal, "
         "CASE WHEN window_state IS NULL THEN window_appended END FROM players "
-        f"WHERE pool_id = ? AND player_key IN ({marks}) ORDER BY player_key" + for_update(conn))
+        f"WHERE pool_id = ? AND player_key IN ({marks}) ORDER BY player_key" + for_update(conn)
+    )
     return stmt.rows(conn, (pool_id, *keys))
 
 
-def windows(conn: Connection, players: Sequence[tuple[int, int | None, int | None]],
-            chunk: int, size: int) -> dict[int, ConvergenceWindow]:
+def windows(
+    conn: Connection, players: Sequence[tuple[int, int | None, int | None]], chunk: int, size: int
+) -> dict[int, ConvergenceWindow]:
     """The stored convergence windows of these players, given as (id, window_appended,
     last_journal) from `lock_players` (rows already locked): their full chunks, and the
     unfilled newest chunk's entries from the journal (≤ chunk − 1 rows along each player's
@@ -115,26 +122,32 @@ def windows(conn: Connection, players: Sequence[tuple[int, int | None, int | Non
     ids = [pid for pid, _, _ in players]
     marks = ", ".join("?" * len(ids))
     stored: dict[int, dict[int, bytes]] = {pid: {} for pid in ids}
-    parts = DriverSql(f"SELECT player_id, chunk, data FROM window_chunks "
-                      f"WHERE player_id IN ({marks})")
+    parts = DriverSql(
+        f"SELECT player_id, chunk, data FROM window_chunks WHERE player_id IN ({marks})"
+    )
     for pid, number, data in parts.rows(conn, ids):
         stored[pid][number] = bytes(data)
     out: dict[int, ConvergenceWindow] = {}
     legacy = [pid for pid, appended, _ in players if appended is None]
     if legacy:
         marks = ", ".join("?" * len(legacy))
-        heads = DriverSql(f"SELECT id, window_state, window_tail FROM players "
-                          f"WHERE id IN ({marks})")
+        heads = DriverSql(
+            f"SELECT id, window_state, window_tail FROM players WHERE id IN ({marks})"
+        )
         for pid, header, tail in heads.rows(conn, legacy):
             if tail:
                 stored[pid][ConvergenceWindow.chunk_number(tail, chunk)] = bytes(tail)
             out[pid] = ConvergenceWindow.from_parts(header, stored[pid], chunk, size)
     for pid, appended, last_journal in players:
         if appended is not None:
-            tail = JOURNAL_TAIL.rows(conn, (last_journal, appended % chunk)) \
-                if appended % chunk else []
+            tail = (
+                JOURNAL_TAIL.rows(conn, (last_journal, appended % chunk))
+                if appended % chunk
+                else []
+            )
             out[pid] = ConvergenceWindow.from_chunks_and_tail(
-                stored[pid], tail, appended, chunk, size)
+                stored[pid], tail, appended, chunk, size
+            )
     return out
 
 
@@ -145,18 +158,21 @@ JOURNAL_TAIL = DriverSql(
     " UNION ALL SELECT journal.id, journal.prev_id, chain.depth + 1"
     " FROM journal JOIN chain ON journal.id = chain.prev_id WHERE chain.depth < ?)"
     " SELECT journal.after, journal.p, journal.s FROM chain JOIN journal ON journal.id = chain.id"
-    " ORDER BY chain.depth DESC")
+    " ORDER BY chain.depth DESC"
+)
 
 
 SAVE_CHUNK = DriverSql(
     "INSERT INTO window_chunks (player_id, chunk, data) VALUES (?, ?, ?) "
-    "ON CONFLICT (player_id, chunk) DO UPDATE SET data = excluded.data")
+    "ON CONFLICT (player_id, chunk) DO UPDATE SET data = excluded.data"
+)
 DROP_CHUNKS_BEFORE = DriverSql("DELETE FROM window_chunks WHERE player_id = ? AND chunk < ?")
 
 
 def insert_journal(conn: Connection, rows: list[tuple]) -> dict[int, int]:
     """Insert a round's journal rows in one statement; {player id: new journal row id}."""
-    stmt = DriverSql(_JOURNAL_COLUMNS + ", ".join([_JOURNAL_ROW] * len(rows))
-                     + " RETURNING id, player_id")
+    stmt = DriverSql(
+        _JOURNAL_COLUMNS + ", ".join([_JOURNAL_ROW] * len(rows)) + " RETURNING id, player_id"
+    )
     flat = [value for row in rows for value in row]
     return {player: jid for jid, player in stmt.rows(conn, flat)}

@@ -25,8 +25,12 @@ def create_store_engine(url: str, *, pool_size: int = 8) -> Engine:
     if u.get_backend_name() == "sqlite":
         if u.database and u.database != ":memory:":
             Path(u.database).parent.mkdir(parents=True, exist_ok=True)
-        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30},
-                               pool_size=pool_size, max_overflow=pool_size * 2)
+        engine = create_engine(
+            url,
+            connect_args={"check_same_thread": False, "timeout": 30},
+            pool_size=pool_size,
+            max_overflow=pool_size * 2,
+        )
 
         @event.listens_for(engine, "connect")
         def _sqlite_connect(dbapi_conn, _record) -> None:  # type: ignore[no-untyped-def]

@@ -70,13 +70,25 @@ def hash_token(token: str) -> str:
 
 
 def _pool(row) -> Pool:  # type: ignore[no-untyped-def]
-    return Pool(row.id, row.name, row.kmax, row.player_ids,
-                _params(row.params), row.rounds, row.brier_sum,
-                row.created_at)
+    return Pool(
+        row.id,
+        row.name,
+        row.kmax,
+        row.player_ids,
+        _params(row.params),
+        row.rounds,
+        row.brier_sum,
+        row.created_at,
+    )
 
 
-_PLAYER_VIEW = (players.c.player_key, players.c.rating, players.c.rounds_played,
-                players.c.last_played, players.c.convergence)
+_PLAYER_VIEW = (
+    players.c.player_key,
+    players.c.rating,
+    players.c.rounds_played,
+    players.c.last_played,
+    players.c.convergence,
+)
 
 
 @lru_cache(maxsize=256)
@@ -164,14 +176,22 @@ class Store:
             return False
 
     # --- pools ------------------------------------------------------------------------------
-    def create_pool(self, name: str, kmax: int, params: SynEloParams,
-                    player_ids: str = "steam") -> Pool:
+    def create_pool(
+        self, name: str, kmax: int, params: SynEloParams, player_ids: str = "steam"
+    ) -> Pool:
         try:
             with self.write_transaction() as conn:
-                conn.execute(insert(pools).values(
-                    name=name, kmax=kmax, player_ids=player_ids,
-                    params=json.dumps(params.to_dict()), rounds=0, brier_sum=0.0,
-                    created_at=self.clock()))
+                conn.execute(
+                    insert(pools).values(
+                        name=name,
+                        kmax=kmax,
+                        player_ids=player_ids,
+                        params=json.dumps(params.to_dict()),
+                        rounds=0,
+                        brier_sum=0.0,
+                        created_at=self.clock(),
+                    )
+                )
         except IntegrityError as exc:
             raise PoolExists(name) from exc
         return self.get_pool(name)
@@ -199,8 +219,11 @@ class Store:
     def lookup(self, pool: Pool, keys: Sequence[str]) -> dict[str, PlayerRow]:
         """Stored players among `keys`; unknown players are simply absent (nothing stored)."""
         with self._read() as conn:
-            rows = conn.execute(select(*_PLAYER_VIEW).where(
-                players.c.pool_id == pool.id, players.c.player_key.in_(list(set(keys)))))
+            rows = conn.execute(
+                select(*_PLAYER_VIEW).where(
+                    players.c.pool_id == pool.id, players.c.player_key.in_(list(set(keys)))
+                )
+            )
             return {r.player_key: PlayerRow(*r) for r in rows}
 
     def set_rating(self, pool_name: str, key: str, rating: int) -> PlayerRow:
@@ -210,9 +233,17 @@ class Store:
             pool = self._locked_pool(conn, pool_name)
             row = self._locked_player(conn, pool, key)
             if row is None:
-                pid = conn.execute(insert(players).values(
-                    pool_id=pool.id, player_key=key, rating=rating, rounds_played=0,
-                    convergence=1.0).returning(players.c.id)).scalar_one()
+                pid = conn.execute(
+                    insert(players)
+                    .values(
+                        pool_id=pool.id,
+                        player_key=key,
+                        rating=rating,
+                        rounds_played=0,
+                        convergence=1.0,
+                    )
+                    .returning(players.c.id)
+                ).scalar_one()
                 row = (pid, pool.params.r0, None)
             self._journal_admin(conn, pool, row, "set", rating, rating=rating)
             return self._player_view(conn, row[0])
@@ -224,72 +255,133 @@ class Store:
             row = self._locked_player(conn, pool, key)
             if row is None:
                 return None
-            self._journal_admin(conn, pool, row, "reset", pool.params.r0,
-                                rating=pool.params.r0, rounds_played=0, last_played=None)
+            self._journal_admin(
+                conn,
+                pool,
+                row,
+                "reset",
+                pool.params.r0,
+                rating=pool.params.r0,
+                rounds_played=0,
+                last_played=None,
+            )
             return self._player_view(conn, row[0])
 
     @staticmethod
     def _locked_player(conn: Connection, pool: Pool, key: str) -> tuple | None:
         """(id, rating, last_journal) of a stored player, its row locked."""
-        row = conn.execute(select(players.c.id, players.c.rating, players.c.last_journal).where(
-            players.c.pool_id == pool.id, players.c.player_key == key).with_for_update()).first()
+        row = conn.execute(
+            select(players.c.id, players.c.rating, players.c.last_journal)
+            .where(players.c.pool_id == pool.id, players.c.player_key == key)
+            .with_for_update()
+        ).first()
         return None if row is None else tuple(row)
 
-    def _journal_admin(self, conn: Connection, pool: Pool, row: tuple, kind: str, after: int,
-                       **changes: object) -> None:
+    def _journal_admin(
+        self, conn: Connection, pool: Pool, row: tuple, kind: str, after: int, **changes: object
+    ) -> None:
         """Journal an admin change at the head of the player's chain and apply `changes`;
         the convergence window restarts (C = 1)."""
         pid, before, last_journal = row
-        jid = conn.execute(insert(journal).values(
-            pool_id=pool.id, player_id=pid, round_pk=None, kind=kind, team=None, before=before,
-            after=after, k=None, p=None, s=None, created_at=self.clock(), prev_id=last_journal,
-        ).returning(journal.c.id)).scalar_one()
-        conn.execute(update(players).where(players.c.id == pid).values(
-            convergence=1.0, window_state=None, window_tail=None, window_appended=0,
-            last_journal=jid, **changes))
+        jid = conn.execute(
+            insert(journal)
+            .values(
+                pool_id=pool.id,
+                player_id=pid,
+                round_pk=None,
+                kind=kind,
+                team=None,
+                before=before,
+                after=after,
+                k=None,
+                p=None,
+                s=None,
+                created_at=self.clock(),
+                prev_id=last_journal,
+            )
+            .returning(journal.c.id)
+        ).scalar_one()
+        conn.execute(
+            update(players)
+            .where(players.c.id == pid)
+            .values(
+                convergence=1.0,
+                window_state=None,
+                window_tail=None,
+                window_appended=0,
+                last_journal=jid,
+                **changes,
+            )
+        )
         conn.execute(delete(window_chunks).where(window_chunks.c.player_id == pid))
 
     @staticmethod
     def _player_view(conn: Connection, pid: int) -> PlayerRow:
         return PlayerRow(*conn.execute(select(*_PLAYER_VIEW).where(players.c.id == pid)).one())
 
-    def history(self, pool: Pool, key: str, limit: int,
-                before: int | None = None) -> list[JournalEntry]:
+    def history(
+        self, pool: Pool, key: str, limit: int, before: int | None = None
+    ) -> list[JournalEntry]:
         """The journal of one player, newest first: from its newest entry, or from the entry
         preceding journal id `before`. Walks the player's chain by primary key."""
         with self._read() as conn:
-            head = conn.execute(select(players.c.id, players.c.last_journal).where(
-                players.c.pool_id == pool.id, players.c.player_key == key)).first()
+            head = conn.execute(
+                select(players.c.id, players.c.last_journal).where(
+                    players.c.pool_id == pool.id, players.c.player_key == key
+                )
+            ).first()
             if head is None:
                 return []
             start = head.last_journal
             if before is not None:
-                start = conn.execute(select(journal.c.prev_id).where(
-                    journal.c.id == before, journal.c.player_id == head.id)).scalar()
+                start = conn.execute(
+                    select(journal.c.prev_id).where(
+                        journal.c.id == before, journal.c.player_id == head.id
+                    )
+                ).scalar()
             if start is None:
                 return []
-            chain = select(journal.c.id, journal.c.prev_id, literal(1).label("depth")).where(
-                journal.c.id == start).cte("chain", recursive=True)
+            chain = (
+                select(journal.c.id, journal.c.prev_id, literal(1).label("depth"))
+                .where(journal.c.id == start)
+                .cte("chain", recursive=True)
+            )
             chain = chain.union_all(
                 select(journal.c.id, journal.c.prev_id, (chain.c.depth + 1).label("depth"))
                 .join(chain, journal.c.id == chain.c.prev_id)
-                .where(chain.c.depth < limit))
+                .where(chain.c.depth < limit)
+            )
             stmt = (
-                select(journal.c.id, journal.c.kind, rounds.c.round_id, rounds.c.seq,
-                       journal.c.team, journal.c.before, journal.c.after, journal.c.k,
-                       journal.c.p, journal.c.s, journal.c.created_at)
-                .select_from(chain.join(journal, journal.c.id == chain.c.id)
-                             .outerjoin(rounds, journal.c.round_pk == rounds.c.id))
-                .order_by(chain.c.depth))
+                select(
+                    journal.c.id,
+                    journal.c.kind,
+                    rounds.c.round_id,
+                    rounds.c.seq,
+                    journal.c.team,
+                    journal.c.before,
+                    journal.c.after,
+                    journal.c.k,
+                    journal.c.p,
+                    journal.c.s,
+                    journal.c.created_at,
+                )
+                .select_from(
+                    chain.join(journal, journal.c.id == chain.c.id).outerjoin(
+                        rounds, journal.c.round_pk == rounds.c.id
+                    )
+                )
+                .order_by(chain.c.depth)
+            )
             return [JournalEntry(*r) for r in conn.execute(stmt)]
 
     def leaderboard(self, pool: Pool, limit: int) -> list[PlayerRow]:
         """Visible players by rating (ties: more rounds first, then id)."""
-        stmt = (select(*_PLAYER_VIEW)
-                .where(players.c.pool_id == pool.id,
-                       players.c.rounds_played >= pool.params.t_shadow)
-                .order_by(players.c.rating.desc(), players.c.rounds_played.desc(),
-                          players.c.player_key).limit(limit))
+        stmt = (
+            select(*_PLAYER_VIEW)
+            .where(players.c.pool_id == pool.id, players.c.rounds_played >= pool.params.t_shadow)
+            .order_by(players.c.rating.desc(), players.c.rounds_played.desc(), players.c.player_key)
+            .limit(limit)
+        )
         with self._read() as conn:
             return [PlayerRow(*r) for r in conn.execute(stmt)]
 
@@ -302,31 +394,51 @@ class Store:
                 raise UnknownPool(pool_name)
             pool = _pool(row)
             stale_before = now - timedelta(days=pool.params.t_stale_days)
-            counts = conn.execute(select(
-                func.count(),
-                func.count().filter(players.c.rounds_played < pool.params.t_shadow),
-                func.count().filter(players.c.last_played < stale_before),
-                func.avg(players.c.convergence),
-            ).where(players.c.pool_id == pool.id)).one()
-            last = conn.execute(select(rounds.c.p_a, rounds.c.winner)
-                                .where(rounds.c.pool_id == pool.id)
-                                .order_by(rounds.c.seq.desc()).limit(recent)).all()
-            fit_rows = [] if pool.rounds < THETA_MIN_ROUNDS else conn.execute(
-                select(rounds.c.sum_a - rounds.c.sum_b, rounds.c.winner)
+            counts = conn.execute(
+                select(
+                    func.count(),
+                    func.count().filter(players.c.rounds_played < pool.params.t_shadow),
+                    func.count().filter(players.c.last_played < stale_before),
+                    func.avg(players.c.convergence),
+                ).where(players.c.pool_id == pool.id)
+            ).one()
+            last = conn.execute(
+                select(rounds.c.p_a, rounds.c.winner)
                 .where(rounds.c.pool_id == pool.id)
-                .order_by(rounds.c.seq.desc()).limit(THETA_FIT_ROUNDS)).all()
+                .order_by(rounds.c.seq.desc())
+                .limit(recent)
+            ).all()
+            fit_rows = (
+                []
+                if pool.rounds < THETA_MIN_ROUNDS
+                else conn.execute(
+                    select(rounds.c.sum_a - rounds.c.sum_b, rounds.c.winner)
+                    .where(rounds.c.pool_id == pool.id)
+                    .order_by(rounds.c.seq.desc())
+                    .limit(THETA_FIT_ROUNDS)
+                ).all()
+            )
         recent_brier = brier_score((p - round_score(w, "A")) ** 2 for p, w in last)
         theta = None
         if len(fit_rows) >= THETA_MIN_ROUNDS:
-            theta = fit_theta([gap for gap, _ in fit_rows],
-                              [round_score(w, "A") for _, w in fit_rows], pool.params.theta)
+            theta = fit_theta(
+                [gap for gap, _ in fit_rows],
+                [round_score(w, "A") for _, w in fit_rows],
+                pool.params.theta,
+            )
         mean_c = None if counts[3] is None else float(counts[3])
         return pool, PoolQuality(
-            rounds=pool.rounds, players=counts[0], shadow=counts[1], stale=counts[2],
+            rounds=pool.rounds,
+            players=counts[0],
+            shadow=counts[1],
+            stale=counts[2],
             mean_convergence=mean_c,
             brier_all=pool.brier_sum / pool.rounds if pool.rounds else None,
-            brier_recent=recent_brier, recent_rounds=len(last),
-            theta_suggested=theta, theta_rounds=len(fit_rows))
+            brier_recent=recent_brier,
+            recent_rounds=len(last),
+            theta_suggested=theta,
+            theta_rounds=len(fit_rows),
+        )
 
     def journal_rounds(self, pool_name: str) -> tuple[Pool, list[JournalRound], int]:
         """Every rated round of a pool in `seq` order with its participants as the journal
@@ -336,21 +448,52 @@ class Store:
             if row is None:
                 raise UnknownPool(pool_name)
             pool = _pool(row)
-            admin = conn.execute(select(func.count()).select_from(journal).where(
-                journal.c.pool_id == pool.id, journal.c.kind != "round")).scalar_one()
-            stmt = (select(rounds.c.seq, rounds.c.round_id, rounds.c.server_id, rounds.c.map,
-                           rounds.c.winner, rounds.c.sum_a, rounds.c.sum_b, rounds.c.p_a,
-                           rounds.c.created_at, players.c.player_key, journal.c.team,
-                           journal.c.before, journal.c.after)
-                    .select_from(rounds.join(journal, journal.c.round_pk == rounds.c.id)
-                                 .join(players, players.c.id == journal.c.player_id))
-                    .where(rounds.c.pool_id == pool.id)
-                    .order_by(rounds.c.seq, journal.c.id))
+            admin = conn.execute(
+                select(func.count())
+                .select_from(journal)
+                .where(journal.c.pool_id == pool.id, journal.c.kind != "round")
+            ).scalar_one()
+            stmt = (
+                select(
+                    rounds.c.seq,
+                    rounds.c.round_id,
+                    rounds.c.server_id,
+                    rounds.c.map,
+                    rounds.c.winner,
+                    rounds.c.sum_a,
+                    rounds.c.sum_b,
+                    rounds.c.p_a,
+                    rounds.c.created_at,
+                    players.c.player_key,
+                    journal.c.team,
+                    journal.c.before,
+                    journal.c.after,
+                )
+                .select_from(
+                    rounds.join(journal, journal.c.round_pk == rounds.c.id).join(
+                        players, players.c.id == journal.c.player_id
+                    )
+                )
+                .where(rounds.c.pool_id == pool.id)
+                .order_by(rounds.c.seq, journal.c.id)
+            )
             out: list[JournalRound] = []
             for r in conn.execute(stmt):
                 if not out or out[-1].seq != r.seq:
-                    out.append(JournalRound(r.seq, r.round_id, r.server_id, r.map, r.winner,
-                                            r.sum_a, r.sum_b, r.p_a, r.created_at, []))
+                    out.append(
+                        JournalRound(
+                            r.seq,
+                            r.round_id,
+                            r.server_id,
+                            r.map,
+                            r.winner,
+                            r.sum_a,
+                            r.sum_b,
+                            r.p_a,
+                            r.created_at,
+                            [],
+                        )
+                    )
                 out[-1].participants.append((r.player_key, r.team, r.before, r.after))
         return pool, out, admin
 
@@ -374,15 +517,25 @@ class Store:
             if seen[0] != digest:
                 raise RoundConflict(report.round_id)
             return SubmitResult(False, seen[1].encode())
-        body = self._rate(conn, pool_id, _params(params_json), rounds_before + 1, report,
-                          digest, self.clock())
+        body = self._rate(
+            conn, pool_id, _params(params_json), rounds_before + 1, report, digest, self.clock()
+        )
         return SubmitResult(True, body)
 
-    def _rate(self, conn: Connection, pool_id: int, params: SynEloParams, seq: int,
-              report: RoundReport, digest: str, now: datetime) -> bytes:
+    def _rate(
+        self,
+        conn: Connection,
+        pool_id: int,
+        params: SynEloParams,
+        seq: int,
+        report: RoundReport,
+        digest: str,
+        now: datetime,
+    ) -> bytes:
         """Read the players, rate with the pure math, write players, round and journal."""
-        keys = sorted({*report.team_a, *report.team_b, *report.participants_a,
-                       *report.participants_b})
+        keys = sorted(
+            {*report.team_a, *report.team_b, *report.participants_a, *report.participants_b}
+        )
         # (id, key, rating, rounds_played, convergence, last_journal, window_appended) by key
         stored = {row[1]: row for row in sql.lock_players(conn, pool_id, keys)}
 
@@ -390,15 +543,24 @@ class Store:
             row = stored.get(key)
             return row[2] if row is not None else params.r0
 
-        participants = [(key, side) for side, on_side in (("A", report.participants_a),
-                                                          ("B", report.participants_b))
-                        for key in on_side]
-        hits = self._windows.get_many({stored[key][0]: stored[key][5]
-                                       for key, _ in participants if key in stored})
-        cached = {key: hits[stored[key][0]] for key, _ in participants
-                  if key in stored and stored[key][0] in hits}
-        missing = [(stored[k][0], stored[k][6], stored[k][5]) for k, _ in participants
-                   if k in stored and k not in cached]
+        participants = [
+            (key, side)
+            for side, on_side in (("A", report.participants_a), ("B", report.participants_b))
+            for key in on_side
+        ]
+        hits = self._windows.get_many(
+            {stored[key][0]: stored[key][5] for key, _ in participants if key in stored}
+        )
+        cached = {
+            key: hits[stored[key][0]]
+            for key, _ in participants
+            if key in stored and stored[key][0] in hits
+        }
+        missing = [
+            (stored[k][0], stored[k][6], stored[k][5])
+            for k, _ in participants
+            if k in stored and k not in cached
+        ]
         loaded = sql.windows(conn, missing, WINDOW_CHUNK, params.window) if missing else {}
 
         records: dict[str, PlayerRecord] = {}
@@ -410,9 +572,13 @@ class Store:
                 records[key] = PlayerRecord(row[2], row[3], *cached[key])
             else:
                 records[key] = PlayerRecord(row[2], row[3], loaded[row[0]], row[4])
-        rated = rate_round(map(rating, report.team_a), map(rating, report.team_b),
-                           [(key, side, records[key]) for key, side in participants],
-                           report.winner, params)
+        rated = rate_round(
+            map(rating, report.team_a),
+            map(rating, report.team_b),
+            [(key, side, records[key]) for key, side in participants],
+            report.winner,
+            params,
+        )
 
         stamp = sql.timestamp(conn, now)
         ids = {key: row[0] for key, row in stored.items()}
@@ -420,22 +586,68 @@ class Store:
         for change in rated.changes:
             if change.player not in ids:
                 ids[change.player] = sql.INSERT_PLAYER.first(
-                    conn, (pool_id, change.player, params.r0))[0]
+                    conn, (pool_id, change.player, params.r0)
+                )[0]
 
-        body = orjson.dumps({
-            "round_id": report.round_id, "seq": seq, "winner": report.winner,
-            "p_a": rated.p_a, "sum_a": rated.sum_a, "sum_b": rated.sum_b,
-            "players": [{
-                "steam_id": c.player, "team": c.side, "before": c.before, "after": c.after,
-                "delta": c.delta, "k": c.k, "visible": is_visible(c.rounds_played, params),
-                "rounds_played": c.rounds_played} for c in rated.changes],
-        })
-        round_pk = sql.INSERT_ROUND.first(conn, (
-            pool_id, seq, report.round_id, report.server_id, report.map, report.winner,
-            rated.sum_a, rated.sum_b, rated.p_a, digest, body.decode(), stamp))[0]
-        journal_ids = sql.insert_journal(conn, [
-            (pool_id, ids[c.player], round_pk, c.side, c.before, c.after, c.k, c.p, c.s, stamp,
-             last.get(ids[c.player])) for c in rated.changes])
+        body = orjson.dumps(
+            {
+                "round_id": report.round_id,
+                "seq": seq,
+                "winner": report.winner,
+                "p_a": rated.p_a,
+                "sum_a": rated.sum_a,
+                "sum_b": rated.sum_b,
+                "players": [
+                    {
+                        "steam_id": c.player,
+                        "team": c.side,
+                        "before": c.before,
+                        "after": c.after,
+                        "delta": c.delta,
+                        "k": c.k,
+                        "visible": is_visible(c.rounds_played, params),
+                        "rounds_played": c.rounds_played,
+                    }
+                    for c in rated.changes
+                ],
+            }
+        )
+        round_pk = sql.INSERT_ROUND.first(
+            conn,
+            (
+                pool_id,
+                seq,
+                report.round_id,
+                report.server_id,
+                report.map,
+                report.winner,
+                rated.sum_a,
+                rated.sum_b,
+                rated.p_a,
+                digest,
+                body.decode(),
+                stamp,
+            ),
+        )[0]
+        journal_ids = sql.insert_journal(
+            conn,
+            [
+                (
+                    pool_id,
+                    ids[c.player],
+                    round_pk,
+                    c.side,
+                    c.before,
+                    c.after,
+                    c.k,
+                    c.p,
+                    c.s,
+                    stamp,
+                    last.get(ids[c.player]),
+                )
+                for c in rated.changes
+            ],
+        )
         updates, chunks, dropped = [], [], []
         cache_entries: list[tuple[int, int, ConvergenceWindow, float]] = []
         for change in rated.changes:
@@ -444,8 +656,9 @@ class Store:
             pid = ids[change.player]
             c = rec.current_convergence(params)
             win = rec.window
-            updates.append((rec.rating, rec.rounds_played, stamp, c, win.appended,
-                            journal_ids[pid], pid))
+            updates.append(
+                (rec.rating, rec.rounds_played, stamp, c, win.appended, journal_ids[pid], pid)
+            )
             if win.appended % WINDOW_CHUNK == 0:  # the newest chunk is complete: store it
                 newest = win.chunk_of_newest(WINDOW_CHUNK)
                 chunks.append((pid, newest, win.chunk_bytes(newest, WINDOW_CHUNK)))
@@ -464,10 +677,14 @@ class Store:
     # --- tokens -----------------------------------------------------------------------------
     def add_token(self, role: str, token: str, label: str) -> None:
         with self.write_transaction() as conn:
-            conn.execute(insert(api_tokens).values(role=role, token_hash=hash_token(token),
-                                                   label=label, created_at=self.clock()))
+            conn.execute(
+                insert(api_tokens).values(
+                    role=role, token_hash=hash_token(token), label=label, created_at=self.clock()
+                )
+            )
 
     def token_role(self, token: str) -> str | None:
         with self._read() as conn:
-            return conn.execute(select(api_tokens.c.role).where(
-                api_tokens.c.token_hash == hash_token(token))).scalar()
+            return conn.execute(
+                select(api_tokens.c.role).where(api_tokens.c.token_hash == hash_token(token))
+            ).scalar()

@@ -50,10 +50,17 @@ class RoundReport:
 
     def content_hash(self) -> str:
         """Order-insensitive digest of the report, to tell a retry from a different round."""
-        canonical = orjson.dumps([
-            self.server_id, self.map, self.winner, sorted(self.team_a), sorted(self.team_b),
-            sorted(self.participants_a), sorted(self.participants_b),
-        ])
+        canonical = orjson.dumps(
+            [
+                self.server_id,
+                self.map,
+                self.winner,
+                sorted(self.team_a),
+                sorted(self.team_b),
+                sorted(self.participants_a),
+                sorted(self.participants_b),
+            ]
+        )
         return hashlib.sha256(canonical).hexdigest()
 
 

@@ -28,8 +28,7 @@ class WindowCache:
         """The window and its C if cached with this stamp."""
         return self.get_many({player_id: stamp}).get(player_id)
 
-    def get_many(self, stamps: dict[int, int | None]
-                 ) -> dict[int, tuple[ConvergenceWindow, float]]:
+    def get_many(self, stamps: dict[int, int | None]) -> dict[int, tuple[ConvergenceWindow, float]]:
         """{player id: (window, C)} of the players in `stamps` ({player id: stamp}) cached
         with that stamp; one lock for a whole round."""
         found = {}

@@ -34,8 +34,7 @@ class RoundWriter:
         self.max_batch = max_batch
         self._conn: Connection | None = None  # the writer thread's own; None: open on use
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
-        self._thread = threading.Thread(target=self._run, name="synelo-round-writer",
-                                        daemon=True)
+        self._thread = threading.Thread(target=self._run, name="synelo-round-writer", daemon=True)
         self._thread.start()
 
     def submit(self, pool_name: str, report: RoundReport) -> Future[SubmitResult]:
@@ -59,8 +58,11 @@ class RoundWriter:
             stop = _STOP in batch
             # A request cancelled before its round is rated gets no rating (its game server
             # retries); the rest are marked running, so they can no longer be cancelled.
-            work = [item for item in batch
-                    if item is not _STOP and item[2].set_running_or_notify_cancel()]
+            work = [
+                item
+                for item in batch
+                if item is not _STOP and item[2].set_running_or_notify_cancel()
+            ]
             # One pool per transaction: a transaction that locked two pools could deadlock
             # with another worker locking them the other way round (PostgreSQL).
             by_pool: dict[str, list[tuple[str, RoundReport, Future]]] = {}

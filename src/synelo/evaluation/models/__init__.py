@@ -11,5 +11,12 @@ from synelo.evaluation.models.base import (
     register,
 )
 
-__all__ = ["MODELS", "Bounds", "HistoryInfo", "RatingModel", "create_model", "parse_options",
-           "register"]
+__all__ = [
+    "MODELS",
+    "Bounds",
+    "HistoryInfo",
+    "RatingModel",
+    "create_model",
+    "parse_options",
+    "register",
+]

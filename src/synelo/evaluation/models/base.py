@@ -96,13 +96,15 @@ def parse_options(model: type[RatingModel], pairs: Mapping[str, str]) -> dict[st
             value = float(raw)
         except ValueError:
             raise ValueError(f"parameter {key!r}: {raw!r} is not a number") from None
-        out[key] = int(value) if isinstance(model.defaults[key], int) and value.is_integer() \
-            else value
+        out[key] = (
+            int(value) if isinstance(model.defaults[key], int) and value.is_integer() else value
+        )
     return out
 
 
-def create_model(name: str, options: Mapping[str, float] | None = None,
-                 info: HistoryInfo | None = None) -> RatingModel:
+def create_model(
+    name: str, options: Mapping[str, float] | None = None, info: HistoryInfo | None = None
+) -> RatingModel:
     """A fresh model by registered name; ValueError for an unknown name or bad options."""
     if name not in MODELS:
         raise ValueError(f"unknown model {name!r} (known: {', '.join(sorted(MODELS))})")

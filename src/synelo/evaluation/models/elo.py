@@ -28,8 +28,9 @@ class EloModel(RatingModel):
 
     def predict(self, match: Match) -> float:
         get, r0 = self._ratings.get, self.r0
-        return win_probability(sum(get(p, r0) for p in match.team_a),
-                               sum(get(p, r0) for p in match.team_b), self.theta)
+        return win_probability(
+            sum(get(p, r0) for p in match.team_a), sum(get(p, r0) for p in match.team_b), self.theta
+        )
 
     def update(self, match: Match) -> None:
         self.step(match)

@@ -23,8 +23,13 @@ class OpenSkillModel(RatingModel):
     """One of openskill's models; subclasses name the package class."""
 
     package_model: ClassVar[type]
-    defaults = {"mu": 25.0, "sigma": 25.0 / 3.0, "beta": 25.0 / 6.0, "kappa": 0.0001,
-                "tau": 25.0 / 300.0}
+    defaults = {
+        "mu": 25.0,
+        "sigma": 25.0 / 3.0,
+        "beta": 25.0 / 6.0,
+        "kappa": 0.0001,
+        "tau": 25.0 / 300.0,
+    }
     tunable = {"beta": Bounds(0.5, 50.0, log=True), "tau": Bounds(0.001, 5.0, log=True)}
 
     def __init__(self, **options: float) -> None:

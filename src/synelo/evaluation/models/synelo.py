@@ -19,8 +19,11 @@ from synelo.ratings import (
 
 def _defaults() -> dict[str, float]:
     seed = SynEloParams()
-    return {f.name: getattr(seed, f.name) for f in fields(SynEloParams)
-            if isinstance(getattr(seed, f.name), int | float)}
+    return {
+        f.name: getattr(seed, f.name)
+        for f in fields(SynEloParams)
+        if isinstance(getattr(seed, f.name), int | float)
+    }
 
 
 @register
@@ -34,9 +37,14 @@ class SynEloModel(RatingModel):
     name = "synelo"
     summary = "SynElo F1–F6, the service's own code"
     defaults = _defaults()
-    tunable = {"theta": Bounds(50.0, 20_000.0, log=True), "k_max": Bounds(4.0, 400.0, log=True),
-               "sigma": Bounds(50.0, 5_000.0, log=True), "w_vel": Bounds(0.0, 2.0),
-               "w_wre": Bounds(0.0, 2.0), "w_vol": Bounds(0.0, 2.0)}
+    tunable = {
+        "theta": Bounds(50.0, 20_000.0, log=True),
+        "k_max": Bounds(4.0, 400.0, log=True),
+        "sigma": Bounds(50.0, 5_000.0, log=True),
+        "w_vel": Bounds(0.0, 2.0),
+        "w_wre": Bounds(0.0, 2.0),
+        "w_vol": Bounds(0.0, 2.0),
+    }
 
     def __init__(self, params: SynEloParams) -> None:
         self.params = params
@@ -51,8 +59,11 @@ class SynEloModel(RatingModel):
         return cls(SynEloParams.from_dict({**base, **options}))
 
     def predict(self, match: Match) -> float:
-        return win_probability(self._book.rating_sum(match.team_a),
-                               self._book.rating_sum(match.team_b), self.params.theta)
+        return win_probability(
+            self._book.rating_sum(match.team_a),
+            self._book.rating_sum(match.team_b),
+            self.params.theta,
+        )
 
     def update(self, match: Match) -> None:
         self.step(match)

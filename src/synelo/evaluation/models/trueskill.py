@@ -29,8 +29,13 @@ class TrueSkillModel(RatingModel):
 
     name = "trueskill"
     summary = "trueskill package, P(win) = Φ(Δμ/√(nβ²+Σσ²))"
-    defaults = {"mu": 25.0, "sigma": 25.0 / 3.0, "beta": 25.0 / 6.0, "tau": 25.0 / 300.0,
-                "draw_probability": 0.10}
+    defaults = {
+        "mu": 25.0,
+        "sigma": 25.0 / 3.0,
+        "beta": 25.0 / 6.0,
+        "tau": 25.0 / 300.0,
+        "draw_probability": 0.10,
+    }
     tunable = {"beta": Bounds(0.5, 50.0, log=True), "tau": Bounds(0.001, 5.0, log=True)}
 
     def __init__(self, **options: float) -> None:
@@ -46,13 +51,14 @@ class TrueSkillModel(RatingModel):
         ratings, new = self._ratings, self.env.create_rating
         return [ratings[p] if p in ratings else new() for p in players]
 
-    def win_probability(self, team_a: list[trueskill.Rating],
-                        team_b: list[trueskill.Rating]) -> float:
+    def win_probability(
+        self, team_a: list[trueskill.Rating], team_b: list[trueskill.Rating]
+    ) -> float:
         """P(A wins) = Φ(Δμ / sqrt(n·β² + Σσ²)) (see the class docstring)."""
         delta_mu = sum(r.mu for r in team_a) - sum(r.mu for r in team_b)
-        sum_sigma2 = sum(r.sigma ** 2 for r in team_a) + sum(r.sigma ** 2 for r in team_b)
+        sum_sigma2 = sum(r.sigma**2 for r in team_a) + sum(r.sigma**2 for r in team_b)
         n = len(team_a) + len(team_b)
-        return self.env.cdf(delta_mu / math.sqrt(n * self.env.beta ** 2 + sum_sigma2))
+        return self.env.cdf(delta_mu / math.sqrt(n * self.env.beta**2 + sum_sigma2))
 
     def predict(self, match: Match) -> float:
         return self.win_probability(self._team(match.team_a), self._team(match.team_b))

@@ -30,8 +30,9 @@ class Roster:
         self.pool, self.keys = pool, list(keys)
         self.index = {k: i for i, k in enumerate(self.keys)}
 
-    def members(self, values: Sequence[object], loc: Loc, seen: dict | None = None,
-                where: str = "players") -> list[int]:
+    def members(
+        self, values: Sequence[object], loc: Loc, seen: dict | None = None, where: str = "players"
+    ) -> list[int]:
         """Indices of `values`, each of which must be one of the roster's players."""
         keys = normalize_ids(values, self.pool.player_ids, loc, seen)
         for i, key in enumerate(keys):
@@ -41,8 +42,7 @@ class Roster:
 
     def parties(self, parties: Sequence[Sequence[object]], where: str) -> list[list[int]]:
         seen: dict = {}
-        return [self.members(p, ("body", "parties", j), seen, where)
-                for j, p in enumerate(parties)]
+        return [self.members(p, ("body", "parties", j), seen, where) for j, p in enumerate(parties)]
 
     def ratings(self, store: StoreDep) -> list[int]:
         """Current ratings; players the pool has never seen count at R_0."""
@@ -59,33 +59,64 @@ def splits(pool: PoolDep, body: SplitsIn, store: StoreDep, request: Request) -> 
     current = None
     if body.current is not None:
         seen: dict = {}
-        current = (roster.members(body.current.A, ("body", "current", "A"), seen),
-                   roster.members(body.current.B, ("body", "current", "B"), seen))
+        current = (
+            roster.members(body.current.A, ("body", "current", "A"), seen),
+            roster.members(body.current.B, ("body", "current", "B"), seen),
+        )
     parties = roster.parties(body.parties, "players")
     must = roster.members(body.must_play, ("body", "must_play"))
     max_k = n // 2 if body.max_k is None else body.max_k
     if 2 * max_k > n:
-        raise invalid(("body", "max_k"), f"team size {max_k} needs {2 * max_k} players; "
-                      f"{n} were given", value=body.max_k)
+        raise invalid(
+            ("body", "max_k"),
+            f"team size {max_k} needs {2 * max_k} players; {n} were given",
+            value=body.max_k,
+        )
     if body.min_k > max_k:
-        raise invalid(("body", "min_k"), f"min_k {body.min_k} is larger than max_k {max_k}",
-                      value=body.min_k)
+        raise invalid(
+            ("body", "min_k"), f"min_k {body.min_k} is larger than max_k {max_k}", value=body.min_k
+        )
     if len(must) > 2 * max_k:
-        raise invalid(("body", "must_play"), f"{len(must)} players must play but the largest "
-                      f"team size ({max_k}) seats {2 * max_k}", value=len(must))
+        raise invalid(
+            ("body", "must_play"),
+            f"{len(must)} players must play but the largest team size ({max_k}) seats {2 * max_k}",
+            value=len(must),
+        )
     settings = request.app.state.settings
-    result = best_splits(roster.ratings(store), theta=pool.params.theta, min_k=body.min_k,
-                         max_k=max_k, must_play=must, parties=parties, current=current,
-                         prefer=body.prefer, n_max=settings.n_max,
-                         budget_s=settings.balance_budget_ms / 1000)
+    result = best_splits(
+        roster.ratings(store),
+        theta=pool.params.theta,
+        min_k=body.min_k,
+        max_k=max_k,
+        must_play=must,
+        parties=parties,
+        current=current,
+        prefer=body.prefer,
+        n_max=settings.n_max,
+        budget_s=settings.balance_budget_ms / 1000,
+    )
     keys = roster.keys
-    return SplitsOut(solver=result.solver, elapsed_ms=round(result.elapsed_ms, 3), splits=[
-        SplitOut(k=s.k, A=[keys[i] for i in s.a], B=[keys[i] for i in s.b],
-                 bench=[keys[i] for i in s.bench], sum_a=int(s.sum_a), sum_b=int(s.sum_b),
-                 gap=int(s.gap), p_a=s.p_a, optimal=s.optimal, moved=s.moved,
-                 moved_optimal=s.moved_optimal,
-                 split_parties=[[keys[i] for i in p] for p in s.split_parties])
-        for s in result.splits])
+    return SplitsOut(
+        solver=result.solver,
+        elapsed_ms=round(result.elapsed_ms, 3),
+        splits=[
+            SplitOut(
+                k=s.k,
+                A=[keys[i] for i in s.a],
+                B=[keys[i] for i in s.b],
+                bench=[keys[i] for i in s.bench],
+                sum_a=int(s.sum_a),
+                sum_b=int(s.sum_b),
+                gap=int(s.gap),
+                p_a=s.p_a,
+                optimal=s.optimal,
+                moved=s.moved,
+                moved_optimal=s.moved_optimal,
+                split_parties=[[keys[i] for i in p] for p in s.split_parties],
+            )
+            for s in result.splits
+        ],
+    )
 
 
 @router.post("/autobalance", response_model=AutobalanceOut, dependencies=[ServerAuth])
@@ -97,8 +128,11 @@ def autobalance(pool: PoolDep, body: AutobalanceIn, store: StoreDep) -> Autobala
     team_b = normalize_ids(body.teams.B, kind, ("body", "teams", "B"), seen)
     joiner = normalize_ids([body.joiner], kind, ("body", "joiner"), seen) if body.joiner else ()
     if body.unassigned and body.method != "min_swaps":
-        raise invalid(("body", "unassigned"), "unassigned players are placed by min_swaps; "
-                      "use joiner with f11", value=body.unassigned)
+        raise invalid(
+            ("body", "unassigned"),
+            "unassigned players are placed by min_swaps; use joiner with f11",
+            value=body.unassigned,
+        )
     new = normalize_ids(body.unassigned, kind, ("body", "unassigned"), seen)
     roster = Roster(pool, [*team_a, *team_b, *joiner, *new])
     if not roster.keys:
@@ -124,12 +158,21 @@ def autobalance(pool: PoolDep, body: AutobalanceIn, store: StoreDep) -> Autobala
     return _answer(body.method, roster.keys, placed, gap_before, outcome)
 
 
-def _answer(method: str, keys: Sequence[str], placed: list[Move], gap_before: int,
-            outcome: Rebalance) -> AutobalanceOut:
+def _answer(
+    method: str, keys: Sequence[str], placed: list[Move], gap_before: int, outcome: Rebalance
+) -> AutobalanceOut:
     """The moves in order (a placed joiner first); gap_before is the teams as given."""
-    moves = [MoveOut(steam_id=keys[m.player], **{"from": m.from_team}, to=m.to_team)
-             for m in (*placed, *outcome.moves)]
-    return AutobalanceOut(method=method, moves=moves, gap_before=gap_before,
-                          gap_after=int(outcome.gap_after), sum_a=int(outcome.sum_a),
-                          sum_b=int(outcome.sum_b), size_a=outcome.size_a,
-                          size_b=outcome.size_b)
+    moves = [
+        MoveOut(steam_id=keys[m.player], **{"from": m.from_team}, to=m.to_team)
+        for m in (*placed, *outcome.moves)
+    ]
+    return AutobalanceOut(
+        method=method,
+        moves=moves,
+        gap_before=gap_before,
+        gap_after=int(outcome.gap_after),
+        sum_a=int(outcome.sum_a),
+        sum_b=int(outcome.sum_b),
+        size_a=outcome.size_a,
+        size_b=outcome.size_b,
+    )

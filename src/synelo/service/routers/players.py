@@ -30,10 +30,13 @@ def player_out(key: str, row: PlayerRow | None, params: SynEloParams, store: Sto
     if row is None:
         row = PlayerRow(key, params.r0, 0, None, 1.0)
     return PlayerOut(
-        steam_id=key, rating=row.rating, visible=is_visible(row.rounds_played, params),
+        steam_id=key,
+        rating=row.rating,
+        visible=is_visible(row.rounds_played, params),
         rounds_played=row.rounds_played,
         stale=is_stale(row.last_played, store.clock(), params),
-        last_played=row.last_played, convergence=row.convergence,
+        last_played=row.last_played,
+        convergence=row.convergence,
         k=k_factor(row.convergence, row.rating, params),
     )
 
@@ -46,21 +49,24 @@ def get_player(pool: PoolDep, steam_id: PlayerPathId, store: StoreDep) -> Player
 
 @router.post("/players/lookup", response_model=LookupOut, dependencies=[ServerAuth])
 def lookup_players(pool: PoolDep, body: LookupIn, store: StoreDep) -> LookupOut:
-    keys = list(dict.fromkeys(
-        normalize_id(v, pool.player_ids, ("body", "steam_ids", i))
-        for i, v in enumerate(body.steam_ids)))
+    keys = list(
+        dict.fromkeys(
+            normalize_id(v, pool.player_ids, ("body", "steam_ids", i))
+            for i, v in enumerate(body.steam_ids)
+        )
+    )
     found = store.lookup(pool, keys)
     return LookupOut(players=[player_out(k, found.get(k), pool.params, store) for k in keys])
 
 
 @router.put("/players/{steam_id}", response_model=PlayerOut, dependencies=[AdminAuth])
-def set_rating(pool: PoolDep, steam_id: PlayerPathId, body: RatingIn,
-               store: StoreDep) -> PlayerOut:
+def set_rating(pool: PoolDep, steam_id: PlayerPathId, body: RatingIn, store: StoreDep) -> PlayerOut:
     key = normalize_id(steam_id, pool.player_ids, ("path", "steam_id"))
     p = pool.params
     if not p.r_min <= body.rating <= p.r_max:
-        raise invalid(("body", "rating"), f"rating must be within {p.r_min}…{p.r_max}",
-                      value=body.rating)
+        raise invalid(
+            ("body", "rating"), f"rating must be within {p.r_min}…{p.r_max}", value=body.rating
+        )
     return player_out(key, store.set_rating(pool.name, key, body.rating), p, store)
 
 
@@ -75,27 +81,54 @@ def reset_player(pool: PoolDep, steam_id: PlayerPathId, store: StoreDep) -> Play
 
 
 @router.get("/players/{steam_id}/history", response_model=HistoryOut, dependencies=[AdminAuth])
-def player_history(pool: PoolDep, steam_id: PlayerPathId, store: StoreDep,
-                   limit: Annotated[int, Query(ge=1, le=5000)] = 500,
-                   before: Annotated[int | None, Query(
-                       ge=1, description="continue after this journal id (the last "
-                       "entry of the previous page)")] = None,
-                   ) -> HistoryOut:
+def player_history(
+    pool: PoolDep,
+    steam_id: PlayerPathId,
+    store: StoreDep,
+    limit: Annotated[int, Query(ge=1, le=5000)] = 500,
+    before: Annotated[
+        int | None,
+        Query(
+            ge=1, description="continue after this journal id (the last entry of the previous page)"
+        ),
+    ] = None,
+) -> HistoryOut:
     key = normalize_id(steam_id, pool.player_ids, ("path", "steam_id"))
-    entries = [JournalOut(id=e.id, kind=e.kind, round_id=e.round_id, seq=e.seq, team=e.team,
-                          before=e.before, after=e.after, delta=e.after - e.before, k=e.k,
-                          p=e.p, s=e.s, at=e.created_at)
-               for e in store.history(pool, key, limit, before)]
+    entries = [
+        JournalOut(
+            id=e.id,
+            kind=e.kind,
+            round_id=e.round_id,
+            seq=e.seq,
+            team=e.team,
+            before=e.before,
+            after=e.after,
+            delta=e.after - e.before,
+            k=e.k,
+            p=e.p,
+            s=e.s,
+            at=e.created_at,
+        )
+        for e in store.history(pool, key, limit, before)
+    ]
     return HistoryOut(steam_id=key, entries=entries)
 
 
 @router.get("/leaderboard", response_model=LeaderboardOut, dependencies=[AdminAuth])
-def leaderboard(pool: PoolDep, store: StoreDep,
-                limit: Annotated[int, Query(ge=1, le=1000)] = 100) -> LeaderboardOut:
+def leaderboard(
+    pool: PoolDep, store: StoreDep, limit: Annotated[int, Query(ge=1, le=1000)] = 100
+) -> LeaderboardOut:
     now = store.clock()
-    return LeaderboardOut(players=[
-        LeaderOut(rank=i, steam_id=r.player_key, rating=r.rating, rounds_played=r.rounds_played,
-                  stale=is_stale(r.last_played, now, pool.params), last_played=r.last_played)
-        for i, r in enumerate(store.leaderboard(pool, limit), start=1)])
-
-
+    return LeaderboardOut(
+        players=[
+            LeaderOut(
+                rank=i,
+                steam_id=r.player_key,
+                rating=r.rating,
+                rounds_played=r.rounds_played,
+                stale=is_stale(r.last_played, now, pool.params),
+                last_played=r.last_played,
+            )
+            for i, r in enumerate(store.leaderboard(pool, limit), start=1)
+        ]
+    )

@@ -16,9 +16,15 @@ router = APIRouter(prefix="/v1/pools", tags=["pools"], dependencies=[AdminAuth])
 
 
 def pool_out(pool: Pool) -> PoolOut:
-    return PoolOut(name=pool.name, kmax=pool.kmax, theta=pool.params.theta,
-                   player_ids=pool.player_ids, rounds=pool.rounds, created_at=pool.created_at,
-                   params=pool.params.to_dict())
+    return PoolOut(
+        name=pool.name,
+        kmax=pool.kmax,
+        theta=pool.params.theta,
+        player_ids=pool.player_ids,
+        rounds=pool.rounds,
+        created_at=pool.created_at,
+        params=pool.params.to_dict(),
+    )
 
 
 @router.post("", status_code=201, response_model=PoolOut)
@@ -48,8 +54,9 @@ def show_pool(pool: PoolDep, store: StoreDep) -> PoolOut:
 
 
 @router.get("/{pool}/quality", response_model=QualityOut)
-def pool_quality(pool: Annotated[str, Path(max_length=64)], request: Request,
-                 store: StoreDep) -> QualityOut:
+def pool_quality(
+    pool: Annotated[str, Path(max_length=64)], request: Request, store: StoreDep
+) -> QualityOut:
     try:
         info, q = store.quality(pool, request.app.state.settings.brier_recent)
     except UnknownPool:
@@ -59,9 +66,19 @@ def pool_quality(pool: Annotated[str, Path(max_length=64)], request: Request,
         return None if b is None else abs(b - BRIER_TARGET)
 
     return QualityOut(
-        rounds=q.rounds, players=q.players, shadow=q.shadow, stale=q.stale,
-        mean_convergence=q.mean_convergence, theta=info.params.theta, kmax=info.kmax,
-        brier_target=BRIER_TARGET, brier_all=q.brier_all, brier_all_distance=distance(q.brier_all),
-        brier_recent=q.brier_recent, brier_recent_distance=distance(q.brier_recent),
-        brier_recent_rounds=q.recent_rounds, theta_suggested=q.theta_suggested,
-        theta_suggested_rounds=q.theta_rounds)
+        rounds=q.rounds,
+        players=q.players,
+        shadow=q.shadow,
+        stale=q.stale,
+        mean_convergence=q.mean_convergence,
+        theta=info.params.theta,
+        kmax=info.kmax,
+        brier_target=BRIER_TARGET,
+        brier_all=q.brier_all,
+        brier_all_distance=distance(q.brier_all),
+        brier_recent=q.brier_recent,
+        brier_recent_distance=distance(q.brier_recent),
+        brier_recent_rounds=q.recent_rounds,
+        theta_suggested=q.theta_suggested,
+        theta_suggested_rounds=q.theta_rounds,
+    )

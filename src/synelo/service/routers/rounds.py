@@ -32,21 +32,33 @@ def to_report(body: RoundIn, pool: Pool) -> RoundReport:
         for side, part, other in (("A", part_a, set(team_b)), ("B", part_b, set(team_a))):
             for i, key in enumerate(part):
                 if key in other:
-                    raise invalid(("body", "participants", side, i),
-                                  f"player {key} is on the other team in teams")
-    return RoundReport(body.round_id, body.server_id, body.map, body.winner,
-                       team_a, team_b, part_a, part_b)
+                    raise invalid(
+                        ("body", "participants", side, i),
+                        f"player {key} is on the other team in teams",
+                    )
+    return RoundReport(
+        body.round_id, body.server_id, body.map, body.winner, team_a, team_b, part_a, part_b
+    )
 
 
-@router.post("/rounds", status_code=201, response_model=RoundOut, dependencies=[ServerAuth],
-             responses={200: {"model": RoundOut, "description": "a retry: the stored result"},
-                        409: {"description": "round_id already used for another round"}})
+@router.post(
+    "/rounds",
+    status_code=201,
+    response_model=RoundOut,
+    dependencies=[ServerAuth],
+    responses={
+        200: {"model": RoundOut, "description": "a retry: the stored result"},
+        409: {"description": "round_id already used for another round"},
+    },
+)
 async def submit_round(pool: PoolDep, body: RoundIn, request: Request) -> Response:
     report = to_report(body, pool)
     try:
         result = await asyncio.wrap_future(request.app.state.writer.submit(pool.name, report))
     except RoundConflict:
-        raise HTTPException(409, f"round_id {report.round_id!r} was already submitted "
-                                 "with different content") from None
-    return Response(result.body, status_code=201 if result.created else 200,
-                    media_type="application/json")
+        raise HTTPException(
+            409, f"round_id {report.round_id!r} was already submitted with different content"
+        ) from None
+    return Response(
+        result.body, status_code=201 if result.created else 200, media_type="application/json"
+    )

@@ -8,6 +8,7 @@ header in players.window_state and the unfilled newest chunk in players.window_t
 chunks of entries live in window_chunks. Existing windows are converted, and converted back
 on downgrade.
 """
+
 import struct
 from collections.abc import Sequence
 
@@ -16,32 +17,42 @@ from alembic import op
 
 from synelo.ratings.window import ConvergenceWindow
 
-revision: str = '0002'
-down_revision: str | Sequence[str] | None = '0001'
+revision: str = "0002"
+down_revision: str | Sequence[str] | None = "0001"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
 CHUNK = 50  # synelo.store.tables.WINDOW_CHUNK when this revision was written
 ID = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
 
-players = sa.table('players', sa.column('id', ID), sa.column('window_state', sa.LargeBinary()),
-                   sa.column('window_tail', sa.LargeBinary()))
-chunks = sa.table('window_chunks', sa.column('player_id', ID), sa.column('chunk', sa.BigInteger()),
-                  sa.column('data', sa.LargeBinary()))
+players = sa.table(
+    "players",
+    sa.column("id", ID),
+    sa.column("window_state", sa.LargeBinary()),
+    sa.column("window_tail", sa.LargeBinary()),
+)
+chunks = sa.table(
+    "window_chunks",
+    sa.column("player_id", ID),
+    sa.column("chunk", sa.BigInteger()),
+    sa.column("data", sa.LargeBinary()),
+)
 
 
 def upgrade() -> None:
-    op.add_column('players', sa.Column('window_tail', sa.LargeBinary(), nullable=True))
-    op.create_table('window_chunks',
-    sa.Column('player_id', ID, nullable=False),
-    sa.Column('chunk', sa.BigInteger(), autoincrement=False, nullable=False),
-    sa.Column('data', sa.LargeBinary(), nullable=False),
-    sa.ForeignKeyConstraint(['player_id'], ['players.id'], ondelete='CASCADE'),
-    sa.PrimaryKeyConstraint('player_id', 'chunk')
+    op.add_column("players", sa.Column("window_tail", sa.LargeBinary(), nullable=True))
+    op.create_table(
+        "window_chunks",
+        sa.Column("player_id", ID, nullable=False),
+        sa.Column("chunk", sa.BigInteger(), autoincrement=False, nullable=False),
+        sa.Column("data", sa.LargeBinary(), nullable=False),
+        sa.ForeignKeyConstraint(["player_id"], ["players.id"], ondelete="CASCADE"),
+        sa.PrimaryKeyConstraint("player_id", "chunk"),
     )
     conn = op.get_bind()
-    rows = conn.execute(sa.select(players.c.id, players.c.window_state)
-                        .where(players.c.window_state.is_not(None))).all()
+    rows = conn.execute(
+        sa.select(players.c.id, players.c.window_state).where(players.c.window_state.is_not(None))
+    ).all()
     for pid, blob in rows:
         win = ConvergenceWindow.from_bytes(blob, _size(blob))
         numbers = range(win.oldest_chunk(CHUNK), win.chunk_of_newest(CHUNK) + 1) if len(win) else []
@@ -55,26 +66,36 @@ def upgrade() -> None:
                 parts.append({"player_id": pid, "chunk": n, "data": data})
         if parts:
             conn.execute(chunks.insert(), parts)
-        conn.execute(players.update().where(players.c.id == pid)
-                     .values(window_state=win.header_bytes(), window_tail=tail))
+        conn.execute(
+            players.update()
+            .where(players.c.id == pid)
+            .values(window_state=win.header_bytes(), window_tail=tail)
+        )
 
 
 def downgrade() -> None:
     conn = op.get_bind()
-    rows = conn.execute(sa.select(players.c.id, players.c.window_state, players.c.window_tail)
-                        .where(players.c.window_state.is_not(None))).all()
+    rows = conn.execute(
+        sa.select(players.c.id, players.c.window_state, players.c.window_tail).where(
+            players.c.window_state.is_not(None)
+        )
+    ).all()
     for pid, header, tail in rows:
-        stored = dict(conn.execute(sa.select(chunks.c.chunk, chunks.c.data)
-                                   .where(chunks.c.player_id == pid)).all())
+        stored = dict(
+            conn.execute(
+                sa.select(chunks.c.chunk, chunks.c.data).where(chunks.c.player_id == pid)
+            ).all()
+        )
         if tail:
             stored[ConvergenceWindow.chunk_number(tail, CHUNK)] = tail
         win = ConvergenceWindow.from_parts(header, stored, CHUNK, _size(header))
-        conn.execute(players.update().where(players.c.id == pid)
-                     .values(window_state=win.to_bytes()))
-    op.drop_table('window_chunks')
+        conn.execute(
+            players.update().where(players.c.id == pid).values(window_state=win.to_bytes())
+        )
+    op.drop_table("window_chunks")
     # a plain DROP COLUMN (SQLite >= 3.35): a batch table copy would drop `players`, and with
     # it, by ON DELETE CASCADE, the whole journal
-    op.drop_column('players', 'window_tail')
+    op.drop_column("players", "window_tail")
 
 
 def _size(blob: bytes) -> int:
