@@ -14,7 +14,7 @@ from rich.console import Console
 
 from synelo.client import RequestRejected
 from synelo.config import Settings
-from synelo.service.schemas import PoolIn
+from synelo.schemas import PoolIn
 from synelo.store.engine import create_store_engine, migrate, pending_migrations
 from synelo.store.repository import Store
 from synelo.store.typedefs import PoolExists

@@ -4,8 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from synelo.service.balance_schemas import AutobalanceOut, MoveOut, SplitOut
-from synelo.service.schemas import JournalOut, PlayerChangeOut, PlayerOut, PoolOut, RoundOut
+from synelo.schemas import (
+    AutobalanceOut,
+    JournalOut,
+    MoveOut,
+    PlayerChangeOut,
+    PlayerOut,
+    PoolOut,
+    RoundOut,
+    SplitOut,
+)
 
 # The answers are the service's own response models (pydantic), parsed from the JSON: one
 # definition of the wire format for both sides.

@@ -8,7 +8,7 @@ from fastapi import APIRouter, Request
 
 from synelo.balance import best_splits, min_swaps, place_joiner, transfer_moves
 from synelo.balance.autobalance import Move, Rebalance
-from synelo.service.balance_schemas import (
+from synelo.schemas import (
     AutobalanceIn,
     AutobalanceOut,
     MoveOut,

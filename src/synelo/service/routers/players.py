@@ -7,10 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, HTTPException, Query
 
 from synelo.ratings import SynEloParams, is_stale, is_visible, k_factor
-from synelo.service.deps import AdminAuth, PoolDep, ServerAuth, StoreDep
-from synelo.service.ids import invalid, normalize_id
-from synelo.service.paths import PlayerPathId
-from synelo.service.schemas import (
+from synelo.schemas import (
     HistoryOut,
     JournalOut,
     LeaderboardOut,
@@ -20,6 +17,9 @@ from synelo.service.schemas import (
     PlayerOut,
     RatingIn,
 )
+from synelo.service.deps import AdminAuth, PoolDep, ServerAuth, StoreDep
+from synelo.service.ids import invalid, normalize_id
+from synelo.service.paths import PlayerPathId
 from synelo.store.typedefs import PlayerRow, UnknownPool
 
 router = APIRouter(prefix="/v1/pools/{pool}", tags=["players"])

@@ -7,9 +7,9 @@ from typing import Annotated
 from fastapi import APIRouter, HTTPException, Path, Request
 
 from synelo.ratings.brier import BRIER_TARGET
+from synelo.schemas import PoolIn, PoolOut, QualityOut
 from synelo.service.deps import AdminAuth, PoolDep, StoreDep
 from synelo.service.ids import invalid
-from synelo.service.schemas import PoolIn, PoolOut, QualityOut
 from synelo.store.typedefs import Pool, PoolExists, UnknownPool
 
 router = APIRouter(prefix="/v1/pools", tags=["pools"], dependencies=[AdminAuth])

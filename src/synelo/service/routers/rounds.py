@@ -6,9 +6,9 @@ import asyncio
 
 from fastapi import APIRouter, HTTPException, Request, Response
 
+from synelo.schemas import RoundIn, RoundOut
 from synelo.service.deps import PoolDep, ServerAuth
 from synelo.service.ids import invalid, normalize_ids
-from synelo.service.schemas import RoundIn, RoundOut
 from synelo.store.typedefs import Pool, RoundConflict, RoundReport
 
 router = APIRouter(prefix="/v1/pools/{pool}", tags=["rounds"])

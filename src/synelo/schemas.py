@@ -1,4 +1,6 @@
-"""Request and response bodies of API v1."""
+"""The wire format of API v1: every request and response body, shared by the service and
+the client. It needs only pydantic (and the pure parameter bounds), so `synelo.client`
+loads no server stack."""
 
 from __future__ import annotations
 
@@ -199,3 +201,116 @@ class QualityOut(BaseModel):
         description="rounds the suggestion rests on "
         "(the most recent, at most 100,000; 0 before 500)"
     )
+
+
+# --- balancing: splits and autobalance ---------------------------------------------------
+MAX_PLAYERS = 2 * MAX_SIDE
+
+
+class Teams(BaseModel):
+    """Present teams; either may be empty (a 3v0 is exactly what autobalance is for)."""
+
+    A: list[PlayerId] = Field(default_factory=list, max_length=MAX_SIDE)
+    B: list[PlayerId] = Field(default_factory=list, max_length=MAX_SIDE)
+
+
+class SplitsIn(BaseModel):
+    model_config = ConfigDict(
+        json_schema_extra={
+            "example": {
+                "players": [
+                    "76561197960265730",
+                    "76561197960265731",
+                    "76561197960265732",
+                    "76561197960265733",
+                    "76561197960265734",
+                ],
+                "current": {
+                    "A": ["76561197960265730", "76561197960265731"],
+                    "B": ["76561197960265732", "76561197960265733"],
+                },
+                "parties": [],
+                "must_play": ["76561197960265734"],
+                "min_k": 2,
+                "max_k": None,
+                "prefer": "mix",
+            }
+        }
+    )
+
+    players: list[PlayerId] = Field(min_length=4, max_length=MAX_PLAYERS)
+    current: Teams | None = None
+    parties: list[list[PlayerId]] = Field(default_factory=list, max_length=MAX_PLAYERS)
+    must_play: list[PlayerId] = Field(default_factory=list, max_length=MAX_PLAYERS)
+    min_k: int = Field(2, ge=1, le=MAX_SIDE)
+    max_k: int | None = Field(None, ge=1, le=MAX_SIDE)
+    prefer: Literal["stay", "mix"] | None = "mix"
+
+
+class SplitOut(BaseModel):
+    k: int
+    A: list[str]
+    B: list[str]
+    bench: list[str]
+    sum_a: int
+    sum_b: int
+    gap: int
+    p_a: float
+    optimal: bool = Field(description="the gap is proven minimal")
+    moved: int | None = Field(
+        description="players on a team now who change team (null without current)"
+    )
+    moved_optimal: bool | None = Field(
+        description="prefer is proven honoured among the "
+        "splits with this gap (null without current)"
+    )
+    split_parties: list[list[str]] = Field(description="parties that could not stay together")
+
+
+class SplitsOut(BaseModel):
+    splits: list[SplitOut]
+    solver: Literal["exact", "greedy"]
+    elapsed_ms: float
+
+
+class AutobalanceIn(BaseModel):
+    model_config = ConfigDict(
+        json_schema_extra={
+            "example": {
+                "teams": {
+                    "A": ["76561197960265730", "76561197960265731", "76561197960265732"],
+                    "B": ["76561197960265733"],
+                },
+                "joiner": None,
+                "locked": [],
+                "parties": [],
+                "method": "f11",
+            }
+        }
+    )
+
+    teams: Teams
+    joiner: PlayerId | None = None
+    unassigned: list[PlayerId] = Field(default_factory=list, max_length=MAX_PLAYERS)
+    locked: list[PlayerId] = Field(default_factory=list, max_length=MAX_PLAYERS)
+    parties: list[list[PlayerId]] = Field(default_factory=list, max_length=MAX_PLAYERS)
+    method: Literal["f11", "min_swaps"] = "f11"
+
+
+class MoveOut(BaseModel):
+    model_config = ConfigDict(populate_by_name=True)
+
+    steam_id: str
+    from_: Literal["A", "B", "none"] = Field(alias="from")
+    to: Literal["A", "B"]
+
+
+class AutobalanceOut(BaseModel):
+    method: str
+    moves: list[MoveOut]
+    gap_before: int
+    gap_after: int
+    sum_a: int
+    sum_b: int
+    size_a: int
+    size_b: int
