@@ -1,15 +1,15 @@
-# The two commands of README.md: `make run` and `make test`.
+# The two commands of README.md: `make run` and `make test`. CONTRIBUTING.md lists the rest.
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: run test setup lint bench bench-replay bench-balance plugin clean
+.PHONY: run test setup lint check-tests docs bench bench-replay bench-balance plugin clean
 
-# setup.py compiles modules of synelo.ratings with mypyc into src/: a stale .so would shadow
-# an edited .py, so any change there rebuilds.
-COMPILED := $(wildcard src/synelo/ratings/*.py)
+# setup.py compiles the modules it lists with mypyc into src/: a stale .so would shadow an
+# edited .py, so a change to any of them rebuilds.
+COMPILED := $(shell grep -o 'src/synelo/[a-z_/]*\.py' setup.py)
 
 $(BIN)/synelo: pyproject.toml setup.py $(COMPILED)
 	$(PYTHON) -m venv $(VENV)
@@ -17,6 +17,7 @@ $(BIN)/synelo: pyproject.toml setup.py $(COMPILED)
 	$(BIN)/pip install --quiet -e ".[dev]"
 	touch $@
 
+## Create the virtual environment with the service, the evaluation and the checks.
 setup: $(BIN)/synelo
 
 ## Set up, migrate, create the default pool and tokens, then serve on SQLite.
@@ -24,10 +25,22 @@ run: setup
 	$(BIN)/synelo init
 	$(BIN)/synelo serve --host $(HOST) --port $(PORT)
 
-## Set up and run the whole test suite (SQLite and PostgreSQL).
-test: setup
+## Every check CI runs: lint, the tests (SQLite and PostgreSQL) with the coverage floor, docs.
+test: setup lint check-tests docs
+
+## ruff's lint rules, ruff's formatting, and mypy (strict on src/, see pyproject.toml).
+lint: setup
 	$(BIN)/ruff check .
-	$(BIN)/pytest -q
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+
+## The test suite under coverage; fails below the floor in pyproject.toml.
+check-tests: setup
+	$(BIN)/pytest -q --cov --cov-report=term:skip-covered
+
+## The documentation site into site/; a broken link or reference fails.
+docs: setup
+	$(BIN)/mkdocs build --strict --quiet
 
 bench: setup
 	$(BIN)/python bench/update.py
@@ -44,5 +57,9 @@ bench-replay: setup
 plugin: setup
 	$(BIN)/python plugin/build.py
 
+## Remove the venv, caches, build output, the docs site and the compiled extensions.
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache .hypothesis .coverage .coverage.* \
+		build dist site plugin/plugins src/*.egg-info
+	find src -name '*.so' -delete
+	find . -name __pycache__ -type d -prune -exec rm -rf {} +

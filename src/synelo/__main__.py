@@ -1,5 +1,5 @@
 """`python -m synelo` is the `synelo` command."""
 
-from synelo.cli import app
+from synelo.cli import main
 
-app(prog_name="synelo")
+main()

@@ -5,19 +5,35 @@ from __future__ import annotations
 
 import os
 import secrets
+import sys
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 from pydantic import ValidationError
 from rich.console import Console
 
 from synelo.client import RequestRejected
-from synelo.config import Settings
 from synelo.schemas import PoolIn
-from synelo.store.engine import create_store_engine, migrate, pending_migrations
-from synelo.store.repository import Store
-from synelo.store.typedefs import PoolExists
+
+if TYPE_CHECKING:
+    from synelo.config import Settings
+    from synelo.evaluation.history import History
+    from synelo.evaluation.models import HistoryInfo
+    from synelo.store.repository import Store
+
+# The base install has the client and the maths; commands that need more import it when
+# they run, and `main` names the extra that brings it.
+EXTRA_OF_MODULE = {
+    "fastapi": "server",
+    "uvicorn": "server",
+    "pydantic_settings": "server",
+    "sqlalchemy": "server",
+    "alembic": "server",
+    "psycopg": "server",
+    "orjson": "server",
+    "matplotlib": "eval",
+}
 
 app = typer.Typer(
     help="synelo: skill ratings and team balancing for team games.", no_args_is_help=True
@@ -34,9 +50,28 @@ console = Console()
 err_console = Console(stderr=True)
 
 
+def main() -> None:
+    """The `synelo` command. A command that needs an extra the install lacks stops with the
+    pip command that adds it (exit status 2) instead of a traceback."""
+    try:
+        app(prog_name="synelo")
+    except ModuleNotFoundError as exc:
+        extra = EXTRA_OF_MODULE.get((exc.name or "").partition(".")[0])
+        if extra is None:
+            raise
+        print(
+            f"this command needs {exc.name}, which comes with the {extra!r} extra: "
+            f"pip install 'synelo[{extra}]'",
+            file=sys.stderr,
+        )
+        sys.exit(2)
+
+
 def _settings() -> Settings:
     """The settings from SYNELO_*; a bad value stops the command here, named, before
     anything is touched (exit status 2)."""
+    from synelo.config import Settings
+
     try:
         return Settings()
     except ValidationError as exc:
@@ -49,6 +84,9 @@ def _settings() -> Settings:
 
 
 def _store(settings: Settings) -> Store:
+    from synelo.store.engine import create_store_engine
+    from synelo.store.repository import Store
+
     return Store(create_store_engine(settings.sqlalchemy_url, pool_size=1))
 
 
@@ -61,6 +99,8 @@ def _new_token(store: Store, role: str, label: str) -> str:
 @app.command("migrate")
 def migrate_cmd() -> None:
     """Apply the database migrations (safe to repeat)."""
+    from synelo.store.engine import create_store_engine, migrate
+
     settings = _settings()
     migrate(create_store_engine(settings.sqlalchemy_url, pool_size=1))
     console.print(f"database at [bold]{_redact(settings.sqlalchemy_url)}[/] is up to date")
@@ -70,6 +110,10 @@ def migrate_cmd() -> None:
 def init_cmd() -> None:
     """Everything a fresh machine needs: migrations, the `default` pool and, when no token
     is configured, one admin and one server token written to the data folder."""
+    from synelo.store.engine import create_store_engine, migrate
+    from synelo.store.repository import Store
+    from synelo.store.typedefs import PoolExists
+
     settings = _settings()
     engine = create_store_engine(settings.sqlalchemy_url, pool_size=1)
     migrate(engine)
@@ -107,6 +151,8 @@ def serve_cmd(
     """Run the HTTP API with uvicorn."""
     import uvicorn
 
+    from synelo.store.engine import create_store_engine, pending_migrations
+
     settings = _settings()
     if pending_migrations(create_store_engine(settings.sqlalchemy_url, pool_size=1)):
         console.print(
@@ -139,6 +185,8 @@ def pool_create(
     text_ids: Annotated[bool, typer.Option(help="ids are text, not SteamID64")] = False,
 ) -> None:
     """Create a rating pool (the same rules as POST /v1/pools)."""
+    from synelo.store.typedefs import PoolExists
+
     settings = _settings()
     kmax = settings.kmax if kmax is None else kmax
     try:
@@ -228,7 +276,9 @@ def _write_json(path: Path, data: object) -> None:
     console.print(f"wrote {path}")
 
 
-def _load(history: Path, model: str, params: list[str] | None, strict: bool):  # noqa: ANN202
+def _load(
+    history: Path, model: str, params: list[str] | None, strict: bool
+) -> tuple[History, HistoryInfo, dict[str, Any]]:
     """The history, the model class' HistoryInfo and the parsed -p options."""
     from synelo.evaluation.history import HistoryFormatError, read_history
     from synelo.evaluation.models import MODELS, HistoryInfo, parse_options
@@ -262,7 +312,7 @@ def import_frc_cmd(
     ],
     output: Annotated[Path, typer.Option("--output", "-o", help="history to write")],
     season_2015: Annotated[
-        str,
+        Literal["skip", "learn"],
         typer.Option(
             help="2015 was not head-to-head: skip it, or learn from it unscored "
             "(higher score = winner)"
@@ -275,14 +325,12 @@ def import_frc_cmd(
     from synelo.evaluation.frc import import_frc
     from synelo.evaluation.history import write_history
 
-    if season_2015 not in ("skip", "learn"):
-        raise _fail("--season-2015 is skip or learn")
-    result = import_frc(csv_files, season_2015)  # type: ignore[arg-type]
+    result = import_frc(csv_files, season_2015)
     n = write_history(
         output,
         result.matches,
         {"source": "FRC (The Blue Alliance, MIT)", "notes": result.notes(season_2015)},
-    )  # type: ignore[arg-type]
+    )
     for error in result.errors[:10]:
         err_console.print(f"[yellow]{error} (skipped)[/]")
     ties = sum(m.winner == "draw" for m in result.matches)

@@ -1,0 +1,103 @@
+"""What `pip install synelo` gives: the client and the pure maths, without the server stack.
+
+Each check runs in a fresh interpreter, because this test process has the server loaded."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+SERVER_STACK = (
+    "fastapi",
+    "starlette",
+    "uvicorn",
+    "sqlalchemy",
+    "alembic",
+    "psycopg",
+    "pydantic_settings",
+    "matplotlib",
+)
+BASE_MODULES = (
+    "synelo.client",
+    "synelo.schemas",
+    "synelo.ratings",
+    "synelo.balance",
+    "synelo.game",
+)
+
+# A finder that makes the server stack missing, as in an install without extras.
+BLOCK = f"""
+import importlib.abc, sys
+class Missing(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.partition(".")[0] in {SERVER_STACK!r}:
+            raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
+        return None
+sys.meta_path.insert(0, Missing())
+"""
+
+
+def run(code: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT
+    )
+
+
+def test_importing_the_client_loads_no_server_module() -> None:
+    code = (
+        "import sys, synelo.client\n"
+        "print(sorted({m.partition('.')[0] for m in sys.modules}))\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('synelo.service', 'synelo.store'))))"
+    )
+    result = run(code)
+    assert result.returncode == 0, result.stderr
+    top, ours = (eval(line) for line in result.stdout.splitlines())
+    assert "httpx" in top and "pydantic" in top  # the check sees what the client does load
+    assert not set(SERVER_STACK) & set(top)
+    assert ours == []
+
+
+def test_the_base_modules_work_with_the_server_stack_missing() -> None:
+    code = BLOCK + (
+        "import importlib\n"
+        f"for name in {BASE_MODULES!r}: importlib.import_module(name)\n"
+        "from synelo.balance import best_splits\n"
+        "from synelo.ratings import win_probability\n"
+        "print(best_splits([1200, 1000, 1000, 800], theta=800).splits[0].gap)\n"
+        "print(round(win_probability(2200, 1800, 800), 6))\n"
+        "try:\n"
+        "    import sqlalchemy\n"
+        "except ModuleNotFoundError:\n"
+        "    print('blocked')\n"
+    )
+    result = run(code)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["0", "0.622459", "blocked"]
+
+
+def test_a_server_command_without_the_extra_names_it() -> None:
+    code = BLOCK + (
+        "import sys\nsys.argv = ['synelo', 'pool', 'list']\nfrom synelo.cli import main\nmain()\n"
+    )
+    result = run(code)
+    assert result.returncode == 2
+    assert "pip install 'synelo[server]'" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_the_extras_split_the_dependencies() -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+
+    def names(requirements: list[str]) -> set[str]:
+        return {r.split(">")[0].split("[")[0].split("<")[0].strip().lower() for r in requirements}
+
+    base = names(project["dependencies"])
+    extras = project["optional-dependencies"]
+    assert set(extras) == {"server", "eval", "dev"}
+    assert not base & {"fastapi", "uvicorn", "sqlalchemy", "alembic", "psycopg", "matplotlib"}
+    assert {"fastapi", "uvicorn", "sqlalchemy", "alembic", "psycopg"} <= names(extras["server"])
+    assert "matplotlib" in names(extras["eval"])
+    assert "synelo[server,eval]" in extras["dev"]
