@@ -142,16 +142,16 @@ def min_swaps(
         d = sum(ints[i] if s == "A" else -ints[i] for i, s in side.items())
         free_a = [i for i, s in side.items() if s == "A" and i not in fixed]
         free_b = [i for i, s in side.items() if s == "B" and i not in fixed]
-        best = min(
+        swap = min(
             (
                 (abs(d - 2 * (ints[x] - ints[y])), n)
                 for n, (x, y) in enumerate((x, y) for x in free_a for y in free_b)
             ),
             default=None,
         )
-        if best is None or best[0] >= abs(d):
+        if swap is None or swap[0] >= abs(d):
             break
-        x, y = divmod(best[1], len(free_b))
+        x, y = divmod(swap[1], len(free_b))
         side[free_a[x]], side[free_b[y]] = "B", "A"
     moves = [Move(i, origin[i], side[i]) for i in side if origin[i] != side[i]]  # type: ignore[arg-type]
     return _outcome(ints, step, a, b, moves)

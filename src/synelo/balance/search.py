@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, cast
 
 import numpy as np
 
@@ -88,7 +88,7 @@ class Placement:
         if self.prefer == "stay":
             return moved
         if self.prefer == "mix":
-            return abs(2 * moved - self.teamed)
+            return cast("np.ndarray | int", abs(2 * moved - self.teamed))  # abs() is untyped here
         return 0 * moved
 
     @property

@@ -14,6 +14,7 @@ import math
 import time
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 
@@ -59,7 +60,7 @@ class SplitSet:
     elapsed_ms: float
 
     @property
-    def solver(self) -> str:
+    def solver(self) -> Literal["exact", "greedy"]:
         return "greedy" if any(s.method == "greedy" for s in self.splits) else "exact"
 
 

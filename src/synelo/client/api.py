@@ -85,7 +85,8 @@ class SyneloClient:
     # -- game server routes (server token) -------------------------------------------------
 
     def health(self) -> dict[str, Any]:
-        return self.request("GET", "/healthz").json()
+        answer: dict[str, Any] = self.request("GET", "/healthz").json()
+        return answer
 
     def player(self, steam_id: str) -> Player:
         return Player.model_validate(self.request("GET", self._player(steam_id)).json())
@@ -187,12 +188,13 @@ class SyneloClient:
                 return out
 
     def leaderboard(self, limit: int = 100) -> list[dict[str, Any]]:
-        return self.request("GET", self._pool("/leaderboard"), params={"limit": limit}).json()[
-            "players"
-        ]
+        answer = self.request("GET", self._pool("/leaderboard"), params={"limit": limit})
+        players: list[dict[str, Any]] = answer.json()["players"]
+        return players
 
     def quality(self) -> dict[str, Any]:
-        return self.request("GET", self._pool("/quality")).json()
+        answer: dict[str, Any] = self.request("GET", self._pool("/quality")).json()
+        return answer
 
     def create_pool(
         self,

@@ -74,7 +74,11 @@ def _winner(red: float, blue: float) -> Winner:
     return "B" if blue > red else "draw"
 
 
-def _row(row: list[str], season_2015: Season2015) -> tuple[tuple, Match] | str:
+# Replay order: year, event, level (qualification first), match number, replay number.
+SortKey = tuple[int, str, int, int, int]
+
+
+def _row(row: list[str], season_2015: Season2015) -> tuple[SortKey, Match] | str:
     """(sort key, match) of one CSV row, or the reason it is skipped."""
     if len(row) < 3:
         return "malformed row"
@@ -118,7 +122,7 @@ def import_frc(paths: Iterable[Path | str], season_2015: Season2015 = "skip") ->
     """Read FRC CSV files into matches in replay order (see the module's notes)."""
     if season_2015 not in ("skip", "learn"):
         raise ValueError('season_2015 is "skip" or "learn"')
-    keyed: list[tuple[tuple, Match]] = []
+    keyed: list[tuple[SortKey, Match]] = []
     result = FrcImport([])
     seen: set[str] = set()
     for path in paths:

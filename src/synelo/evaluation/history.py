@@ -134,7 +134,7 @@ def _optional_str(obj: dict[str, Any], key: str) -> str | None:
 def _number(value: Any, what: str) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise ValueError(f"{what} must be a number")
-    return value
+    return float(value)
 
 
 def parse_match(obj: Any) -> Match:

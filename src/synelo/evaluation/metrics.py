@@ -41,7 +41,7 @@ class Scores:
     ece: float | None
     reliability: tuple[ReliabilityBin, ...]
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, object]:
         return {
             "matches": self.matches,
             "ties": self.ties,
@@ -84,8 +84,8 @@ def score(
     if nd:
         pd, od = p[decided], o[decided]
         right = np.where(pd == 0.5, 0.5, ((pd > 0.5) == (od == 1.0)).astype(float))
-        accuracy = float(right.mean())
-        log_loss = float(log_losses(p, o).mean())
+        accuracy: float | None = float(right.mean())
+        log_loss: float | None = float(log_losses(p, o).mean())
     else:
         accuracy = log_loss = None
     brier = float(np.mean((p - o) ** 2)) if n else None
@@ -120,4 +120,5 @@ def log_losses(
     o = np.asarray(outcomes, dtype=float)
     decided = o != 0.5
     clipped = np.clip(p[decided], EPS, 1 - EPS)
-    return -np.where(o[decided] == 1.0, np.log(clipped), np.log1p(-clipped))
+    losses: np.ndarray = -np.where(o[decided] == 1.0, np.log(clipped), np.log1p(-clipped))
+    return losses

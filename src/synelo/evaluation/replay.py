@@ -59,7 +59,7 @@ class ReplayResult:
 
 def predict_all(
     model: RatingModel, matches: Sequence[Match], progress: Progress | None = None
-) -> tuple[array, float]:
+) -> tuple[array[float], float]:
     """Each match's prediction before its update, and the seconds the loop took."""
     predictions = array("d")
     append, step = predictions.append, model.step

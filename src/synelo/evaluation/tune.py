@@ -102,7 +102,7 @@ def tune(
     base = dict(options or {})
     defaults = create_model(model, base, info).parameters()
     start = {n: float(defaults[n]) for n in names}
-    seen: dict[tuple, float] = {}
+    seen: dict[tuple[tuple[str, float], ...], float] = {}
     trace: list[tuple[dict[str, float], float | None]] = []
 
     def loss(point: Mapping[str, float]) -> float:
@@ -122,11 +122,11 @@ def tune(
     for _ in range(rounds or (2 if len(names) > 1 else 1)):
         for name in names:
 
-            def along(x: float, name: str = name, at: dict = best) -> float:
+            def along(x: float, name: str = name, at: dict[str, float] = best) -> float:
                 return loss({**at, name: x})
 
             _golden(along, MODELS[model].tunable[name], iterations)
-            best = dict(min(seen, key=seen.__getitem__))
+            best = dict(min(seen.items(), key=lambda point_loss: point_loss[1])[0])
     fitted_loss = seen[tuple(sorted(best.items()))]
     test_mask_of = scored_mask(matches, max(warmup, n_train))
     results = {}

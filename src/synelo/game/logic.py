@@ -174,7 +174,7 @@ class RoundLogic:
     def _on_round_start(self, e: Event, out: list[Action]) -> None:
         self.live = True
         self.round += 1
-        self.start_teams = {p: s for p, s in self.slot.items() if s in SIDES}  # type: ignore[misc]
+        self.start_teams = {p: s for p, s in self.slot.items() if s in SIDES}
         self.active, self.left_idle = set(), set()
         self.last_side = dict(self.start_teams)
         self.captures = {"A": 0, "B": 0}
@@ -257,7 +257,9 @@ class RoundLogic:
         if j is None or abs(len(a) - len(b)) != 1:
             return None
         side = self.slot.get(j)
-        if side not in SIDES or len(self.team(side)) < len(self.team(other(side))):
+        if side != "A" and side != "B":  # (spelled out so that mypy narrows it to a Side)
+            return None
+        if len(self.team(side)) < len(self.team(other(side))):
             return None
         rest_a, rest_b = [p for p in a if p != j], [p for p in b if p != j]
         players = [*rest_a, *rest_b, j]
@@ -305,7 +307,7 @@ class RoundLogic:
     def _seat(self, player: str, slot: Slot) -> None:
         self.slot[player] = slot
         if slot in SIDES:
-            self.last_side[player] = slot  # type: ignore[assignment]
+            self.last_side[player] = slot
 
     # -- Sector's Edge (seed 002) instead of F11 -------------------------------------------
 
@@ -318,7 +320,7 @@ class RoundLogic:
                 self.points.get(p, 0),
                 p in self.party,
                 p in self.moved,
-            )  # type: ignore[arg-type]
+            )
             for p, s in self.slot.items()
             if s in SIDES
         }

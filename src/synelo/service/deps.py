@@ -13,7 +13,8 @@ from synelo.store.typedefs import Pool, UnknownPool
 
 
 async def get_store(request: Request) -> Store:
-    return request.app.state.store
+    store: Store = request.app.state.store
+    return store
 
 
 async def get_pool(

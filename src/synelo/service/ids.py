@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, TypeGuard
 
 from fastapi.exceptions import RequestValidationError
 
@@ -46,7 +46,7 @@ def normalize_id(value: object, player_ids: str, loc: Loc) -> str:
     return str(number)
 
 
-def _canonical_steam_string(value: object) -> bool:
+def _canonical_steam_string(value: object) -> TypeGuard[str]:
     """Whether `value` is already a SteamID64 in canonical form: a str of 17 ASCII digits in
     range. Equal-length digit strings compare like their numbers, so no int is made."""
     return (
@@ -67,9 +67,10 @@ def normalize_ids(
     """Normalise a roster; a player listed twice (here or in `seen`) is a 422. Ids already
     in canonical form (a round's usual 24 strings) take a short path."""
     seen = {} if seen is None else seen
-    out = []
+    out: list[str] = []
     steam = player_ids == "steam"
     for i, value in enumerate(values):
+        key: str
         if steam and _canonical_steam_string(value):
             key = value
         else:

@@ -30,7 +30,8 @@ def spearman(x: Sequence[float], y: Sequence[float]) -> float | None:
 
 def brier_terms(p_a: Sequence[float], outcome_a: Sequence[float]) -> np.ndarray:
     """F6's terms (P_A − O_A)², O_A = 1, 0.5, 0 for a win, draw, loss of team A."""
-    return (np.asarray(p_a, dtype=float) - np.asarray(outcome_a, dtype=float)) ** 2
+    terms: np.ndarray = (np.asarray(p_a, dtype=float) - np.asarray(outcome_a, dtype=float)) ** 2
+    return terms
 
 
 def rolling_mean(values: np.ndarray, window: int) -> np.ndarray:
@@ -38,7 +39,8 @@ def rolling_mean(values: np.ndarray, window: int) -> np.ndarray:
     sums = np.cumsum(np.insert(values, 0, 0.0))
     idx = np.arange(1, len(values) + 1)
     start = np.maximum(idx - window, 0)
-    return (sums[idx] - sums[start]) / (idx - start)
+    means: np.ndarray = (sums[idx] - sums[start]) / (idx - start)
+    return means
 
 
 def rounds_to_within(

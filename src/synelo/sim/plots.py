@@ -31,7 +31,7 @@ def _finish(
 
 def write_plots(out: Path, data: dict[str, Any]) -> list[str]:
     """Write the plots named in PLOTS to `out`; the names written."""
-    written = []
+    written: list[str] = []
     terms = np.asarray(data["brier_terms"])
     fig, ax = plt.subplots(figsize=(8, 4))
     if len(terms):
@@ -74,7 +74,7 @@ def write_plots(out: Path, data: dict[str, Any]) -> list[str]:
     fig, ax = plt.subplots(figsize=(8, 4))
     gaps = np.abs(np.asarray(data["p_a"]) - 0.5)
     true_gaps = np.abs(np.asarray(data["true_p"]) - 0.5)
-    bins = np.linspace(0, 0.5, 51)
+    bins = [i / 100 for i in range(51)]
     ax.hist(gaps, bins=bins, alpha=0.7, label="|P_A − 0.5| (ratings, F1)")
     ax.hist(true_gaps, bins=bins, alpha=0.5, label="|P − 0.5| (true skills)")
     _finish(

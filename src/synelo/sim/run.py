@@ -20,7 +20,7 @@ from rich.table import Table
 
 from synelo.client import SyneloClient
 from synelo.game import GameSettings
-from synelo.sim.faults import FaultProxy
+from synelo.sim.faults import FaultProxy, Verdict
 from synelo.sim.metrics import brier_terms, rounds_to_within, spearman
 from synelo.sim.plots import write_plots
 from synelo.sim.service import LocalService
@@ -63,7 +63,7 @@ class Faults:
         self.seen: set[str] = set()
         self.round = 0
 
-    def decide(self, method: str, path: str, body: bytes) -> str:
+    def decide(self, method: str, path: str, body: bytes) -> Verdict:
         if method != "POST" or not path.endswith("/rounds"):
             return "pass"
         round_id = json.loads(body)["round_id"]
@@ -79,7 +79,9 @@ class Faults:
         return any(start <= round_no < start + length for start, length in self.config.outages)
 
 
-def make_players(config: SimConfig, rng: np.random.Generator) -> tuple[list[SimPlayer], dict]:
+def make_players(
+    config: SimConfig, rng: np.random.Generator
+) -> tuple[list[SimPlayer], dict[str, Any]]:
     if config.skill_dist == "uniform":
         half = config.skill_sd * 3**0.5
         drawn = rng.uniform(config.skill_mean - half, config.skill_mean + half, config.players)
@@ -270,8 +272,11 @@ def measure(
                 rows += 1
                 keys.add((p.id, entry.round_id))
     reported = list(obs.reports.values())
-    answered = sorted((r for r in reported if r.result is not None), key=lambda r: r.result.seq)
-    p_a = [r.result.p_a for r in answered]
+    by_seq = sorted(
+        ((r.result, r) for r in reported if r.result is not None), key=lambda pair: pair[0].seq
+    )
+    answered = [r for _, r in by_seq]
+    p_a = [result.p_a for result, _ in by_seq]
     outcome = [1.0 if r.winner == "A" else 0.0 if r.winner == "B" else 0.5 for r in answered]
     terms = brier_terms(p_a, outcome)
     recent = terms[-config.recent :]

@@ -17,6 +17,7 @@ import numpy as np
 
 from synelo.client import RoundReporter, RoundResult, ServiceUnavailable, SplitCache, SyneloClient
 from synelo.game import GameSettings, RoundLogic, logic_for
+from synelo.game.typedefs import Slot
 
 STEAM_BASE = 76561197960265728
 
@@ -75,7 +76,7 @@ class SimServer:
         self.known: dict[str, int] = {}  # ratings this server was told
 
     @property
-    def slots(self) -> dict[str, str]:
+    def slots(self) -> dict[str, Slot]:
         return self.logic.slot
 
 
@@ -308,6 +309,7 @@ class World:
         participants = (action["participants_a"], action["participants_b"])
         results = server.reporter.report(action["winner"], teams, participants)
         round_id = server.reporter.last_round_id
+        assert round_id is not None  # report() has just set it
         self.obs.reports[round_id] = RoundRecord(
             round_id,
             server.index,

@@ -46,7 +46,8 @@ class OpenSkillModel(RatingModel):
         return [ratings[p] if p in ratings else new(name=p) for p in players]
 
     def predict(self, match: Match) -> float:
-        return self.model.predict_win([self._team(match.team_a), self._team(match.team_b)])[0]
+        teams = [self._team(match.team_a), self._team(match.team_b)]
+        return float(self.model.predict_win(teams)[0])
 
     def update(self, match: Match) -> None:
         teams = [self._team(match.team_a), self._team(match.team_b)]
@@ -54,7 +55,7 @@ class OpenSkillModel(RatingModel):
 
     def step(self, match: Match) -> float:
         teams = [self._team(match.team_a), self._team(match.team_b)]
-        p_a = self.model.predict_win(teams)[0]
+        p_a = float(self.model.predict_win(teams)[0])
         self._store(match, self.model.rate(teams, ranks=list(_RANKS[match.winner])))
         return p_a
 

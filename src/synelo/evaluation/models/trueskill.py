@@ -58,7 +58,7 @@ class TrueSkillModel(RatingModel):
         delta_mu = sum(r.mu for r in team_a) - sum(r.mu for r in team_b)
         sum_sigma2 = sum(r.sigma**2 for r in team_a) + sum(r.sigma**2 for r in team_b)
         n = len(team_a) + len(team_b)
-        return self.env.cdf(delta_mu / math.sqrt(n * self.env.beta**2 + sum_sigma2))
+        return float(self.env.cdf(delta_mu / math.sqrt(n * self.env.beta**2 + sum_sigma2)))
 
     def predict(self, match: Match) -> float:
         return self.win_probability(self._team(match.team_a), self._team(match.team_b))

@@ -31,7 +31,11 @@ class Roster:
         self.index = {k: i for i, k in enumerate(self.keys)}
 
     def members(
-        self, values: Sequence[object], loc: Loc, seen: dict | None = None, where: str = "players"
+        self,
+        values: Sequence[object],
+        loc: Loc,
+        seen: dict[str, Loc] | None = None,
+        where: str = "players",
     ) -> list[int]:
         """Indices of `values`, each of which must be one of the roster's players."""
         keys = normalize_ids(values, self.pool.player_ids, loc, seen)
@@ -41,7 +45,7 @@ class Roster:
         return [self.index[k] for k in keys]
 
     def parties(self, parties: Sequence[Sequence[object]], where: str) -> list[list[int]]:
-        seen: dict = {}
+        seen: dict[str, Loc] = {}
         return [self.members(p, ("body", "parties", j), seen, where) for j, p in enumerate(parties)]
 
     def ratings(self, store: StoreDep) -> list[int]:
@@ -58,7 +62,7 @@ def splits(pool: PoolDep, body: SplitsIn, store: StoreDep, request: Request) -> 
     n = len(roster.keys)
     current = None
     if body.current is not None:
-        seen: dict = {}
+        seen: dict[str, Loc] = {}
         current = (
             roster.members(body.current.A, ("body", "current", "A"), seen),
             roster.members(body.current.B, ("body", "current", "B"), seen),
@@ -123,7 +127,7 @@ def splits(pool: PoolDep, body: SplitsIn, store: StoreDep, request: Request) -> 
 def autobalance(pool: PoolDep, body: AutobalanceIn, store: StoreDep) -> AutobalanceOut:
     """Moves that fix a mid-round imbalance: the odd joiner and F11, or seed 001's swaps."""
     kind = pool.player_ids
-    seen: dict = {}
+    seen: dict[str, Loc] = {}
     team_a = normalize_ids(body.teams.A, kind, ("body", "teams", "A"), seen)
     team_b = normalize_ids(body.teams.B, kind, ("body", "teams", "B"), seen)
     joiner = normalize_ids([body.joiner], kind, ("body", "joiner"), seen) if body.joiner else ()
