@@ -12,6 +12,8 @@ from hypothesis import strategies as st
 
 from synelo.balance import best_splits
 from synelo.balance.gosper import enumerate_all, gosper_next
+from synelo.balance.problem import BENCH, A, B, ProblemBuilder
+from synelo.balance.search import Placement, pair_exchange
 from synelo.ratings import win_probability
 
 THETA = 2400
@@ -275,3 +277,80 @@ def test_every_answer_is_a_valid_split(ratings: list[int], data: st.DataObject) 
     )
     check_valid(result, ratings, must, [party] if party else [], current)
     assert all(2 * s.k >= len(must) for s in result.splits)
+
+
+# --- pair_exchange: two single players for two others at once ----------------------------
+
+
+def _placement(ratings: list[int], sides: list[int], must_play: tuple[int, ...] = ()) -> Placement:
+    k = sides.count(A)
+    problem = ProblemBuilder(ratings, must_play, [], [BENCH] * len(ratings)).for_k(k)
+    assert problem is not None
+    # units are in scan order (heaviest first): map each unit's player to its side
+    return Placement.start(problem, [sides[u.members[0]] for u in problem.units], None)
+
+
+def _best_pair_gap(p: Placement) -> int:
+    """The smallest gap any exchange of two singles between two places reaches (brute force;
+    a must-play unit never goes to the bench)."""
+    best = p.gap
+    where = {
+        place: [u for u in range(len(p.side)) if p.side[u] == place] for place in (A, B, BENCH)
+    }
+    for x, y in ((A, B), (A, BENCH), (B, BENCH)):
+        for u1, u2 in itertools.combinations(where[x], 2):
+            if y == BENCH and (p.must[u1] or p.must[u2]):
+                continue
+            for v1, v2 in itertools.combinations(where[y], 2):
+                q = Placement.start(p.problem, p.side.copy(), None)
+                q.swap(u1, v1)
+                q.swap(u2, v2)
+                best = min(best, q.gap)
+    return best
+
+
+def test_pair_exchange_reaches_what_no_single_swap_can() -> None:
+    # A = 1 + 8 = 9, B = 3 + 5 = 8, bench 1 and 8: gap 1. Every single swap leaves a gap of
+    # at least 1 (the exhaustive check below); B's 3 + 5 for the bench's 1 + 8 makes B = 9.
+    ratings, sides = [1, 8, 3, 5, 1, 8], [A, A, B, B, BENCH, BENCH]
+    p = _placement(ratings, sides)
+    assert p.gap == 1
+    for u, v in itertools.combinations(range(6), 2):
+        if p.side[u] != p.side[v]:
+            q = Placement.start(p.problem, p.side.copy(), None)
+            q.swap(u, v)
+            assert q.gap >= 1
+    assert _best_pair_gap(p) == 0
+    assert pair_exchange(p)
+    assert p.gap == 0
+    sides = p.side.tolist()
+    assert sides.count(A) == sides.count(B) == 2
+    weights = [int(p.weight[u]) for u in range(len(sides))]
+    assert p.diff == sum(w for w, s in zip(weights, sides, strict=True) if s == A) - sum(
+        w for w, s in zip(weights, sides, strict=True) if s == B
+    )
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.integers(100, 3000), min_size=6, max_size=9),
+    st.data(),
+)
+def test_pair_exchange_finds_the_best_pair_swap(ratings: list[int], data: st.DataObject) -> None:
+    n = len(ratings)
+    k = data.draw(st.integers(2, n // 2))
+    order = data.draw(st.permutations(range(n)))
+    sides = [BENCH] * n
+    for i in order[:k]:
+        sides[i] = A
+    for i in order[k : 2 * k]:
+        sides[i] = B
+    must = tuple(i for i in range(n) if sides[i] != BENCH and data.draw(st.booleans()))
+    p = _placement(ratings, sides, must)
+    before, best = p.gap, _best_pair_gap(p)
+    changed = pair_exchange(p)
+    assert changed == (best < before)
+    assert p.gap == (best if changed else before)
+    placed = p.side.tolist()
+    assert placed.count(A) == placed.count(B) == k
+    assert not any(p.must[u] and placed[u] == BENCH for u in range(n))
