@@ -99,7 +99,7 @@ def test_every_phrase_used_is_translated() -> None:
 
 def test_convars_and_commands_are_in_the_readme() -> None:
     source = SOURCE.read_text()
-    readme = (REPO / "README.md").read_text()
+    readme = (REPO / "plugin" / "README.md").read_text()
     convars = re.findall(r'CreateConVar\("(sm_synelo_[a-z_]+)",\s*"([^"]*)"', source)
     assert {name for name, _ in convars} >= {
         "sm_synelo_url",
