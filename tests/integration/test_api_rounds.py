@@ -7,8 +7,22 @@ from urllib.parse import quote
 
 import httpx
 import pytest
+from sqlalchemy import update
 
-from tests.conftest import steam
+from synelo.store.tables import rounds
+from tests.conftest import LiveServer, steam
+
+# A round's record as the releases before the store kept records of its own stored it: the
+# HTTP answer, verbatim. A retry of that round must still be answered with exactly it.
+LEGACY_RECORD = (
+    '{"round_id":"legacy-1","seq":2,"winner":"draw","p_a":0.07762946255648838,"sum_a":1005,'
+    '"sum_b":1995,"players":[{"steam_id":"76561197960265729","team":"A","before":1005,'
+    '"after":1035,"delta":30,"k":71.99453146361748,"visible":false,"rounds_played":2},'
+    '{"steam_id":"76561197960265731","team":"B","before":995,"after":965,"delta":-30,'
+    '"k":71.99453146361748,"visible":false,"rounds_played":2},{"steam_id":"76561197960265732",'
+    '"team":"B","before":1000,"after":970,"delta":-30,"k":72.0,"visible":false,'
+    '"rounds_played":1}]}'
+)
 
 
 def report(a: list, b: list, winner: str = "A", round_id: str | None = None, **extra) -> dict:
@@ -89,11 +103,31 @@ def test_retry_is_idempotent(server: httpx.Client, admin: httpx.Client, pool: st
     again = dict(payload, teams={"A": [int(steam(1))], "B": [steam(2)]})
     second = server.post(f"/v1/pools/{pool}/rounds", json=again)
     assert second.status_code == 200
-    assert second.json() == first.json()
+    assert second.content == first.content  # byte for byte
     assert server.get(f"/v1/pools/{pool}/players/{steam(1)}").json()["rounds_played"] == 1
     assert admin.get(f"/v1/pools/{pool}/quality").json()["rounds"] == 1
     hist = admin.get(f"/v1/pools/{pool}/players/{steam(1)}/history").json()["entries"]
     assert len(hist) == 1
+
+
+def test_a_retry_of_a_round_stored_by_an_older_release_gets_its_stored_answer(
+    live: LiveServer, server: httpx.Client, pool: str
+) -> None:
+    """Rows written before the store kept its own record hold the HTTP answer itself; a
+    retry decodes it and answers the very same bytes (nothing is rated again)."""
+    payload = report([steam(1)], [steam(3), steam(4)], winner="draw", round_id="legacy-1")
+    assert server.post(f"/v1/pools/{pool}/rounds", json=payload).status_code == 201
+    pool_id = live.store.get_pool(pool).id
+    with live.store.engine.begin() as conn:  # what an older release left in the row
+        changed = conn.execute(
+            update(rounds)
+            .where(rounds.c.pool_id == pool_id, rounds.c.round_id == "legacy-1")
+            .values(result=LEGACY_RECORD)
+        ).rowcount
+    assert changed == 1
+    again = server.post(f"/v1/pools/{pool}/rounds", json=payload)
+    assert again.status_code == 200
+    assert again.content == LEGACY_RECORD.encode()
 
 
 @pytest.mark.parametrize(

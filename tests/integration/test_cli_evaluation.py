@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import orjson
-
 from synelo.store.engine import create_store_engine
 from synelo.store.repository import Store
 from synelo.store.typedefs import RoundReport
@@ -92,15 +90,13 @@ def test_replay_reports_bad_lines_and_bad_options(tmp_path: Path) -> None:
 def test_import_journal_from_the_database(tmp_path: Path) -> None:
     assert run(["init"], tmp_path).returncode == 0
     store = Store(create_store_engine(f"sqlite:///{tmp_path / 'synelo.db'}"))
-    bodies = [
-        orjson.loads(
-            store.submit_round(
-                "default",
-                RoundReport(
-                    f"r{i}", "s", "m", "AB"[i % 2], ("1", "2"), ("3", "4"), ("1", "2"), ("3", "4")
-                ),
-            ).body
-        )
+    rated = [
+        store.submit_round(
+            "default",
+            RoundReport(
+                f"r{i}", "s", "m", "AB"[i % 2], ("1", "2"), ("3", "4"), ("1", "2"), ("3", "4")
+            ),
+        ).round
         for i in range(5)
     ]
     out = tmp_path / "journal.jsonl"
@@ -108,7 +104,7 @@ def test_import_journal_from_the_database(tmp_path: Path) -> None:
     assert r.returncode == 0, r.stderr
     lines = [json.loads(x) for x in out.read_text().splitlines()]
     assert lines[0]["params"]["theta"] == 2400.0
-    assert [x["id"] for x in lines[1:]] == [b["round_id"] for b in bodies]
+    assert [x["id"] for x in lines[1:]] == [r.round_id for r in rated]
     replayed = tmp_path / "replay.json"
     assert run(["replay", str(out), "--json", str(replayed)], tmp_path).returncode == 0
     assert json.loads(replayed.read_text())["parameters"]["theta"] == 2400.0

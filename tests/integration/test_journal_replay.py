@@ -8,14 +8,13 @@ import random
 import uuid
 
 import httpx
-import orjson
 import pytest
 
 from synelo.evaluation.journal import import_journal
 from synelo.evaluation.models import HistoryInfo, create_model
 from synelo.evaluation.replay import replay
 from synelo.ratings.theta import fit_theta
-from synelo.store.typedefs import RoundReport
+from synelo.store.typedefs import RatedRound, RoundReport
 from tests.conftest import LiveServer, steam
 
 
@@ -95,7 +94,7 @@ def test_quality_suggests_theta_from_500_rounds(live: LiveServer, admin: httpx.C
     pool = new_pool(admin)
     rng = random.Random(11)
     skill = {steam(n): rng.gauss(0, 300) for n in range(1, 31)}
-    answered: list[dict] = []
+    answered: list[RatedRound] = []
 
     def rounds(count: int) -> None:
         with live.store.write_transaction() as conn:
@@ -104,22 +103,20 @@ def test_quality_suggests_theta_from_500_rounds(live: LiveServer, admin: httpx.C
                 gap = sum(skill[p] for p in picked[:3]) - sum(skill[p] for p in picked[3:])
                 winner = "A" if rng.random() < 1 / (1 + math.exp(-gap / 400)) else "B"
                 answered.append(
-                    orjson.loads(
-                        live.store.submit_in(
-                            conn,
-                            pool,
-                            RoundReport(
-                                uuid.uuid4().hex,
-                                "s",
-                                "",
-                                winner,
-                                tuple(picked[:3]),
-                                tuple(picked[3:]),
-                                tuple(picked[:3]),
-                                tuple(picked[3:]),
-                            ),
-                        ).body
-                    )
+                    live.store.submit_in(
+                        conn,
+                        pool,
+                        RoundReport(
+                            uuid.uuid4().hex,
+                            "s",
+                            "",
+                            winner,
+                            tuple(picked[:3]),
+                            tuple(picked[3:]),
+                            tuple(picked[:3]),
+                            tuple(picked[3:]),
+                        ),
+                    ).round
                 )
 
     rounds(499)
@@ -131,8 +128,8 @@ def test_quality_suggests_theta_from_500_rounds(live: LiveServer, admin: httpx.C
     assert q["theta_suggested_rounds"] == 500
     # the MLE of the round-start gaps and outcomes the service answered with
     expected = fit_theta(
-        [a["sum_a"] - a["sum_b"] for a in answered],
-        [1.0 if a["winner"] == "A" else 0.0 for a in answered],
+        [a.sum_a - a.sum_b for a in answered],
+        [1.0 if a.winner == "A" else 0.0 for a in answered],
         800.0,
     )
     assert expected is not None and 50 < expected < 100_000

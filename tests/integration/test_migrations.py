@@ -11,6 +11,7 @@ from alembic.migration import MigrationContext
 from sqlalchemy import Engine, inspect, select
 
 from synelo.ratings import ConvergenceWindow
+from synelo.store import window_codec as codec
 from synelo.store.engine import alembic_config, create_store_engine, migrate
 from synelo.store.repository import utcnow
 from synelo.store.tables import WINDOW_CHUNK, metadata, players, pools, window_chunks
@@ -59,7 +60,7 @@ def test_0002_moves_windows_into_chunks_and_back(tmp_path: Path) -> None:
                     rating=1000,
                     rounds_played=0,
                     convergence=1.0,
-                    window_state=win.to_bytes(),
+                    window_state=codec.to_bytes(win),
                 )
             )
     migrate(engine)
@@ -78,13 +79,13 @@ def test_0002_moves_windows_into_chunks_and_back(tmp_path: Path) -> None:
             assert len(stored) <= win.size // WINDOW_CHUNK + 1
             assert (tail is None) == (len(win) % WINDOW_CHUNK == 0)  # numbered from 0 anew
             if tail is not None:
-                stored[ConvergenceWindow.chunk_number(tail, WINDOW_CHUNK)] = tail
-            loaded = ConvergenceWindow.from_parts(header, stored, WINDOW_CHUNK, win.size)
-            assert loaded.to_bytes() == win.to_bytes()
+                stored[codec.chunk_number(tail, WINDOW_CHUNK)] = tail
+            loaded = codec.from_parts(header, stored, WINDOW_CHUNK, win.size)
+            assert codec.to_bytes(loaded) == codec.to_bytes(win)
     command.downgrade(alembic_config(engine), "0001")
     with engine.connect() as conn:
         blobs = dict(conn.execute(select(players.c.id, players.c.window_state)).all())
-    assert blobs == {pid: win.to_bytes() for pid, win in windows.items()}
+    assert blobs == {pid: codec.to_bytes(win) for pid, win in windows.items()}
 
 
 @pytest.mark.parametrize("down_to", ["0002", "0001"])

@@ -46,10 +46,10 @@ def test_batch_equals_one_transaction_per_round(store: Store, pool: str) -> None
         store.submit_round(other, r)
     writer = RoundWriter(store)
     futures = [writer.submit(pool, r) for r in rounds]  # queued at once: batched
-    bodies = [f.result(30).body for f in futures]
+    rated = [f.result(30).round for f in futures]
     writer.close()
-    expected = [store.submit_round(other, r).body for r in rounds]  # replays
-    assert bodies == expected
+    expected = [store.submit_round(other, r).round for r in rounds]  # replays
+    assert rated == expected
 
 
 def test_expected_errors_fail_only_their_round(store: Store, pool: str) -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 import random
-import struct
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -207,69 +206,6 @@ def test_window_size_must_be_at_least_two() -> None:
         ConvergenceWindow(1)
 
 
-# --- persistence --------------------------------------------------------------------------
-
-
-@settings(max_examples=100, deadline=None)
-@given(small_sizes, st.lists(entries, max_size=25), st.lists(entries, max_size=10))
-def test_bytes_round_trip_small(size: int, history: list[Entry], later: list[Entry]) -> None:
-    win = filled(size, history)
-    blob = win.to_bytes()
-    back = ConvergenceWindow.from_bytes(blob, size)
-    assert back.size == size
-    same_state(win, back)
-    assert back.to_bytes() == blob
-    # and the restored window carries on exactly like the original
-    for r, p, s in later:
-        win.append(r, p, s)
-        back.append(r, p, s)
-        same_state(win, back)
-    assert_matches(back, reference(history + later, size))
-
-
-@settings(max_examples=5, deadline=None)
-@given(st.integers(min_value=0, max_value=2**32), st.integers(min_value=0, max_value=120))
-def test_bytes_round_trip_size_500(seed: int, extra: int) -> None:
-    history = random_history(seed, 440 + extra)
-    win = filled(500, history)
-    blob = win.to_bytes()
-    back = ConvergenceWindow.from_bytes(blob)
-    same_state(win, back)
-    assert back.to_bytes() == blob
-    more = random_history(seed + 1, 80)
-    for r, p, s in more:
-        back.append(r, p, s)
-    assert_matches(back, reference(history + more, 500))
-
-
-def test_bytes_of_extreme_values() -> None:
-    history = [
-        (P.r_max, 1.0, 1.0),
-        (P.r_min, 0.0, 0.0),
-        (P.r_max, 5e-324, 0.5),
-        (P.r_min, 1 - 2**-53, 1.0),
-        (5000, 2**-1022, 0.0),
-    ]
-    win = filled(3, history)
-    back = ConvergenceWindow.from_bytes(win.to_bytes(), 3)
-    same_state(win, back)
-    assert_matches(back, reference(history, 3))
-
-
-@pytest.mark.parametrize("blob", [None, b""])
-def test_missing_blob_is_an_empty_window(blob: bytes | None) -> None:
-    win = ConvergenceWindow.from_bytes(blob, 7)
-    assert win.size == 7 and len(win) == 0
-    assert convergence(win, P) == 1.0
-
-
-def test_unknown_format_version_is_refused() -> None:
-    blob = bytearray(filled(4, [(1000, 0.5, 1.0)]).to_bytes())
-    blob[0:2] = (99).to_bytes(2, "little")
-    with pytest.raises(ValueError):
-        ConvergenceWindow.from_bytes(bytes(blob), 4)
-
-
 # --- resizing -----------------------------------------------------------------------------
 
 
@@ -287,8 +223,6 @@ def test_resized_keeps_the_most_recent_rounds(
     same_state(res, filled(new_size, kept))
     # the original is untouched
     assert_matches(win, reference(history, size))
-    # loading a blob with another size resizes it the same way
-    same_state(ConvergenceWindow.from_bytes(win.to_bytes(), new_size), res)
 
 
 def test_resized_worked_by_hand() -> None:
@@ -303,130 +237,40 @@ def test_resized_worked_by_hand() -> None:
     assert big.mean_new_minus_old() == 30.0  # (1040+1050)/2 − (1010+1020)/2 = 1045 − 1015
 
 
-@pytest.mark.parametrize(
-    ("size", "chunk", "rounds"),
-    [(5, 2, 23), (500, 50, 1234), (7, 3, 7), (500, 50, 499), (4, 50, 9)],
-)
-def test_header_and_chunks_rebuild_the_window(size: int, chunk: int, rounds: int) -> None:
-    """What the store keeps — the header and, after each round, the newest chunk (old chunks
-    dropped when a new one starts) — rebuilds the same window at every step."""
-    rng = random.Random(size * 1000 + rounds)
-    win = ConvergenceWindow(size)
-    stored: dict[int, bytes] = {}
-    for _ in range(rounds):
-        win.append(rng.randint(100, 3000), rng.random(), rng.choice((0.0, 0.5, 1.0)))
-        newest = win.chunk_of_newest(chunk)
-        stored[newest] = win.chunk_bytes(newest, chunk)
-        for number in [n for n in stored if n < win.oldest_chunk(chunk)]:
-            del stored[number]
-        rebuilt = ConvergenceWindow.from_parts(win.header_bytes(), stored, chunk, size)
-        same_state(win, rebuilt)
-        assert rebuilt.appended == win.appended
-    assert len(win.header_bytes()) < 300  # what a round rewrites besides one chunk
-    assert len(stored) <= size // chunk + 2
+# --- restoring --------------------------------------------------------------------------------
 
 
-def test_from_parts_reads_an_old_single_blob_and_an_empty_header() -> None:
-    win = filled(6, [(1000 + i, 0.5, 1.0) for i in range(9)])
-    same_state(win, ConvergenceWindow.from_parts(win.to_bytes(), {}, 50, 6))
-    assert len(ConvergenceWindow.from_parts(None, {}, 50, 6)) == 0
-
-
-def _as_old_format(data: bytes, version: int, probs: list[float]) -> bytes:
-    """`data` (a header or blob of the current format) rewritten as the format `version`
-    before Σe moved to units of 2^-44: Σe then was Σ P·2^1074, as a longer integer."""
-    fields = list(struct.unpack_from("<HHIqqqqIH", data))
-    new_len = fields[-1]  # bytes of the current Σe
-    at = struct.calcsize("<HHIqqqqIH") + (8 if version == 2 else 0)
-    old_sum = int(sum(Fraction(p) for p in probs) * 2**1074)
-    old_bytes = old_sum.to_bytes((old_sum.bit_length() + 8) // 8 or 1, "little", signed=True)
-    fields[0], fields[-1] = version, len(old_bytes)
-    head = struct.pack("<HHIqqqqIH", *fields)
-    return head + data[len(head) : at] + old_bytes + data[at + new_len :]
-
-
-def test_windows_stored_by_earlier_versions_load_the_same() -> None:
-    """Formats 1 (blob) and 2 (header) kept Σe scaled by 2^1074; they load into the same
-    window, Σe recomputed from the stored entries."""
-    rng = random.Random(5)
-    history = [
-        (rng.randint(100, 3000), rng.random(), rng.choice((0.0, 0.5, 1.0))) for _ in range(37)
-    ]
-    win = filled(20, history)
-    probs = [p for _, p, _ in history[-20:]]
-    same_state(win, ConvergenceWindow.from_bytes(_as_old_format(win.to_bytes(), 1, probs), 20))
-    stored = {
-        n: win.chunk_bytes(n, 8) for n in range(win.oldest_chunk(8), win.chunk_of_newest(8) + 1)
-    }
-    old_header = _as_old_format(win.header_bytes(), 2, probs)
-    assert old_header[0] == 2 and len(old_header) > len(win.header_bytes())
-    same_state(win, ConvergenceWindow.from_parts(old_header, stored, 8, 20))
-
-
-@settings(max_examples=60, deadline=None)
-@given(
-    st.integers(min_value=2, max_value=12),
-    st.integers(min_value=1, max_value=5),
-    st.lists(st.tuples(entries, st.integers(min_value=0, max_value=12)), max_size=60),
-)
-def test_chunk_bytes_are_the_same_whatever_was_asked_before(
-    size: int, chunk: int, steps: list
+@settings(max_examples=100, deadline=None)
+@given(small_sizes, st.lists(entries, max_size=25), st.lists(entries, max_size=10))
+def test_restored_from_entries_and_sums_carries_on_like_the_original(
+    size: int, history: list[Entry], later: list[Entry]
 ) -> None:
-    """chunk_bytes, asked in any order after any appends, answers what a window freshly built
-    from the same entries answers."""
-    win = ConvergenceWindow(size)
-    history: list[Entry] = []
-    for entry, ask in steps:
-        win.append(*entry)
-        history.append(entry)
-        fresh = filled(size, history)
-        fresh.appended = win.appended
-        for number in (
-            win.chunk_of_newest(chunk),
-            ask,
-            win.oldest_chunk(chunk),
-            win.chunk_of_newest(chunk),
-        ):
-            assert win.chunk_bytes(number, chunk) == fresh.chunk_bytes(number, chunk)
+    win = filled(size, history)
+    sums = (win.sum_w, win.sum_w2, win.sum_old, win.sum_new, win.sum_s2)
+    back = ConvergenceWindow.restored(size, win.ratings, win.probs, win.scores2, sums, win.appended)
+    same_state(win, back)
+    assert back.appended == len(history)
+    for r, p, s in later:
+        win.append(r, p, s)
+        back.append(r, p, s)
+    same_state(win, back)
+    assert_matches(back, reference(history + later, size))
 
 
-@pytest.mark.parametrize(
-    ("size", "chunk", "rounds"),
-    [
-        (5, 2, 23),
-        (500, 50, 1234),
-        (7, 3, 7),
-        (500, 50, 499),
-        (4, 50, 9),
-        (7, 50, 130),
-        (500, 50, 550),
-        (60, 50, 101),
-    ],
-)
-def test_full_chunks_and_a_journal_tail_rebuild_the_window(
-    size: int, chunk: int, rounds: int
-) -> None:
-    """What the store keeps now — each chunk once it is full (those that left the window
-    dropped) — plus the rounds since, as the journal has them, rebuild the same window at
-    every step."""
-    rng = random.Random(size * 7 + rounds)
-    win = ConvergenceWindow(size)
-    stored: dict[int, bytes] = {}
-    history: list[Entry] = []
-    for _ in range(rounds):
-        entry = (rng.randint(100, 3000), rng.random(), rng.choice((0.0, 0.5, 1.0)))
-        win.append(*entry)
-        history.append(entry)
-        if win.appended % chunk == 0:
-            stored[win.chunk_of_newest(chunk)] = win.chunk_bytes(win.chunk_of_newest(chunk), chunk)
-            for number in [n for n in stored if n < win.oldest_chunk(chunk)]:
-                del stored[number]
-        tail = history[len(history) - win.appended % chunk :] if win.appended % chunk else []
-        rebuilt = ConvergenceWindow.from_chunks_and_tail(stored, tail, win.appended, chunk, size)
-        same_state(win, rebuilt)
-        assert rebuilt.appended == win.appended
-        assert rebuilt.chunk_bytes(rebuilt.chunk_of_newest(chunk), chunk) == win.chunk_bytes(
-            win.chunk_of_newest(chunk), chunk
-        )
+def test_restored_refuses_entries_that_make_no_window() -> None:
+    sums = (0, 0, 0, 0, 0)
     with pytest.raises(ValueError):
-        ConvergenceWindow.from_chunks_and_tail(stored, [], win.appended + 1, chunk, size)
+        ConvergenceWindow.restored(2, [1000, 1010, 1020], [0.5] * 3, [1] * 3, sums, 3)
+    with pytest.raises(ValueError):
+        ConvergenceWindow.restored(5, [1000, 1010], [0.5], [1, 1], sums, 2)
+
+
+@settings(max_examples=100, deadline=None)
+@given(small_sizes, st.lists(entries, max_size=25), st.lists(entries, max_size=25))
+def test_extend_is_append_in_turn(size: int, history: list[Entry], more: list[Entry]) -> None:
+    win = filled(size, history)
+    win.extend([r for r, _, _ in more], [p for _, p, _ in more], [int(2 * s) for *_, s in more])
+    same_state(win, filled(size, history + more))
+    assert win.appended == len(history) + len(more)
+    with pytest.raises(ValueError):
+        win.extend([1000], [0.5, 0.5], [1])

@@ -12,32 +12,12 @@ below 2^53, so the compiled arithmetic stays native and each statistic is one di
 
 from __future__ import annotations
 
-import struct
-from array import array
+from collections.abc import Iterable, Sequence
 from math import sqrt
 from operator import truediv as _exact_quotient  # int/int rounded once (see statistics)
 
 _P_UNIT = 17592186044416.0  # 2^44: Σe counts P in units of 2^-44
 _EXACT = 1 << 53  # integers below this convert to a double exactly
-_HEADER = struct.Struct("<HHIqqqqIH")  # version, size, n, Σw, Σw², Σold, Σnew, Σ2o, len(Σe)
-_BLOB_VERSIONS = (1, 3)  # to_bytes: the header, Σe, then every entry (1: Σe scaled by 2^1074)
-_SPLIT = struct.Struct("<q")  # header_bytes adds `appended` after the header
-_SPLIT_VERSIONS = (2, 4)  # header_bytes: the header, `appended`, Σe (2: Σe scaled by 2^1074)
-_ENTRY = 13  # bytes per entry in a chunk: rating int32, P float64, 2·S int8
-
-
-def _chunk_entries(data: bytes, first: int) -> tuple[array, array, array]:
-    """The ratings, P and 2·S of a `chunk_bytes` chunk, from entry number `first` on (the
-    entries before it have left the window)."""
-    (held,) = _SPLIT.unpack_from(data)  # number of the chunk's first entry
-    view = memoryview(data)[_SPLIT.size :]
-    count = len(view) // _ENTRY
-    start = max(first - held, 0)
-    ratings, probs, scores2 = array("i"), array("d"), array("b")
-    ratings.frombytes(view[4 * start : 4 * count])
-    probs.frombytes(view[4 * count + 8 * start : 12 * count])
-    scores2.frombytes(view[12 * count + start : 13 * count])
-    return ratings, probs, scores2
 
 
 def p_units(p: float) -> int:
@@ -185,175 +165,39 @@ class ConvergenceWindow:
         """Population standard deviation (ddof = 0) of the ratings in the window."""
         return self.statistics()[2]
 
-    # --- persistence ----------------------------------------------------------------------
-    def _head_bytes(self, version: int) -> tuple[bytes, bytes]:
-        sum_p = self.sum_p.to_bytes((self.sum_p.bit_length() + 8) // 8 or 1, "little", signed=True)
-        return _HEADER.pack(
-            version,
-            self.size,
-            len(self._r),
-            self.sum_w,
-            self.sum_w2,
-            self.sum_old,
-            self.sum_new,
-            self.sum_s2,
-            len(sum_p),
-        ), sum_p
-
-    def to_bytes(self) -> bytes:
-        """The whole window in one blob: the header, Σe, then every entry."""
-        head, sum_p = self._head_bytes(_BLOB_VERSIONS[-1])
-        return b"".join(
-            (
-                head,
-                sum_p,
-                array("i", self.ratings).tobytes(),
-                array("d", self.probs).tobytes(),
-                array("b", self.scores2).tobytes(),
-            )
-        )
-
+    # --- restoring ---------------------------------------------------------------------------
     @classmethod
-    def from_bytes(cls, blob: bytes | None, size: int = 500) -> ConvergenceWindow:
-        """Load a stored window; an empty or missing blob is an empty window of `size`."""
-        if not blob:
-            return cls(size)
-        version, stored_size, n, sw, sw2, so, sn, ss2, plen = _HEADER.unpack_from(blob)
-        if version not in _BLOB_VERSIONS:
-            raise ValueError(f"unknown window format {version}")
-        at = _HEADER.size + plen
-        ratings, probs, scores2 = array("i"), array("d"), array("b")
-        ratings.frombytes(blob[at : at + 4 * n])
-        at += 4 * n
-        probs.frombytes(blob[at : at + 8 * n])
-        at += 8 * n
-        scores2.frombytes(blob[at : at + n])
-        win = cls._loaded(stored_size, ratings, probs, scores2, (sw, sw2, so, sn, ss2))
-        win.appended = n  # the single blob does not keep it: number the entries from 0
-        return win if stored_size == size else win.resized(size)
-
-    @classmethod
-    def _loaded(
+    def restored(
         cls,
         size: int,
-        ratings: array,
-        probs: array,
-        scores2: array,
+        ratings: Iterable[int],
+        probs: Iterable[float],
+        scores2: Iterable[int],
         sums: tuple[int, int, int, int, int],
+        appended: int,
     ) -> ConvergenceWindow:
+        """A window of `size` holding these entries, oldest first (P, 2·S as `probs` and
+        `scores2` give them), with their kept sums (Σw, Σw², Σold, Σnew, Σ2o) and entry
+        count `appended`, as a store reads them back. Σe is recomputed from the entries: it
+        is a sum of p_units(P), whatever scale a store once kept it at."""
         win = cls(size)
         win._r, win._s2 = list(ratings), list(scores2)
         win._e = [p_units(p) for p in probs]
+        if len(win._r) > size or len(win._e) != len(win._r) or len(win._s2) != len(win._r):
+            raise ValueError(f"{len(win._r)} entries do not make a window of {size}")
         win.sum_w, win.sum_w2, win.sum_old, win.sum_new, win.sum_s2 = sums
-        win.sum_p = sum(win._e)  # recomputed: the oldest formats kept Σe at another scale
-        return win
-
-    # --- split storage: a small header plus fixed chunks of entries -------------------------
-    def header_bytes(self) -> bytes:
-        """Everything but the entries: the sums, the count and `appended` (a few hundred bytes).
-
-        With the entries stored in chunks of `chunk` numbers (entry t in chunk t // chunk), a
-        rated round rewrites the header and one chunk instead of the whole window.
-        """
-        head, sum_p = self._head_bytes(_SPLIT_VERSIONS[-1])
-        return b"".join((head, _SPLIT.pack(self.appended), sum_p))
-
-    def chunk_of_newest(self, chunk: int) -> int:
-        """The number of the chunk that holds the entry appended last."""
-        return (self.appended - 1) // chunk
-
-    def oldest_chunk(self, chunk: int) -> int:
-        """The number of the chunk that holds the oldest entry still in the window."""
-        return (self.appended - len(self._r)) // chunk
-
-    def chunk_bytes(self, number: int, chunk: int) -> bytes:
-        """The entries of chunk `number` that are still in the window, after the number of
-        the first of them. (The service asks once per player every `chunk` rounds, for the
-        chunk just filled.)"""
-        n = len(self._r)
-        first = self.appended - n  # number of entry 0
-        lo = max(number * chunk - first, 0)
-        hi = min((number + 1) * chunk - first, n)
-        if hi <= lo:
-            return b""
-        head = self._head
-        slots = [(head + j) % n for j in range(lo, hi)]
-        return b"".join(
-            (
-                _SPLIT.pack(first + lo),
-                array("i", [self._r[j] for j in slots]).tobytes(),
-                array("d", [self._e[j] / _P_UNIT for j in slots]).tobytes(),
-                array("b", [self._s2[j] for j in slots]).tobytes(),
-            )
-        )
-
-    @staticmethod
-    def chunk_number(data: bytes, chunk: int) -> int:
-        """The number of the chunk that `chunk_bytes` data belongs to."""
-        return int(_SPLIT.unpack_from(data)[0]) // chunk
-
-    @classmethod
-    def from_parts(
-        cls, header: bytes | None, chunks: dict[int, bytes], chunk: int, size: int = 500
-    ) -> ConvergenceWindow:
-        """A window from `header_bytes` and its chunks {number: chunk_bytes}; chunks outside
-        the window's range are ignored. A missing header is an empty window; a header in
-        the single-blob format (`to_bytes`) is read as such."""
-        if not header:
-            return cls(size)
-        version, stored_size, n, sw, sw2, so, sn, ss2, plen = _HEADER.unpack_from(header)
-        if version in _BLOB_VERSIONS:
-            return cls.from_bytes(header, size)
-        if version not in _SPLIT_VERSIONS:
-            raise ValueError(f"unknown window format {version}")
-        (appended,) = _SPLIT.unpack_from(header, _HEADER.size)
-        first = appended - n
-        ratings, probs, scores2 = array("i"), array("d"), array("b")
-        for number in range(first // chunk, (appended - 1) // chunk + 1 if n else 0):
-            r, p, s2 = _chunk_entries(chunks[number], first)
-            ratings.extend(r)
-            probs.extend(p)
-            scores2.extend(s2)
-        if len(ratings) != n:
-            raise ValueError(f"window chunks hold {len(ratings)} entries, the header {n}")
-        win = cls._loaded(stored_size, ratings, probs, scores2, (sw, sw2, so, sn, ss2))
-        win.appended = appended
-        return win if stored_size == size else win.resized(size)
-
-    @classmethod
-    def from_chunks_and_tail(
-        cls,
-        chunks: dict[int, bytes],
-        tail: list[tuple[int, float, float]],
-        appended: int,
-        chunk: int,
-        size: int = 500,
-    ) -> ConvergenceWindow:
-        """The window of a player that has had `appended` entries since its window (re)started:
-        its full chunks {number: chunk_bytes} (chunks outside the window are ignored) and the
-        entries of its unfilled newest chunk, `appended % chunk` of them, oldest first, as
-        (rating after, P, S) — what the journal keeps of each round. The same window as the
-        one that had those entries appended, sums included."""
-        n = min(appended, size)
-        first = appended - n  # number of the oldest entry still in the window
-        newest_full = appended // chunk  # chunks before this one are full
-        if len(tail) != appended % chunk:
-            raise ValueError(f"{len(tail)} tail entries for {appended} appended")
-        win = cls(size)
-        for number in range(first // chunk, newest_full):
-            stored = chunks.get(number)
-            if stored is None:
-                raise ValueError(f"chunk {number} of a window of {appended} entries is missing")
-            for rating, p, s2 in zip(*_chunk_entries(stored, first), strict=True):
-                win.append(rating, p, s2 / 2)
-        start = newest_full * chunk  # number of the first tail entry
-        for j, (rating, p, s) in enumerate(tail):
-            if start + j >= first:
-                win.append(rating, p, s)
-        if len(win) != n:
-            raise ValueError(f"the chunks and tail hold {len(win)} entries, not {n}")
+        win.sum_p = sum(win._e)
         win.appended = appended
         return win
+
+    def extend(
+        self, ratings: Sequence[int], probs: Sequence[float], scores2: Sequence[int]
+    ) -> None:
+        """`append` each round in turn, oldest first, with S given doubled (as `scores2`)."""
+        if not len(ratings) == len(probs) == len(scores2):
+            raise ValueError("ratings, probs and scores2 differ in length")
+        for j in range(len(ratings)):
+            self.append(ratings[j], probs[j], scores2[j] / 2)
 
     def resized(self, size: int) -> ConvergenceWindow:
         """The same history in a window of another size (keeps the most recent rounds)."""

@@ -13,11 +13,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlalchemy import Connection
 
 from synelo.ratings.window import ConvergenceWindow
+from synelo.store import window_codec
 from synelo.store.tables import journal
 
 
@@ -33,18 +34,24 @@ class DriverSql:
     def sql(self, conn: Connection) -> str:
         return self._qmark if conn.dialect.paramstyle == "qmark" else self._format
 
-    def rows(self, conn: Connection, params: Sequence[Any]) -> list[tuple]:
+    def rows(self, conn: Connection, params: Sequence[Any]) -> list[tuple[Any, ...]]:
         cur = _cursor(conn)
         cur.execute(self.sql(conn), tuple(params))
         return [tuple(r) for r in cur.fetchall()]
 
-    def first(self, conn: Connection, params: Sequence[Any]) -> tuple | None:
+    def first(self, conn: Connection, params: Sequence[Any]) -> tuple[Any, ...] | None:
         cur = _cursor(conn)
         cur.execute(self.sql(conn), tuple(params))
         row = cur.fetchone()
         return None if row is None else tuple(row)
 
-    def many(self, conn: Connection, rows: list[tuple]) -> None:
+    def scalar(self, conn: Connection, params: Sequence[Any]) -> Any:
+        """The first column of the first row (a statement that always returns one)."""
+        cur = _cursor(conn)
+        cur.execute(self.sql(conn), tuple(params))
+        return cur.fetchone()[0]
+
+    def many(self, conn: Connection, rows: Sequence[Sequence[Any]]) -> None:
         _cursor(conn).executemany(self.sql(conn), rows)
 
 
@@ -93,33 +100,57 @@ _JOURNAL_ROW = "(?, ?, ?, 'round', ?, ?, ?, ?, ?, ?, ?, ?)"
 COUNT_ROUND = DriverSql("UPDATE pools SET rounds = ?, brier_sum = brier_sum + ? WHERE id = ?")
 
 
-def lock_pool(conn: Connection, name: str) -> tuple | None:
-    """(id, params JSON, rounds) of the pool, its row locked on PostgreSQL."""
-    return DriverSql(POOL + for_update(conn)).first(conn, (name,))
+class LockedPool(NamedTuple):
+    """A pool as a round reads it, its row locked."""
+
+    id: int
+    params: str  # the parameters' JSON
+    rounds: int  # rated so far: the last seq
 
 
-def lock_players(conn: Connection, pool_id: int, keys: Sequence[str]) -> list[tuple]:
-    """(id, key, rating, rounds_played, convergence, last_journal, window_appended) of the
-    stored players among `keys`, locked in key order on PostgreSQL (the fixed order that
-    keeps writers deadlock-free). window_appended is None for a row whose window is still in
-    its header and tail columns (last written by a release before migration 0003)."""
+class LockedPlayer(NamedTuple):
+    """A stored player as a round reads it, its row locked. (A NamedTuple: it is built
+    from the driver's row tuple at the cost of the tuple itself.)"""
+
+    id: int
+    key: str
+    rating: int
+    rounds_played: int
+    convergence: float  # F3's C for the next round
+    last_journal: int | None  # the newest journal row: the cached window's version stamp
+    # entries since the window (re)started; None while the window is still in the row's
+    # header and tail columns (last written by a release before migration 0003)
+    window_appended: int | None
+
+
+def lock_pool(conn: Connection, name: str) -> LockedPool | None:
+    """The pool, its row locked on PostgreSQL."""
+    row = DriverSql(POOL + for_update(conn)).first(conn, (name,))
+    return None if row is None else LockedPool._make(row)
+
+
+def lock_players(conn: Connection, pool_id: int, keys: Sequence[str]) -> list[LockedPlayer]:
+    """The stored players among `keys`, locked in key order on PostgreSQL (the fixed order
+    that keeps writers deadlock-free)."""
     marks = ", ".join("?" * len(keys))
     stmt = DriverSql(
         "SELECT id, player_key, rating, rounds_played, convergence, last_journal, "
         "CASE WHEN window_state IS NULL THEN window_appended END FROM players "
         f"WHERE pool_id = ? AND player_key IN ({marks}) ORDER BY player_key" + for_update(conn)
     )
-    return stmt.rows(conn, (pool_id, *keys))
+    cur = _cursor(conn)
+    cur.execute(stmt.sql(conn), (pool_id, *keys))
+    return list(map(LockedPlayer._make, cur.fetchall()))
 
 
 def windows(
-    conn: Connection, players: Sequence[tuple[int, int | None, int | None]], chunk: int, size: int
+    conn: Connection, players: Sequence[LockedPlayer], chunk: int, size: int
 ) -> dict[int, ConvergenceWindow]:
-    """The stored convergence windows of these players, given as (id, window_appended,
-    last_journal) from `lock_players` (rows already locked): their full chunks, and the
-    unfilled newest chunk's entries from the journal (≤ chunk − 1 rows along each player's
-    chain) or, for a row last written before migration 0003, from its own columns."""
-    ids = [pid for pid, _, _ in players]
+    """The stored convergence windows of these players (rows already locked), by id: their
+    full chunks, and the unfilled newest chunk's entries from the journal (≤ chunk − 1 rows
+    along each player's chain) or, for a row last written before migration 0003, from its
+    own columns."""
+    ids = [p.id for p in players]
     marks = ", ".join("?" * len(ids))
     stored: dict[int, dict[int, bytes]] = {pid: {} for pid in ids}
     parts = DriverSql(
@@ -128,7 +159,7 @@ def windows(
     for pid, number, data in parts.rows(conn, ids):
         stored[pid][number] = bytes(data)
     out: dict[int, ConvergenceWindow] = {}
-    legacy = [pid for pid, appended, _ in players if appended is None]
+    legacy = [p.id for p in players if p.window_appended is None]
     if legacy:
         marks = ", ".join("?" * len(legacy))
         heads = DriverSql(
@@ -136,18 +167,17 @@ def windows(
         )
         for pid, header, tail in heads.rows(conn, legacy):
             if tail:
-                stored[pid][ConvergenceWindow.chunk_number(tail, chunk)] = bytes(tail)
-            out[pid] = ConvergenceWindow.from_parts(header, stored[pid], chunk, size)
-    for pid, appended, last_journal in players:
+                stored[pid][window_codec.chunk_number(tail, chunk)] = bytes(tail)
+            out[pid] = window_codec.from_parts(header, stored[pid], chunk, size)
+    for p in players:
+        appended = p.window_appended
         if appended is not None:
             tail = (
-                JOURNAL_TAIL.rows(conn, (last_journal, appended % chunk))
+                JOURNAL_TAIL.rows(conn, (p.last_journal, appended % chunk))
                 if appended % chunk
                 else []
             )
-            out[pid] = ConvergenceWindow.from_chunks_and_tail(
-                stored[pid], tail, appended, chunk, size
-            )
+            out[p.id] = window_codec.from_chunks_and_tail(stored[p.id], tail, appended, chunk, size)
     return out
 
 
@@ -169,7 +199,7 @@ SAVE_CHUNK = DriverSql(
 DROP_CHUNKS_BEFORE = DriverSql("DELETE FROM window_chunks WHERE player_id = ? AND chunk < ?")
 
 
-def insert_journal(conn: Connection, rows: list[tuple]) -> dict[int, int]:
+def insert_journal(conn: Connection, rows: Sequence[Sequence[Any]]) -> dict[int, int]:
     """Insert a round's journal rows in one statement; {player id: new journal row id}."""
     stmt = DriverSql(
         _JOURNAL_COLUMNS + ", ".join([_JOURNAL_ROW] * len(rows)) + " RETURNING id, player_id"

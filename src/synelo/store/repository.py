@@ -15,8 +15,8 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
+from typing import Any, NamedTuple
 
-import orjson
 from sqlalchemy import Connection, Engine, delete, func, insert, literal, select, update
 from sqlalchemy.exc import IntegrityError
 
@@ -29,11 +29,13 @@ from synelo.ratings import (
     rate_round,
 )
 from synelo.ratings.brier import brier_score
-from synelo.ratings.synelo import round_score
+from synelo.ratings.synelo import Side, round_score
 from synelo.ratings.theta import MIN_ROUNDS as THETA_MIN_ROUNDS
 from synelo.ratings.theta import fit_theta
 from synelo.store import driver_sql as sql
+from synelo.store import window_codec
 from synelo.store.engine import IMMEDIATE
+from synelo.store.round_record import decode_record, encode_record
 from synelo.store.tables import (
     WINDOW_CHUNK,
     api_tokens,
@@ -50,6 +52,8 @@ from synelo.store.typedefs import (
     Pool,
     PoolExists,
     PoolQuality,
+    RatedPlayer,
+    RatedRound,
     RoundConflict,
     RoundReport,
     SubmitResult,
@@ -89,6 +93,14 @@ _PLAYER_VIEW = (
     players.c.last_played,
     players.c.convergence,
 )
+
+
+class _Target(NamedTuple):
+    """The player an admin change is made to, its row locked."""
+
+    id: int
+    rating: int
+    last_journal: int | None
 
 
 @lru_cache(maxsize=256)
@@ -141,7 +153,8 @@ class Store:
         conn = self.engine.connect().execution_options(**{IMMEDIATE: True})
         if not check_references and self.engine.dialect.name == "sqlite":
             try:
-                conn.connection.driver_connection.execute("PRAGMA foreign_keys=OFF")
+                driver: Any = conn.connection.driver_connection  # sqlite3.Connection
+                driver.execute("PRAGMA foreign_keys=OFF")
             except BaseException:
                 self.discard(conn)
                 raise
@@ -244,9 +257,9 @@ class Store:
                     )
                     .returning(players.c.id)
                 ).scalar_one()
-                row = (pid, pool.params.r0, None)
+                row = _Target(pid, pool.params.r0, None)
             self._journal_admin(conn, pool, row, "set", rating, rating=rating)
-            return self._player_view(conn, row[0])
+            return self._player_view(conn, row.id)
 
     def reset_player(self, pool_name: str, key: str) -> PlayerRow | None:
         """Back to R_0 with 0 rounds (shadow again), journaled as "reset"; None if unknown."""
@@ -265,20 +278,20 @@ class Store:
                 rounds_played=0,
                 last_played=None,
             )
-            return self._player_view(conn, row[0])
+            return self._player_view(conn, row.id)
 
     @staticmethod
-    def _locked_player(conn: Connection, pool: Pool, key: str) -> tuple | None:
-        """(id, rating, last_journal) of a stored player, its row locked."""
+    def _locked_player(conn: Connection, pool: Pool, key: str) -> _Target | None:
+        """A stored player, its row locked."""
         row = conn.execute(
             select(players.c.id, players.c.rating, players.c.last_journal)
             .where(players.c.pool_id == pool.id, players.c.player_key == key)
             .with_for_update()
         ).first()
-        return None if row is None else tuple(row)
+        return None if row is None else _Target._make(row)
 
     def _journal_admin(
-        self, conn: Connection, pool: Pool, row: tuple, kind: str, after: int, **changes: object
+        self, conn: Connection, pool: Pool, row: _Target, kind: str, after: int, **changes: object
     ) -> None:
         """Journal an admin change at the head of the player's chain and apply `changes`;
         the convergence window restarts (C = 1)."""
@@ -505,22 +518,23 @@ class Store:
 
     def submit_in(self, conn: Connection, pool_name: str, report: RoundReport) -> SubmitResult:
         """Rate a round within `conn`'s write transaction. A retry with the same content
-        replays the stored answer; the same round_id with other content raises
-        RoundConflict, and an unknown pool UnknownPool, both before anything is written."""
+        gets the outcome recorded when the round was rated; the same round_id with other
+        content raises RoundConflict, and an unknown pool UnknownPool, both before anything
+        is written."""
         digest = report.content_hash()
         pool = sql.lock_pool(conn, pool_name)
         if pool is None:
             raise UnknownPool(pool_name)
-        pool_id, params_json, rounds_before = pool
-        seen = sql.ROUND_SEEN.first(conn, (pool_id, report.round_id))
+        seen = sql.ROUND_SEEN.first(conn, (pool.id, report.round_id))
         if seen is not None:
-            if seen[0] != digest:
+            content_hash, record = seen
+            if content_hash != digest:
                 raise RoundConflict(report.round_id)
-            return SubmitResult(False, seen[1].encode())
-        body = self._rate(
-            conn, pool_id, _params(params_json), rounds_before + 1, report, digest, self.clock()
+            return SubmitResult(False, decode_record(record))
+        rated = self._rate(
+            conn, pool.id, _params(pool.params), pool.rounds + 1, report, digest, self.clock()
         )
-        return SubmitResult(True, body)
+        return SubmitResult(True, rated)
 
     def _rate(
         self,
@@ -531,36 +545,25 @@ class Store:
         report: RoundReport,
         digest: str,
         now: datetime,
-    ) -> bytes:
+    ) -> RatedRound:
         """Read the players, rate with the pure math, write players, round and journal."""
         keys = sorted(
             {*report.team_a, *report.team_b, *report.participants_a, *report.participants_b}
         )
-        # (id, key, rating, rounds_played, convergence, last_journal, window_appended) by key
-        stored = {row[1]: row for row in sql.lock_players(conn, pool_id, keys)}
+        stored = {row.key: row for row in sql.lock_players(conn, pool_id, keys)}
 
         def rating(key: str) -> int:
             row = stored.get(key)
-            return row[2] if row is not None else params.r0
+            return row.rating if row is not None else params.r0
 
-        participants = [
-            (key, side)
-            for side, on_side in (("A", report.participants_a), ("B", report.participants_b))
-            for key in on_side
-        ]
-        hits = self._windows.get_many(
-            {stored[key][0]: stored[key][5] for key, _ in participants if key in stored}
+        sides: tuple[tuple[Side, tuple[str, ...]], ...] = (
+            ("A", report.participants_a),
+            ("B", report.participants_b),
         )
-        cached = {
-            key: hits[stored[key][0]]
-            for key, _ in participants
-            if key in stored and stored[key][0] in hits
-        }
-        missing = [
-            (stored[k][0], stored[k][6], stored[k][5])
-            for k, _ in participants
-            if k in stored and k not in cached
-        ]
+        participants = [(key, side) for side, on_side in sides for key in on_side]
+        known = [stored[key] for key, _ in participants if key in stored]
+        hits = self._windows.get_many({row.id: row.last_journal for row in known})
+        missing = [row for row in known if row.id not in hits]
         loaded = sql.windows(conn, missing, WINDOW_CHUNK, params.window) if missing else {}
 
         records: dict[str, PlayerRecord] = {}
@@ -568,11 +571,13 @@ class Store:
             row = stored.get(key)
             if row is None:
                 records[key] = PlayerRecord(params.r0, 0, ConvergenceWindow(params.window))
-            elif key in cached:
-                records[key] = PlayerRecord(row[2], row[3], *cached[key])
+            elif row.id in hits:
+                records[key] = PlayerRecord(row.rating, row.rounds_played, *hits[row.id])
             else:
-                records[key] = PlayerRecord(row[2], row[3], loaded[row[0]], row[4])
-        rated = rate_round(
+                records[key] = PlayerRecord(
+                    row.rating, row.rounds_played, loaded[row.id], row.convergence
+                )
+        outcome = rate_round(
             map(rating, report.team_a),
             map(rating, report.team_b),
             [(key, side, records[key]) for key, side in participants],
@@ -581,38 +586,37 @@ class Store:
         )
 
         stamp = sql.timestamp(conn, now)
-        ids = {key: row[0] for key, row in stored.items()}
-        last = {row[0]: row[5] for row in stored.values()}
-        for change in rated.changes:
+        ids = {key: row.id for key, row in stored.items()}
+        last = {row.id: row.last_journal for row in stored.values()}
+        for change in outcome.changes:
             if change.player not in ids:
-                ids[change.player] = sql.INSERT_PLAYER.first(
+                ids[change.player] = sql.INSERT_PLAYER.scalar(
                     conn, (pool_id, change.player, params.r0)
-                )[0]
-
-        body = orjson.dumps(
-            {
-                "round_id": report.round_id,
-                "seq": seq,
-                "winner": report.winner,
-                "p_a": rated.p_a,
-                "sum_a": rated.sum_a,
-                "sum_b": rated.sum_b,
-                "players": [
-                    {
-                        "steam_id": c.player,
-                        "team": c.side,
-                        "before": c.before,
-                        "after": c.after,
-                        "delta": c.delta,
-                        "k": c.k,
-                        "visible": is_visible(c.rounds_played, params),
-                        "rounds_played": c.rounds_played,
-                    }
-                    for c in rated.changes
-                ],
-            }
+                )
+        rated = RatedRound(
+            report.round_id,
+            seq,
+            report.winner,
+            outcome.p_a,
+            outcome.sum_a,
+            outcome.sum_b,
+            tuple(
+                [
+                    RatedPlayer(
+                        c.player,
+                        c.side,
+                        c.before,
+                        c.after,
+                        c.delta,
+                        c.k,
+                        is_visible(c.rounds_played, params),
+                        c.rounds_played,
+                    )
+                    for c in outcome.changes
+                ]
+            ),
         )
-        round_pk = sql.INSERT_ROUND.first(
+        round_pk = sql.INSERT_ROUND.scalar(
             conn,
             (
                 pool_id,
@@ -621,14 +625,14 @@ class Store:
                 report.server_id,
                 report.map,
                 report.winner,
-                rated.sum_a,
-                rated.sum_b,
-                rated.p_a,
+                outcome.sum_a,
+                outcome.sum_b,
+                outcome.p_a,
                 digest,
-                body.decode(),
+                encode_record(rated),
                 stamp,
             ),
-        )[0]
+        )
         journal_ids = sql.insert_journal(
             conn,
             [
@@ -645,12 +649,12 @@ class Store:
                     stamp,
                     last.get(ids[c.player]),
                 )
-                for c in rated.changes
+                for c in outcome.changes
             ],
         )
         updates, chunks, dropped = [], [], []
         cache_entries: list[tuple[int, int, ConvergenceWindow, float]] = []
-        for change in rated.changes:
+        for change in outcome.changes:
             rec = records[change.player]
             apply_change(rec, change)
             pid = ids[change.player]
@@ -660,10 +664,11 @@ class Store:
                 (rec.rating, rec.rounds_played, stamp, c, win.appended, journal_ids[pid], pid)
             )
             if win.appended % WINDOW_CHUNK == 0:  # the newest chunk is complete: store it
-                newest = win.chunk_of_newest(WINDOW_CHUNK)
-                chunks.append((pid, newest, win.chunk_bytes(newest, WINDOW_CHUNK)))
-                if win.oldest_chunk(WINDOW_CHUNK):
-                    dropped.append((pid, win.oldest_chunk(WINDOW_CHUNK)))
+                newest = window_codec.chunk_of_newest(win, WINDOW_CHUNK)
+                chunks.append((pid, newest, window_codec.chunk_bytes(win, newest, WINDOW_CHUNK)))
+                oldest = window_codec.oldest_chunk(win, WINDOW_CHUNK)
+                if oldest:
+                    dropped.append((pid, oldest))
             cache_entries.append((pid, journal_ids[pid], win, c))
         self._windows.put_many(cache_entries)
         sql.UPDATE_PLAYER.many(conn, updates)
@@ -671,8 +676,8 @@ class Store:
             sql.SAVE_CHUNK.many(conn, chunks)
         if dropped:
             sql.DROP_CHUNKS_BEFORE.many(conn, dropped)
-        sql.COUNT_ROUND.many(conn, [(seq, rated.brier_term(report.winner), pool_id)])
-        return body
+        sql.COUNT_ROUND.many(conn, [(seq, outcome.brier_term(report.winner), pool_id)])
+        return rated
 
     # --- tokens -----------------------------------------------------------------------------
     def add_token(self, role: str, token: str, label: str) -> None:

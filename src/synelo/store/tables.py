@@ -25,7 +25,7 @@ from sqlalchemy.types import TypeDecorator
 metadata = MetaData()
 
 
-class UtcDateTime(TypeDecorator):
+class UtcDateTime(TypeDecorator[datetime]):
     """Timestamps are aware UTC datetimes in Python, whatever the database keeps."""
 
     impl = DateTime(timezone=True)
@@ -74,8 +74,8 @@ players = Table(
     # rows (after, P, S), read back along the journal chain when the window is not cached.
     # `window_appended`: entries appended since the window (re)started; None for a row last
     # written before migration 0003, whose window is still in the two columns before it:
-    # ConvergenceWindow.header_bytes (sums, count, `appended`) and the unfilled newest chunk
-    # (chunk_bytes; None once full). Neither: an empty window.
+    # window_codec.header_bytes (sums, count, `appended`) and the unfilled newest chunk
+    # (window_codec.chunk_bytes; None once full). Neither: an empty window.
     Column("window_state", LargeBinary, nullable=True),
     Column("window_tail", LargeBinary, nullable=True),
     Column("window_appended", BigInteger, nullable=True),
@@ -93,7 +93,7 @@ window_chunks = Table(
     metadata,
     Column("player_id", ForeignKey("players.id", ondelete="CASCADE"), primary_key=True),
     Column("chunk", BigInteger, primary_key=True, autoincrement=False),
-    Column("data", LargeBinary, nullable=False),  # ConvergenceWindow.chunk_bytes
+    Column("data", LargeBinary, nullable=False),  # window_codec.chunk_bytes
 )
 
 rounds = Table(
@@ -110,7 +110,8 @@ rounds = Table(
     Column("sum_b", Integer, nullable=False),
     Column("p_a", Float, nullable=False),
     Column("content_hash", String(64), nullable=False),
-    Column("result", Text, nullable=False),  # the JSON answered, replayed on a retry
+    # the store's record of the rated round (round_record.py), decoded for a retry
+    Column("result", Text, nullable=False),
     Column("created_at", UtcDateTime(), nullable=False),
     UniqueConstraint("pool_id", "round_id", name="uq_rounds_pool_round_id"),
     UniqueConstraint("pool_id", "seq", name="uq_rounds_pool_seq"),

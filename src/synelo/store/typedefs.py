@@ -5,11 +5,12 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from datetime import datetime
+from typing import NamedTuple
 
 import orjson
 
 from synelo.ratings import SynEloParams
-from synelo.ratings.synelo import Winner
+from synelo.ratings.synelo import Side, Winner
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,10 +65,38 @@ class RoundReport:
         return hashlib.sha256(canonical).hexdigest()
 
 
+class RatedPlayer(NamedTuple):
+    """One participant's change in a rated round. A NamedTuple, not a frozen dataclass: a
+    round makes one per participant, and a frozen dataclass's __init__ costs five times as
+    much to build."""
+
+    player: str  # the player key: a SteamID64 or a text id
+    team: Side
+    before: int
+    after: int
+    delta: int
+    k: float  # F5's K this round
+    visible: bool  # after this round: out of the shadow (T_shadow rounds played)
+    rounds_played: int  # after this round
+
+
+@dataclass(frozen=True, slots=True)
+class RatedRound:
+    """The outcome of rating a round, as rated or as recorded then (a retry gets it back)."""
+
+    round_id: str
+    seq: int  # the round's place in its pool's rating order, from 1
+    winner: Winner
+    p_a: float  # F1's P_A from the round-start rosters
+    sum_a: int
+    sum_b: int
+    players: tuple[RatedPlayer, ...]  # in rating order
+
+
 @dataclass(frozen=True, slots=True)
 class SubmitResult:
     created: bool  # False when an identical earlier submission was replayed
-    body: bytes  # the JSON answer, byte for byte the same on a retry
+    round: RatedRound  # on a retry, the outcome recorded when the round was rated
 
 
 @dataclass(frozen=True, slots=True)

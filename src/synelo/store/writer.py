@@ -23,7 +23,8 @@ from synelo.store.typedefs import RoundConflict, RoundReport, SubmitResult, Unkn
 log = logging.getLogger("synelo.writer")
 
 _EXPECTED = (RoundConflict, UnknownPool)  # raised before a round writes anything
-_STOP = object()
+_Job = tuple[str, RoundReport, Future[SubmitResult]]  # pool name, round, its answer
+_STOP = None  # queued by `close`
 
 
 class RoundWriter:
@@ -33,7 +34,7 @@ class RoundWriter:
         self.store = store
         self.max_batch = max_batch
         self._conn: Connection | None = None  # the writer thread's own; None: open on use
-        self._queue: queue.SimpleQueue = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._run, name="synelo-round-writer", daemon=True)
         self._thread.start()
 
@@ -61,11 +62,11 @@ class RoundWriter:
             work = [
                 item
                 for item in batch
-                if item is not _STOP and item[2].set_running_or_notify_cancel()
+                if item is not None and item[2].set_running_or_notify_cancel()
             ]
             # One pool per transaction: a transaction that locked two pools could deadlock
             # with another worker locking them the other way round (PostgreSQL).
-            by_pool: dict[str, list[tuple[str, RoundReport, Future]]] = {}
+            by_pool: dict[str, list[_Job]] = {}
             for item in work:
                 by_pool.setdefault(item[0], []).append(item)
             for items in by_pool.values():
@@ -74,7 +75,7 @@ class RoundWriter:
                 self._drop_connection()
                 return
 
-    def _rate_batch(self, batch: list[tuple[str, RoundReport, Future]]) -> None:
+    def _rate_batch(self, batch: list[_Job]) -> None:
         """Rate one pool's rounds, in arrival order, in one transaction."""
         outcomes: list[SubmitResult | BaseException] = []
         try:

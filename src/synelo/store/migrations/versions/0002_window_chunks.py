@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-from synelo.ratings.window import ConvergenceWindow
+from synelo.store import window_codec as codec
 
 revision: str = "0002"
 down_revision: str | Sequence[str] | None = "0001"
@@ -54,13 +54,14 @@ def upgrade() -> None:
         sa.select(players.c.id, players.c.window_state).where(players.c.window_state.is_not(None))
     ).all()
     for pid, blob in rows:
-        win = ConvergenceWindow.from_bytes(blob, _size(blob))
-        numbers = range(win.oldest_chunk(CHUNK), win.chunk_of_newest(CHUNK) + 1) if len(win) else []
+        win = codec.from_bytes(blob, _size(blob))
+        newest = codec.chunk_of_newest(win, CHUNK)
+        numbers = range(codec.oldest_chunk(win, CHUNK), newest + 1) if len(win) else []
         tail = None
         parts = []
         for n in numbers:
-            data = win.chunk_bytes(n, CHUNK)
-            if n == win.chunk_of_newest(CHUNK) and win.appended % CHUNK:
+            data = codec.chunk_bytes(win, n, CHUNK)
+            if n == newest and win.appended % CHUNK:
                 tail = data  # the unfilled newest chunk stays in the player's row
             else:
                 parts.append({"player_id": pid, "chunk": n, "data": data})
@@ -69,7 +70,7 @@ def upgrade() -> None:
         conn.execute(
             players.update()
             .where(players.c.id == pid)
-            .values(window_state=win.header_bytes(), window_tail=tail)
+            .values(window_state=codec.header_bytes(win), window_tail=tail)
         )
 
 
@@ -81,16 +82,17 @@ def downgrade() -> None:
         )
     ).all()
     for pid, header, tail in rows:
-        stored = dict(
-            conn.execute(
+        stored: dict[int, bytes] = {
+            number: data
+            for number, data in conn.execute(
                 sa.select(chunks.c.chunk, chunks.c.data).where(chunks.c.player_id == pid)
-            ).all()
-        )
+            )
+        }
         if tail:
-            stored[ConvergenceWindow.chunk_number(tail, CHUNK)] = tail
-        win = ConvergenceWindow.from_parts(header, stored, CHUNK, _size(header))
+            stored[codec.chunk_number(tail, CHUNK)] = tail
+        win = codec.from_parts(header, stored, CHUNK, _size(header))
         conn.execute(
-            players.update().where(players.c.id == pid).values(window_state=win.to_bytes())
+            players.update().where(players.c.id == pid).values(window_state=codec.to_bytes(win))
         )
     op.drop_table("window_chunks")
     # a plain DROP COLUMN (SQLite >= 3.35): a batch table copy would drop `players`, and with
@@ -100,4 +102,5 @@ def downgrade() -> None:
 
 def _size(blob: bytes) -> int:
     """The window size a stored window was made with (both formats start version, size)."""
-    return struct.unpack_from("<HH", blob)[1]
+    size: int = struct.unpack_from("<HH", blob)[1]
+    return size

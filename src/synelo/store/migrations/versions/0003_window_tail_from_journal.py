@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-from synelo.ratings.window import ConvergenceWindow
+from synelo.store import window_codec as codec
 
 revision: str = "0003"
 down_revision: str | Sequence[str] | None = "0002"
@@ -68,12 +68,13 @@ def downgrade() -> None:
         ).where(players.c.window_appended.is_not(None))
     ).all()
     for pid, pool_id, appended, last in rows:
-        stored = dict(
-            conn.execute(
+        stored: dict[int, bytes] = {
+            number: data
+            for number, data in conn.execute(
                 sa.select(chunks.c.chunk, chunks.c.data).where(chunks.c.player_id == pid)
-            ).all()
-        )
-        tail = []
+            )
+        }
+        tail: list[tuple[int, float, float]] = []
         at = last
         for _ in range(appended % CHUNK):
             after, p, s, at = conn.execute(
@@ -82,16 +83,14 @@ def downgrade() -> None:
                 )
             ).one()
             tail.append((after, p, s))
-        win = ConvergenceWindow.from_chunks_and_tail(
-            stored, tail[::-1], appended, CHUNK, sizes[pool_id]
-        )
-        newest = win.chunk_of_newest(CHUNK)
+        win = codec.from_chunks_and_tail(stored, tail[::-1], appended, CHUNK, sizes[pool_id])
+        newest = codec.chunk_of_newest(win, CHUNK)
         conn.execute(
             players.update()
             .where(players.c.id == pid)
             .values(
-                window_state=win.header_bytes() if appended else None,
-                window_tail=win.chunk_bytes(newest, CHUNK) if appended % CHUNK else None,
+                window_state=codec.header_bytes(win) if appended else None,
+                window_tail=codec.chunk_bytes(win, newest, CHUNK) if appended % CHUNK else None,
             )
         )
     # a plain DROP COLUMN (SQLite ≥ 3.35): a batch table copy would drop `players`, and with
