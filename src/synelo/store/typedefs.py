@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from datetime import datetime
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
 import orjson
 
@@ -102,7 +102,7 @@ class SubmitResult:
 @dataclass(frozen=True, slots=True)
 class JournalEntry:
     id: int
-    kind: str
+    kind: Literal["round", "set", "reset"]  # journal.kind: a rated round or an admin change
     round_id: str | None
     seq: int | None
     team: str | None
