@@ -40,7 +40,7 @@ check-tests: setup
 
 ## The documentation site into site/; a broken link or reference fails.
 docs: setup
-	$(BIN)/mkdocs build --strict --quiet
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 
 bench: setup
 	$(BIN)/python bench/update.py

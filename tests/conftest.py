@@ -149,7 +149,7 @@ def server(live: LiveServer) -> Iterator[httpx.Client]:
 def pool(admin: httpx.Client) -> str:
     """A new pool (kmax 12, Θ 2400) for one test, so tests never see each other's players."""
     name = f"t{uuid.uuid4().hex[:16]}"
-    r = admin.post("/v1/pools", json={"name": name, "kmax": 12})
+    r = admin.post("/v1/pools", json={"name": name, "team_size": 12})
     assert r.status_code == 201, r.text
     return name
 

@@ -120,9 +120,13 @@ def init_cmd() -> None:
     store = Store(engine)
     try:
         pool = store.create_pool(
-            "default", settings.kmax, settings.rating_params(settings.pool_theta(settings.kmax))
+            "default",
+            settings.team_size,
+            settings.rating_params(settings.pool_theta(settings.team_size)),
         )
-        console.print(f"created pool [bold]default[/] (kmax {pool.kmax}, Θ {pool.params.theta:g})")
+        console.print(
+            f"created pool [bold]default[/] (team size {pool.team_size}, Θ {pool.params.theta:g})"
+        )
     except PoolExists:
         pass
     if settings.admin_tokens or settings.server_tokens:
@@ -175,10 +179,13 @@ def serve_cmd(
 @pool_app.command("create")
 def pool_create(
     name: str,
-    kmax: Annotated[
+    team_size: Annotated[
         int | None,
         typer.Option(
-            help="largest team size (Θ from it unless SYNELO_THETA or --theta); default SYNELO_KMAX"
+            "--team-size",
+            "--kmax",  # its old name, still accepted
+            help="largest team size (Θ from it unless SYNELO_THETA or --theta); "
+            "default SYNELO_TEAM_SIZE",
         ),
     ] = None,
     theta: Annotated[float | None, typer.Option(help="override Θ")] = None,
@@ -188,27 +195,36 @@ def pool_create(
     from synelo.store.typedefs import PoolExists
 
     settings = _settings()
-    kmax = settings.kmax if kmax is None else kmax
+    team_size = settings.team_size if team_size is None else team_size
     try:
-        PoolIn(name=name, kmax=kmax, theta=theta, player_ids="text" if text_ids else "steam")
+        PoolIn(
+            name=name,
+            team_size=team_size,
+            theta=theta,
+            player_ids="text" if text_ids else "steam",
+        )
     except ValidationError as exc:
         for error in exc.errors():
             err_console.print(f"[red]{error['loc'][0]}: {error['msg']}[/]")
         raise typer.Exit(2) from None
-    params = settings.rating_params(settings.pool_theta(kmax, theta))
+    params = settings.rating_params(settings.pool_theta(team_size, theta))
     try:
-        pool = _store(settings).create_pool(name, kmax, params, "text" if text_ids else "steam")
+        pool = _store(settings).create_pool(
+            name, team_size, params, "text" if text_ids else "steam"
+        )
     except PoolExists:
         console.print(f"[red]pool {name!r} exists already[/]")
         raise typer.Exit(1) from None
-    console.print(f"created pool [bold]{pool.name}[/]: kmax {pool.kmax}, Θ {pool.params.theta:g}")
+    console.print(
+        f"created pool [bold]{pool.name}[/]: team size {pool.team_size}, Θ {pool.params.theta:g}"
+    )
 
 
 @pool_app.command("list")
 def pool_list() -> None:
     """List the pools."""
     for p in _store(_settings()).list_pools():
-        console.print(f"{p.name}\tkmax {p.kmax}\tΘ {p.params.theta:g}\t{p.rounds} rounds")
+        console.print(f"{p.name}\tteam size {p.team_size}\tΘ {p.params.theta:g}\t{p.rounds} rounds")
 
 
 @token_app.command("create")

@@ -8,7 +8,7 @@ from typing import Annotated
 from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-from synelo.ratings.params import ParameterError, SynEloParams, theta_for_kmax
+from synelo.ratings.params import ParameterError, SynEloParams, seed_theta
 
 TokenList = Annotated[list[str], NoDecode]
 
@@ -35,8 +35,9 @@ class Settings(BaseSettings):
     t_stale_days: float = 30.0
     k_min: float = 2.0
     k_max: float = 72.0
-    kmax: int = Field(12, ge=1, le=64)  # largest team size feeding a pool (gives Θ)
-    theta: float | None = None  # Θ of new pools instead of the one their kmax gives
+    team_size: int = Field(12, ge=1, le=64)  # largest team size feeding a pool (gives Θ)
+    kmax: int | None = Field(None, ge=1, le=64)  # SYNELO_KMAX: team_size's deprecated name
+    theta: float | None = None  # Θ of new pools instead of the one their team size gives
     window: int = 500
     w_vel: float = 0.25
     w_wre: float = 0.25
@@ -60,20 +61,33 @@ class Settings(BaseSettings):
         return None if value == "" else value  # SYNELO_THETA= in a compose file
 
     @model_validator(mode="after")
+    def _team_size_from_old_name(self) -> Settings:
+        """SYNELO_KMAX was the team size's name until it was confused with the K-factor cap
+        SYNELO_K_MAX; it is still read, and contradicting SYNELO_TEAM_SIZE is an error."""
+        if self.kmax is not None:
+            if "team_size" in self.model_fields_set and self.team_size != self.kmax:
+                raise ValueError(
+                    "SYNELO_KMAX (deprecated) and SYNELO_TEAM_SIZE differ: set SYNELO_TEAM_SIZE"
+                )
+            self.team_size = self.kmax
+        return self
+
+    @model_validator(mode="after")
     def _rating_parameters_valid(self) -> Settings:
         """A bad SYNELO_K_MAX (or any parameter) fails at start-up, named, not in a pool."""
         try:
-            self.rating_params(self.pool_theta(self.kmax)).within_bounds()
+            self.rating_params(self.pool_theta(self.team_size)).within_bounds()
         except ParameterError as exc:
             names = ", ".join(f"SYNELO_{name.upper()}" for name in exc.names)
             raise ValueError(f"{names}: {str(exc).split(': ', 1)[1]}") from None
         return self
 
-    def pool_theta(self, kmax: int, theta: float | None = None) -> float:
-        """F1's Θ of a new pool: its own override, else SYNELO_THETA, else 400·floor((kmax+1)/2)."""
+    def pool_theta(self, team_size: int, theta: float | None = None) -> float:
+        """F1's Θ of a new pool: its own override, else SYNELO_THETA, else the seed's rule
+        400·floor((team_size+1)/2)."""
         if theta is not None:
             return theta
-        return self.theta if self.theta is not None else theta_for_kmax(kmax)
+        return self.theta if self.theta is not None else seed_theta(team_size)
 
     @property
     def sqlalchemy_url(self) -> str:

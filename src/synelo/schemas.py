@@ -5,9 +5,18 @@ loads no server stack."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictInt,
+    StrictStr,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from synelo.ratings.params import MAX_K, MAX_STALE_DAYS, MAX_T_SHADOW
 
@@ -149,27 +158,54 @@ class ParamsIn(BaseModel):
 
 
 class PoolIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
     name: StrictStr = Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")
+    team_size: StrictInt | None = Field(
+        None,
+        ge=1,
+        le=64,
+        description="largest team size on the pool's servers (default SYNELO_TEAM_SIZE); "
+        "Θ = 400·floor((team_size+1)/2) unless SYNELO_THETA or theta",
+    )
     kmax: StrictInt | None = Field(
         None,
         ge=1,
         le=64,
-        description="largest team size; Θ = 400·floor((kmax+1)/2) unless SYNELO_THETA or theta",
+        deprecated=True,
+        description="the old name of team_size (not the K-factor cap params.k_max)",
     )
     theta: float | None = Field(
         None,
         gt=0,
         le=1e6,
         allow_inf_nan=False,
-        description="overrides SYNELO_THETA and the Θ of kmax",
+        description="overrides SYNELO_THETA and the Θ of team_size",
     )
     player_ids: Literal["steam", "text"] = "steam"
     params: ParamsIn | None = None
 
+    @model_validator(mode="before")
+    @classmethod
+    def _team_size_from_old_name(cls, data: Any) -> Any:
+        """`kmax` still sets the team size, validated as one (on the raw body, so that no
+        one reads the deprecated field and gets its warning)."""
+        if isinstance(data, dict) and data.get("kmax") is not None and "team_size" not in data:
+            return {**data, "team_size": data["kmax"]}
+        return data
+
+    @field_validator("kmax")
+    @classmethod
+    def _agrees_with_team_size(cls, kmax: int | None, info: ValidationInfo) -> int | None:
+        if kmax is not None and info.data.get("team_size") not in (None, kmax):
+            raise ValueError("kmax is the old name of team_size and differs from it: send one")
+        return kmax
+
 
 class PoolOut(BaseModel):
     name: str
-    kmax: int
+    team_size: int
+    kmax: int = Field(deprecated=True, description="team_size under its old name")
     theta: float
     player_ids: str
     rounds: int
@@ -184,7 +220,8 @@ class QualityOut(BaseModel):
     stale: int
     mean_convergence: float | None
     theta: float
-    kmax: int
+    team_size: int
+    kmax: int = Field(deprecated=True, description="team_size under its old name")
     brier_target: float
     brier_all: float | None
     brier_all_distance: float | None

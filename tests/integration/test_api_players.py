@@ -181,7 +181,7 @@ def test_leaderboard_order_and_limit(admin: httpx.Client, server: httpx.Client) 
     pool = f"lb{uuid.uuid4().hex[:10]}"
     assert (
         admin.post(
-            "/v1/pools", json={"name": pool, "kmax": 1, "params": {"t_shadow": 1}}
+            "/v1/pools", json={"name": pool, "team_size": 1, "params": {"t_shadow": 1}}
         ).status_code
         == 201
     )

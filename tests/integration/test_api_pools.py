@@ -14,35 +14,65 @@ from tests.integration.test_api_players import play
 
 def test_create_and_show_pool(admin: httpx.Client) -> None:
     name = f"p{uuid.uuid4().hex[:10]}"
-    r = admin.post("/v1/pools", json={"name": name, "kmax": 6})
+    r = admin.post("/v1/pools", json={"name": name, "team_size": 6})
     assert r.status_code == 201
     # Θ = 400·floor((6+1)/2) = 400·3 = 1200
-    assert r.json()["theta"] == 1200 and r.json()["kmax"] == 6
+    assert r.json()["theta"] == 1200 and r.json()["team_size"] == 6
     shown = admin.get(f"/v1/pools/{name}").json()
     assert shown["params"]["theta"] == 1200 and shown["params"]["r0"] == 1000
-    assert admin.post("/v1/pools", json={"name": name, "kmax": 6}).status_code == 409
+    assert admin.post("/v1/pools", json={"name": name, "team_size": 6}).status_code == 409
     assert admin.get("/v1/pools/unknown-pool").status_code == 404
 
 
-def test_synelo_theta_replaces_the_theta_of_kmax(live: LiveServer, admin: httpx.Client) -> None:
+def test_kmax_is_the_team_sizes_old_name(admin: httpx.Client) -> None:
+    """A request may still say kmax (not the K-factor cap params.k_max); answers carry both
+    names for one release; two names that disagree are a 422 on kmax, and create nothing."""
+    name = f"p{uuid.uuid4().hex[:10]}"
+    r = admin.post("/v1/pools", json={"name": name, "kmax": 6})
+    assert r.status_code == 201, r.text
+    # Θ = 400·floor((6+1)/2) = 1200
+    assert (r.json()["team_size"], r.json()["kmax"], r.json()["theta"]) == (6, 6, 1200)
+    quality = admin.get(f"/v1/pools/{name}/quality").json()
+    assert (quality["team_size"], quality["kmax"]) == (6, 6)
+    same = {"name": f"p{uuid.uuid4().hex[:10]}", "team_size": 4, "kmax": 4}
+    assert admin.post("/v1/pools", json=same).json()["theta"] == 800
+    other = f"p{uuid.uuid4().hex[:10]}"
+    r = admin.post("/v1/pools", json={"name": other, "team_size": 4, "kmax": 6})
+    assert r.status_code == 422
+    assert r.json()["detail"][0]["loc"] == ["body", "kmax"]
+    assert admin.get(f"/v1/pools/{other}").status_code == 404
+    # A misspelt name is not dropped silently either.
+    r = admin.post("/v1/pools", json={"name": other, "teamsize": 4})
+    assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["body", "teamsize"]
+    assert admin.get(f"/v1/pools/{other}").status_code == 404
+
+
+def test_synelo_theta_replaces_the_theta_of_team_size(
+    live: LiveServer, admin: httpx.Client
+) -> None:
     live.settings.theta = 1000.0
     try:
         by_setting = admin.post(
-            "/v1/pools", json={"name": f"s{uuid.uuid4().hex[:10]}", "kmax": 3}
+            "/v1/pools", json={"name": f"s{uuid.uuid4().hex[:10]}", "team_size": 3}
         ).json()
         own = admin.post(
-            "/v1/pools", json={"name": f"s{uuid.uuid4().hex[:10]}", "kmax": 3, "theta": 500}
+            "/v1/pools", json={"name": f"s{uuid.uuid4().hex[:10]}", "team_size": 3, "theta": 500}
         ).json()
     finally:
         live.settings.theta = None
-    assert (by_setting["kmax"], by_setting["theta"]) == (3, 1000)
+    assert (by_setting["team_size"], by_setting["theta"]) == (3, 1000)
     assert own["theta"] == 500
 
 
-@pytest.mark.parametrize(("kmax", "theta"), [(1, 400), (2, 400), (3, 800), (12, 2400), (13, 2800)])
-def test_theta_from_kmax(admin: httpx.Client, kmax: int, theta: int) -> None:
+@pytest.mark.parametrize(
+    ("team_size", "theta"), [(1, 400), (2, 400), (3, 800), (12, 2400), (13, 2800)]
+)
+def test_theta_from_team_size(admin: httpx.Client, team_size: int, theta: int) -> None:
     name = f"k{uuid.uuid4().hex[:10]}"
-    assert admin.post("/v1/pools", json={"name": name, "kmax": kmax}).json()["theta"] == theta
+    assert (
+        admin.post("/v1/pools", json={"name": name, "team_size": team_size}).json()["theta"]
+        == theta
+    )
 
 
 def test_theta_override_and_params(admin: httpx.Client, server: httpx.Client) -> None:
@@ -60,12 +90,13 @@ def test_theta_override_and_params(admin: httpx.Client, server: httpx.Client) ->
 @pytest.mark.parametrize(
     "body",
     [
-        {"name": "bad name", "kmax": 2},
-        {"name": "x", "kmax": 0},
+        {"name": "bad name", "team_size": 2},
+        {"name": "x", "team_size": 0},
         {"name": "x", "theta": -1},
         {"name": "x", "player_ids": "email"},
         {"name": "x", "params": {"k_min": 100}},
         {"name": "x", "params": {"nonsense": 1}},
+        {"name": "x", "teamsize": 2},
         {"name": "x", "params": {"r_max": 5_000_000_000}},
     ],
 )
@@ -94,7 +125,7 @@ def test_pool_params_out_of_bounds_are_refused_by_name(
     name = f"b{uuid.uuid4().hex[:10]}"
     r = admin.post(
         "/v1/pools",
-        content=f'{{"name": "{name}", "kmax": 2, "params": {raw}}}',
+        content=f'{{"name": "{name}", "team_size": 2, "params": {raw}}}',
         headers={"content-type": "application/json"},
     )
     assert r.status_code == 422, r.text
@@ -133,7 +164,7 @@ def test_quality_brier(admin: httpx.Client, server: httpx.Client, pool: str) -> 
     assert abs(q["brier_recent"] - expected) < 1e-12
     assert abs(q["brier_all_distance"] - abs(expected - 0.25)) < 1e-12
     assert q["brier_recent_rounds"] == 2
-    assert (q["players"], q["shadow"], q["stale"], q["kmax"]) == (2, 2, 0, 12)
+    assert (q["players"], q["shadow"], q["stale"], q["team_size"]) == (2, 2, 0, 12)
     assert 0 <= q["mean_convergence"] <= 1
 
 
@@ -181,7 +212,7 @@ def test_auth(live: LiveServer, pool: str) -> None:
             ("GET", f"/v1/pools/{pool}/quality", None),
             ("GET", f"/v1/pools/{pool}/leaderboard", None),
             ("GET", f"/v1/pools/{pool}", None),
-            ("POST", "/v1/pools", {"name": "zz", "kmax": 2}),
+            ("POST", "/v1/pools", {"name": "zz", "team_size": 2}),
             ("PUT", f"/v1/pools/{pool}/players/{steam(1)}", {"rating": 1200}),
             ("DELETE", f"/v1/pools/{pool}/players/{steam(1)}", None),
             ("GET", f"/v1/pools/{pool}/players/{steam(1)}/history", None),

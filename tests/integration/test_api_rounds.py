@@ -163,7 +163,7 @@ def test_same_round_id_other_content_is_409(
 
 def test_round_ids_are_per_pool(server: httpx.Client, admin: httpx.Client, pool: str) -> None:
     other = f"o{uuid.uuid4().hex[:12]}"
-    assert admin.post("/v1/pools", json={"name": other, "kmax": 1}).status_code == 201
+    assert admin.post("/v1/pools", json={"name": other, "team_size": 1}).status_code == 201
     payload = report([steam(1)], [steam(2)], round_id="shared-id")
     assert server.post(f"/v1/pools/{pool}/rounds", json=payload).status_code == 201
     r = server.post(f"/v1/pools/{other}/rounds", json=payload)
@@ -316,7 +316,9 @@ def test_unknown_pool_is_404(server: httpx.Client) -> None:
 def test_text_pool_takes_text_ids(server: httpx.Client, admin: httpx.Client) -> None:
     name = f"txt{uuid.uuid4().hex[:10]}"
     assert (
-        admin.post("/v1/pools", json={"name": name, "kmax": 2, "player_ids": "text"}).status_code
+        admin.post(
+            "/v1/pools", json={"name": name, "team_size": 2, "player_ids": "text"}
+        ).status_code
         == 201
     )
     body = server.post(
@@ -336,7 +338,9 @@ def test_text_ids_with_slash_and_percent_are_reachable_by_url(
     for every per-player route (a '/' would otherwise split it into two path segments)."""
     name = f"txt{uuid.uuid4().hex[:10]}"
     assert (
-        admin.post("/v1/pools", json={"name": name, "kmax": 2, "player_ids": "text"}).status_code
+        admin.post(
+            "/v1/pools", json={"name": name, "team_size": 2, "player_ids": "text"}
+        ).status_code
         == 201
     )
     ids = ["slash/id", "a/history", "x/50%", "50%off", "a"]

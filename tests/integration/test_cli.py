@@ -46,16 +46,21 @@ def test_init_with_configured_tokens_generates_none(tmp_path: Path) -> None:
 
 def test_pool_and_token_commands(tmp_path: Path) -> None:
     assert run(["migrate"], tmp_path).returncode == 0
-    r = run(["pool", "create", "arena", "--kmax", "3"], tmp_path)
-    assert r.returncode == 0 and "Θ 800" in r.stdout
-    assert run(["pool", "create", "arena", "--kmax", "3"], tmp_path).returncode == 1
-    assert "arena" in run(["pool", "list"], tmp_path).stdout
-    # Without --kmax the pool takes SYNELO_KMAX: 5 → Θ = 400·floor(6/2) = 1200.
-    assert "Θ 1200" in run(["pool", "create", "five"], tmp_path, SYNELO_KMAX="5").stdout
-    # SYNELO_THETA replaces the Θ of kmax; a pool's own --theta wins over both.
+    r = run(["pool", "create", "arena", "--team-size", "3"], tmp_path)
+    assert r.returncode == 0 and "team size 3, Θ 800" in r.stdout
+    assert run(["pool", "create", "arena", "--team-size", "3"], tmp_path).returncode == 1
+    listed = run(["pool", "list"], tmp_path).stdout.split()
+    assert listed[:4] == ["arena", "team", "size", "3"]
+    # --kmax, the option's old name, still sets the team size.
+    assert "team size 2, Θ 400" in run(["pool", "create", "old", "--kmax", "2"], tmp_path).stdout
+    # Without --team-size the pool takes SYNELO_TEAM_SIZE: 5 → Θ = 400·floor(6/2) = 1200;
+    # SYNELO_KMAX is its old name.
+    assert "Θ 1200" in run(["pool", "create", "five"], tmp_path, SYNELO_TEAM_SIZE="5").stdout
+    assert "Θ 1600" in run(["pool", "create", "eight"], tmp_path, SYNELO_KMAX="8").stdout
+    # SYNELO_THETA replaces the Θ of the team size; a pool's own --theta wins over both.
     assert (
         "Θ 1000"
-        in run(["pool", "create", "six", "--kmax", "3"], tmp_path, SYNELO_THETA="1000").stdout
+        in run(["pool", "create", "six", "--team-size", "3"], tmp_path, SYNELO_THETA="1000").stdout
     )
     assert (
         "Θ 500"
@@ -70,8 +75,9 @@ def test_pool_and_token_commands(tmp_path: Path) -> None:
     [
         (["bad/name"], "name:"),
         (["x" * 65], "name:"),
-        (["ok", "--kmax", "0"], "kmax:"),
-        (["ok", "--kmax", "65"], "kmax:"),
+        (["ok", "--team-size", "0"], "team_size:"),
+        (["ok", "--team-size", "65"], "team_size:"),
+        (["ok", "--kmax", "65"], "team_size:"),
         (["ok", "--theta", "-5"], "theta:"),
     ],
 )
@@ -90,6 +96,7 @@ def test_pool_create_follows_the_api_rules(tmp_path: Path, args: list[str], mess
         ("SYNELO_K_MAX", "1e308"),
         ("SYNELO_T_SHADOW", "100000000000000000000"),
         ("SYNELO_T_STALE_DAYS", "1e300"),
+        ("SYNELO_TEAM_SIZE", "0"),
         ("SYNELO_KMAX", "0"),
         ("SYNELO_SIGMA", "nan"),
         ("SYNELO_WINDOW", "1"),
@@ -109,7 +116,14 @@ def test_bad_setting_stops_every_command_by_name(tmp_path: Path, variable: str, 
 def test_empty_synelo_theta_is_unset(tmp_path: Path) -> None:
     r = run(["init"], tmp_path, SYNELO_THETA="")
     assert r.returncode == 0, r.stderr
-    assert "Θ 2400" in r.stdout  # from kmax 12
+    assert "Θ 2400" in r.stdout  # from the team size 12
+
+
+def test_the_team_size_and_its_old_name_must_agree(tmp_path: Path) -> None:
+    r = run(["init"], tmp_path, SYNELO_TEAM_SIZE="6", SYNELO_KMAX="8")
+    assert r.returncode == 2 and "SYNELO_KMAX" in r.stderr, r.stderr
+    r = run(["init"], tmp_path, SYNELO_TEAM_SIZE="6", SYNELO_KMAX="6")
+    assert r.returncode == 0 and "team size 6, Θ 1200" in r.stdout, r.stdout + r.stderr
 
 
 def _free_port() -> int:

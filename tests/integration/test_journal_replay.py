@@ -20,7 +20,7 @@ from tests.conftest import LiveServer, steam
 
 def new_pool(admin: httpx.Client, **params: int) -> str:
     name = f"j{uuid.uuid4().hex[:12]}"
-    r = admin.post("/v1/pools", json={"name": name, "kmax": 3, "params": params})
+    r = admin.post("/v1/pools", json={"name": name, "team_size": 3, "params": params})
     assert r.status_code == 201, r.text
     return name
 

@@ -26,7 +26,7 @@ from synelo.ratings import (
     rate_player,
     rate_round,
     round_score,
-    theta_for_kmax,
+    seed_theta,
     updated_rating,
     win_probability,
 )
@@ -63,7 +63,7 @@ def test_default_parameters_match_the_seed_table() -> None:
 
 
 @pytest.mark.parametrize(
-    ("kmax", "theta"),
+    ("team_size", "theta"),
     [
         (1, 400.0),  # 400·floor(2/2) = 400·1 (standard Elo)
         (2, 400.0),  # 400·floor(3/2) = 400·1
@@ -73,13 +73,13 @@ def test_default_parameters_match_the_seed_table() -> None:
         (12, 2400.0),  # 400·floor(13/2) = 400·6
     ],
 )
-def test_theta_for_kmax(kmax: int, theta: float) -> None:
-    assert theta_for_kmax(kmax) == theta
+def test_seed_theta(team_size: int, theta: float) -> None:
+    assert seed_theta(team_size) == theta
 
 
-def test_theta_for_kmax_rejects_zero() -> None:
+def test_seed_theta_rejects_zero() -> None:
     with pytest.raises(ValueError):
-        theta_for_kmax(0)
+        seed_theta(0)
 
 
 @pytest.mark.parametrize(

@@ -20,7 +20,7 @@ from synelo.ratings import (
     k_factor,
     rate_round,
     round_half_even,
-    theta_for_kmax,
+    seed_theta,
     updated_rating,
     win_probability,
 )
@@ -33,7 +33,7 @@ ratings = st.integers(min_value=P.r_min, max_value=P.r_max)
 scores = st.sampled_from([0.0, 0.5, 1.0])
 probs = st.floats(min_value=0.0, max_value=1.0)
 winners = st.sampled_from(["A", "B", "draw"])
-thetas = st.integers(min_value=1, max_value=12).map(theta_for_kmax)
+thetas = st.integers(min_value=1, max_value=12).map(seed_theta)
 entries = st.tuples(ratings, probs, scores)
 
 

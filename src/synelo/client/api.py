@@ -199,7 +199,7 @@ class SyneloClient:
     def create_pool(
         self,
         name: str,
-        kmax: int | None = None,
+        team_size: int | None = None,
         *,
         theta: float | None = None,
         player_ids: str = "steam",
@@ -207,7 +207,7 @@ class SyneloClient:
     ) -> PoolInfo:
         body = {
             "name": name,
-            "kmax": kmax,
+            "team_size": team_size,
             "theta": theta,
             "player_ids": player_ids,
             "params": params,

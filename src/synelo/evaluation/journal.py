@@ -63,6 +63,6 @@ def import_journal(store: Store, pool_name: str) -> JournalImport:
         "source": f"journal of pool {pool.name}",
         "notes": notes,
         "params": pool.params.to_dict(),
-        "kmax": pool.kmax,
+        "team_size": pool.team_size,
     }
     return JournalImport(matches, header, differs, admin)

@@ -1,6 +1,6 @@
 """Pure rating math (no I/O, no globals), shared by the service, replay and simulator."""
 
-from synelo.ratings.params import SynEloParams, theta_for_kmax
+from synelo.ratings.params import SynEloParams, seed_theta
 from synelo.ratings.synelo import (
     PlayerChange,
     PlayerRecord,
@@ -44,7 +44,7 @@ __all__ = [
     "rate_round",
     "round_half_even",
     "round_score",
-    "theta_for_kmax",
     "updated_rating",
     "win_probability",
+    "seed_theta",
 ]

@@ -22,11 +22,12 @@ class ParameterError(ValueError):
         self.names = names
 
 
-def theta_for_kmax(kmax: int) -> float:
-    """F1: Θ = 400·floor(median{1..k_max}) = 400·floor((k_max+1)/2); k_max = 12 gives 2400."""
-    if kmax < 1:
-        raise ValueError("kmax must be at least 1")
-    return 400.0 * ((kmax + 1) // 2)
+def seed_theta(team_size: int) -> float:
+    """F1 (the seed's rule): Θ = 400·floor(median{1..k}) = 400·floor((k+1)/2) for the largest
+    team size k; 12 gives 2400."""
+    if team_size < 1:
+        raise ValueError("team_size must be at least 1")
+    return 400.0 * ((team_size + 1) // 2)
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,7 +42,7 @@ class SynEloParams:
     t_stale_days: float = 30.0  # T_stale: days of inactivity before the stale flag
     k_min: float = 2.0  # K_min
     k_max: float = 72.0  # K_max
-    theta: float = 2400.0  # Θ: logistic scale (per pool; see theta_for_kmax)
+    theta: float = 2400.0  # Θ: logistic scale (per pool; see seed_theta)
     window: int = 500  # W: rounds kept in the convergence window
     w_vel: float = 0.25  # velocity weight in C
     w_wre: float = 0.25  # win-rate-excess weight in C

@@ -77,7 +77,7 @@ def _pool(row) -> Pool:  # type: ignore[no-untyped-def]
     return Pool(
         row.id,
         row.name,
-        row.kmax,
+        row.kmax,  # the column keeps the team size's old name
         row.player_ids,
         _params(row.params),
         row.rounds,
@@ -190,14 +190,14 @@ class Store:
 
     # --- pools ------------------------------------------------------------------------------
     def create_pool(
-        self, name: str, kmax: int, params: SynEloParams, player_ids: str = "steam"
+        self, name: str, team_size: int, params: SynEloParams, player_ids: str = "steam"
     ) -> Pool:
         try:
             with self.write_transaction() as conn:
                 conn.execute(
                     insert(pools).values(
                         name=name,
-                        kmax=kmax,
+                        kmax=team_size,
                         player_ids=player_ids,
                         params=json.dumps(params.to_dict()),
                         rounds=0,

@@ -51,7 +51,7 @@ pools = Table(
     metadata,
     Column("id", Id, primary_key=True, autoincrement=True),
     Column("name", String(64), nullable=False, unique=True),
-    Column("kmax", Integer, nullable=False),
+    Column("kmax", Integer, nullable=False),  # the largest team size (Pool.team_size)
     Column("player_ids", String(8), nullable=False),  # "steam" or "text"
     Column("params", Text, nullable=False),  # JSON snapshot of SynEloParams (Θ included)
     Column("rounds", BigInteger, nullable=False, default=0),  # rounds rated = last seq

@@ -17,7 +17,7 @@ from synelo.ratings.synelo import Side, Winner
 class Pool:
     id: int
     name: str
-    kmax: int
+    team_size: int  # largest team size (stored in the column pools.kmax, its old name)
     player_ids: str  # "steam" or "text"
     params: SynEloParams
     rounds: int

@@ -12,7 +12,7 @@ from synelo.ratings import (
     Rater,
     RecordBook,
     SynEloParams,
-    theta_for_kmax,
+    seed_theta,
     win_probability,
 )
 
@@ -55,7 +55,7 @@ class SynEloModel(RatingModel):
     def create(cls, options: Mapping[str, float], info: HistoryInfo) -> SynEloModel:
         base = dict(info.header.get("params") or {})
         if "theta" not in base:
-            base["theta"] = theta_for_kmax(info.max_team_size)
+            base["theta"] = seed_theta(info.max_team_size)
         return cls(SynEloParams.from_dict({**base, **options}))
 
     def predict(self, match: Match) -> float:

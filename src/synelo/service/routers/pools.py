@@ -18,7 +18,8 @@ router = APIRouter(prefix="/v1/pools", tags=["pools"], dependencies=[AdminAuth])
 def pool_out(pool: Pool) -> PoolOut:
     return PoolOut(
         name=pool.name,
-        kmax=pool.kmax,
+        team_size=pool.team_size,
+        kmax=pool.team_size,
         theta=pool.params.theta,
         player_ids=pool.player_ids,
         rounds=pool.rounds,
@@ -30,15 +31,15 @@ def pool_out(pool: Pool) -> PoolOut:
 @router.post("", status_code=201, response_model=PoolOut)
 def create_pool(body: PoolIn, request: Request, store: StoreDep) -> PoolOut:
     settings = request.app.state.settings
-    kmax = body.kmax if body.kmax is not None else settings.kmax
-    theta = settings.pool_theta(kmax, body.theta)
+    team_size = body.team_size if body.team_size is not None else settings.team_size
+    theta = settings.pool_theta(team_size, body.theta)
     overrides = body.params.model_dump(exclude_none=True) if body.params else {}
     try:
         params = settings.rating_params(theta).with_changes(**overrides).within_bounds()
     except ValueError as exc:
         raise invalid(("body", "params"), str(exc)) from None
     try:
-        return pool_out(store.create_pool(body.name, kmax, params, body.player_ids))
+        return pool_out(store.create_pool(body.name, team_size, params, body.player_ids))
     except PoolExists:
         raise HTTPException(409, f"pool {body.name!r} exists already") from None
 
@@ -72,7 +73,8 @@ def pool_quality(
         stale=q.stale,
         mean_convergence=q.mean_convergence,
         theta=info.params.theta,
-        kmax=info.kmax,
+        team_size=info.team_size,
+        kmax=info.team_size,
         brier_target=BRIER_TARGET,
         brier_all=q.brier_all,
         brier_all_distance=distance(q.brier_all),
