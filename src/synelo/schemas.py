@@ -224,9 +224,13 @@ class QualityOut(BaseModel):
     kmax: int = Field(deprecated=True, description="team_size under its old name")
     brier_target: float
     brier_all: float | None
-    brier_all_distance: float | None
+    brier_all_distance: float | None = Field(
+        description="brier_all − 0.25, signed: positive means worse than a coin (always 0.5)"
+    )
     brier_recent: float | None
-    brier_recent_distance: float | None
+    brier_recent_distance: float | None = Field(
+        description="brier_recent − 0.25, signed: positive means worse than a coin"
+    )
     brier_recent_rounds: int
     theta_suggested: float | None = Field(
         description=(

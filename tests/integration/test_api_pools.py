@@ -162,10 +162,26 @@ def test_quality_brier(admin: httpx.Client, server: httpx.Client, pool: str) -> 
     assert first["p_a"] == 0.5
     assert abs(q["brier_all"] - expected) < 1e-12
     assert abs(q["brier_recent"] - expected) < 1e-12
-    assert abs(q["brier_all_distance"] - abs(expected - 0.25)) < 1e-12
+    assert abs(q["brier_all_distance"] - (expected - 0.25)) < 1e-12
     assert q["brier_recent_rounds"] == 2
     assert (q["players"], q["shadow"], q["stale"], q["team_size"]) == (2, 2, 0, 12)
     assert 0 <= q["mean_convergence"] <= 1
+
+
+def test_quality_brier_distance_is_signed(admin: httpx.Client, server: httpx.Client) -> None:
+    """Better than a coin is below 0.25: the distance says which side it is on."""
+    name = f"q{uuid.uuid4().hex[:10]}"
+    assert admin.post("/v1/pools", json={"name": name, "theta": 10}).status_code == 201
+    play(server, name, [steam(1)], [steam(2)], "A")  # P_A = 0.5: (0.5 − 1)² = 0.25
+    # 1036 v 964 at Θ 10: P_A = 1/(1+exp(−7.2)) ≈ 0.99925; A wins again: (P_A − 1)² ≈ 6e-7.
+    second = play(server, name, [steam(1)], [steam(2)], "A")
+    q = admin.get(f"/v1/pools/{name}/quality").json()
+    expected = (0.25 + (second["p_a"] - 1) ** 2) / 2
+    assert second["p_a"] > 0.999
+    assert abs(q["brier_all"] - expected) < 1e-12
+    assert abs(q["brier_all_distance"] - (expected - 0.25)) < 1e-12
+    assert q["brier_all_distance"] < -0.12  # better than a coin, and says so
+    assert abs(q["brier_recent_distance"] - (expected - 0.25)) < 1e-12
 
 
 def test_quality_recent_window_and_mean_convergence(
@@ -190,8 +206,8 @@ def test_quality_recent_window_and_mean_convergence(
     assert abs(q["brier_all"] - sum(terms) / 5) < 1e-12
     assert abs(q["brier_recent"] - sum(terms[2:]) / 3) < 1e-12
     assert abs(q["brier_recent"] - q["brier_all"]) > 1e-3  # the two really differ here
-    assert abs(q["brier_recent_distance"] - abs(sum(terms[2:]) / 3 - 0.25)) < 1e-12
-    assert abs(q["brier_all_distance"] - abs(sum(terms) / 5 - 0.25)) < 1e-12
+    assert abs(q["brier_recent_distance"] - (sum(terms[2:]) / 3 - 0.25)) < 1e-12
+    assert abs(q["brier_all_distance"] - (sum(terms) / 5 - 0.25)) < 1e-12
     cs = [
         server.get(f"/v1/pools/{pool}/players/{steam(n)}").json()["convergence"] for n in (1, 2, 3)
     ]

@@ -64,7 +64,8 @@ def pool_quality(
         raise HTTPException(404, f"unknown pool {pool!r}") from None
 
     def distance(b: float | None) -> float | None:
-        return None if b is None else abs(b - BRIER_TARGET)
+        """Signed: above 0 the predictions did worse than always saying 0.5."""
+        return None if b is None else b - BRIER_TARGET
 
     return QualityOut(
         rounds=q.rounds,
