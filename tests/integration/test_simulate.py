@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from synelo.cli import app
 from synelo.sim.plots import PLOTS
-from synelo.sim.run import SimConfig, simulate
+from synelo.sim.run import SimConfig, simulate, world_theta
 from tests.conftest import ADMIN, LiveServer
 
 SUMMARY_FIELDS = {
@@ -21,6 +21,9 @@ SUMMARY_FIELDS = {
     "duplicate_rows",
     "spearman",
     "brier_recent",
+    "brier_truth_recent",
+    "pool_theta",
+    "world_theta",
 }
 
 
@@ -44,6 +47,7 @@ def test_ci_target_ranks_and_exactly_once_under_faults(tmp_path: Path) -> None:
     )
     s = simulate(config)
     assert set(s) >= SUMMARY_FIELDS
+    assert s["world_theta"] == s["pool_theta"] == 400  # 2v2: the seed's 400·floor(3/2)
     assert s["spearman_players"] == 24 and s["spearman"] >= 0.90
     assert s["rounds"] == s["rounds_applied"] == 4000
     assert s["journal_rows"] == s["expected_journal_rows"] and s["duplicate_rows"] == 0
@@ -92,6 +96,21 @@ def test_command_against_a_running_service(live: LiveServer, tmp_path: Path) -> 
     assert s["journal_rows"] == s["expected_journal_rows"] and s["duplicate_rows"] == 0
     assert {a["role"] for a in s["adversaries"]} == {"thrower", "smurf"}
     assert "rounds_applied" in result.output
+
+
+def test_the_world_keeps_its_own_scale(tmp_path: Path) -> None:
+    """The world's winners come from its own Θ, never the pool's: a pool Θ chosen smaller
+    must not make the simulated game less random."""
+    assert world_theta(SimConfig(team_size=12)) == 2400
+    assert world_theta(SimConfig(team_size=6)) == 1200
+    assert world_theta(SimConfig(team_size=6, world_theta=900.0)) == 900.0
+    config = SimConfig(
+        players=8, servers=1, team_size=2, rounds=20, seed=3, out=tmp_path, progress=False
+    )
+    config.world_theta = 5000.0
+    s = simulate(config)
+    assert (s["world_theta"], s["pool_theta"]) == (5000.0, 400.0)
+    assert s["config"]["world_theta"] == 5000.0
 
 
 def test_command_refuses_bad_options(tmp_path: Path) -> None:

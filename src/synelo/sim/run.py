@@ -20,6 +20,7 @@ from rich.table import Table
 
 from synelo.client import SyneloClient
 from synelo.game import GameSettings
+from synelo.ratings import seed_theta
 from synelo.sim.faults import FaultProxy, Verdict
 from synelo.sim.metrics import brier_terms, rounds_to_within, spearman
 from synelo.sim.plots import write_plots
@@ -32,6 +33,10 @@ class SimConfig:
     players: int = 200
     servers: int = 4
     team_size: int = 12
+    # The world's own logistic scale for true skills (None: the seed's 400·floor((k+1)/2) for
+    # the team size k, 2400 for 12v12). It never follows the pool's Θ: a smaller pool Θ must
+    # not make the simulated game less random.
+    world_theta: float | None = None
     rounds: int = 20_000
     seed: int = 1
     out: Path = Path("sim-out")
@@ -53,6 +58,11 @@ class SimConfig:
     snapshots: int = 40  # rating snapshots (Spearman over time)
     recent: int = 2000  # rounds in brier_recent
     progress: bool = True
+
+
+def world_theta(config: SimConfig) -> float:
+    """The world's scale: the configured one, else the seed's rule for the team size."""
+    return config.world_theta if config.world_theta is not None else seed_theta(config.team_size)
 
 
 class Faults:
@@ -144,7 +154,7 @@ def simulate(config: SimConfig, console: Console | None = None) -> dict[str, Any
         admin = SyneloClient(url, admin_token, timeout=60)
         clients.append(admin)
         pool = f"sim-{config.seed}-{secrets.token_hex(4)}"
-        theta = admin.create_pool(pool, config.team_size, params=config.pool_params or None).theta
+        admin.create_pool(pool, config.team_size, params=config.pool_params or None)
         admin.pool = pool
         players, plan = make_players(config, rng)
         settings = GameSettings(autobalance=config.autobalance)  # type: ignore[arg-type]
@@ -157,7 +167,7 @@ def simulate(config: SimConfig, console: Console | None = None) -> dict[str, Any
         world = World(
             players=players,
             servers=servers,
-            theta=theta,
+            theta=world_theta(config),
             rng=rng,
             churn=config.churn,
             throw_from=throw[0],
@@ -297,7 +307,7 @@ def measure(
         "brier_recent": float(recent.mean()) if len(recent) else None,
         "brier_recent_rounds": int(len(recent)),
         "brier_all": float(terms.mean()) if len(terms) else None,
-        "brier_true_recent": float(true_terms.mean()) if len(true_terms) else None,
+        "brier_truth_recent": float(true_terms.mean()) if len(true_terms) else None,
         "mean_abs_p_gap": float(np.mean(np.abs(np.asarray(p_a) - 0.5))) if p_a else None,
         "scrambles": sum(1 for *_, ok in obs.scrambles if ok),
         "scrambles_pending": sum(1 for *_, ok in obs.scrambles if not ok),
@@ -314,7 +324,8 @@ def measure(
             for k, v in asdict(config).items()
             if k not in ("token", "progress")
         },
-        "pool_theta": world.theta,
+        "pool_theta": admin.pool_info().theta,
+        "world_theta": world.theta,
     }
     adversaries = []
     for role in ("thrower", "smurf"):
@@ -389,7 +400,7 @@ def print_summary(console: Console, summary: dict[str, Any]) -> None:
         "rating_on_skill_slope",
         "median_abs_rating_minus_skill",
         "brier_recent",
-        "brier_true_recent",
+        "brier_truth_recent",
         "brier_all",
         "mean_abs_p_gap",
         "scrambles",
