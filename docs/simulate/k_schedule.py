@@ -6,9 +6,9 @@ by current rating (a snake draft), the winner drawn from F1 on the true skills w
 every player moved by K·(S − P). Only K varies. It prints Spearman(rating, true skill) and the
 slope of rating on skill for fixed K and for a K that falls with the player's rounds played.
 
-    python docs/simulate/k_schedule.py      # ~2 minutes
+    python docs/simulate/k_schedule.py      # a few seconds
 
-Measured (README, "Simulator"): fixed K 8, 17.5 and 72 give 0.87–0.88; K = max(2, 72/√(1 +
+Measured (docs/maths/rating.md, F3): fixed K 8, 17.5 and 72 give 0.87–0.88; K = max(2, 72/√(1 +
 n/20)) gives 0.93. So a rating that is Elo-like but lowers K with experience reaches 0.90 in
 this world; SynElo's F3 is meant to lower K that way but, at Θ = 2400, keeps C near 1.
 """

@@ -1,4 +1,4 @@
-"""Configuration from the environment (SYNELO_*), with the seed's values as defaults."""
+"""Configuration from the environment (SYNELO_*), with the design's values as defaults."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ TokenList = Annotated[list[str], NoDecode]
 
 
 class Settings(BaseSettings):
-    """Every variable is documented in README.md ("Configuration")."""
+    """Every variable is documented in docs/operators/configuration.md."""
 
     model_config = SettingsConfigDict(env_prefix="SYNELO_", extra="ignore")
 
@@ -83,7 +83,7 @@ class Settings(BaseSettings):
         return self
 
     def pool_theta(self, team_size: int, theta: float | None = None) -> float:
-        """F1's Θ of a new pool: its own override, else SYNELO_THETA, else the seed's rule
+        """F1's Θ of a new pool: its own override, else SYNELO_THETA, else the design's rule
         400·floor((team_size+1)/2)."""
         if theta is not None:
             return theta

@@ -136,7 +136,7 @@ class LeaderboardOut(BaseModel):
 
 
 class ParamsIn(BaseModel):
-    """Optional per-pool overrides of seed 000's parameters (defaults: the settings), within
+    """Optional per-pool overrides of the SynElo rating parameters (defaults: the settings), within
     the bounds of SynEloParams.within_bounds; NaN and infinities are refused."""
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)

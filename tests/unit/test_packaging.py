@@ -4,6 +4,8 @@ Each check runs in a fresh interpreter, because this test process has the server
 
 from __future__ import annotations
 
+import importlib.metadata
+import re
 import subprocess
 import sys
 import tomllib
@@ -26,6 +28,8 @@ BASE_MODULES = (
     "synelo.ratings",
     "synelo.balance",
     "synelo.game",
+    "synelo.evaluation.models",
+    "synelo.evaluation.replay",
 )
 
 # A finder that makes the server stack missing, as in an install without extras.
@@ -98,6 +102,68 @@ def test_the_extras_split_the_dependencies() -> None:
     extras = project["optional-dependencies"]
     assert set(extras) == {"server", "eval", "dev"}
     assert not base & {"fastapi", "uvicorn", "sqlalchemy", "alembic", "psycopg", "matplotlib"}
+    # every third-party module a base module imports is a base dependency
+    assert {"pydantic", "httpx", "numpy", "openskill", "trueskill", "orjson"} <= base
     assert {"fastapi", "uvicorn", "sqlalchemy", "alembic", "psycopg"} <= names(extras["server"])
     assert "matplotlib" in names(extras["eval"])
     assert "synelo[server,eval]" in extras["dev"]
+
+
+def test_the_base_modules_need_only_base_dependencies() -> None:
+    """With every installed package that is not a base dependency (or one of theirs) made
+    unimportable, the base modules still import and work: a base module that started to
+    import an extra's package fails here. (httpx's optional CLI, for one, then does without
+    click.)"""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    allowed = _closure({_requirement_name(r) for r in project["dependencies"]})
+    providers = importlib.metadata.packages_distributions()
+    blocked = sorted(
+        module
+        for module, dists in providers.items()
+        if not module.startswith("_")
+        and module not in sys.stdlib_module_names
+        and "synelo" not in dists
+        and not {_canonical(d) for d in dists} & allowed
+    )
+    assert {"fastapi", "sqlalchemy", "matplotlib", "click"} <= set(blocked)
+    assert "numpy" not in blocked and "orjson" not in blocked
+    code = (
+        "import importlib.abc, sys\n"
+        "class Missing(importlib.abc.MetaPathFinder):\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        f"        if name.partition('.')[0] in {set(blocked)!r}:\n"
+        "            raise ModuleNotFoundError(f'No module named {name!r}', name=name)\n"
+        "sys.meta_path.insert(0, Missing())\n"
+        "import importlib\n"
+        f"for name in {BASE_MODULES!r}: importlib.import_module(name)\n"
+        "from synelo.evaluation.models import create_model, HistoryInfo\n"
+        "print(type(create_model('elo', {}, HistoryInfo())).__name__)\n"
+    )
+    result = run(code)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["EloModel"]
+
+
+def _canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _requirement_name(requirement: str) -> str:
+    return _canonical(re.split(r"[\s<>=!~;\[(]", requirement.strip(), maxsplit=1)[0])
+
+
+def _closure(names: set[str]) -> set[str]:
+    """The distributions `names` need, transitively (extras' requirements left out)."""
+    seen: set[str] = set()
+    todo = list(names)
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        try:
+            requires = importlib.metadata.requires(name) or []
+        except importlib.metadata.PackageNotFoundError:
+            continue
+        todo += [_requirement_name(r) for r in requires if "extra ==" not in r]
+    return seen

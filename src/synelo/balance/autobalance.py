@@ -1,4 +1,4 @@
-"""Team changes during a round: the odd joiner, F11 and seed 001's minimal-swap rebalance.
+"""Team changes during a round: the odd joiner, F11 and NS2 Hive's minimal-swap rebalance.
 
 All three take the present teams and answer with moves, never a new split: players keep the
 side they chose unless moving them is what balances the round. Ratings may be floats; they are
@@ -7,7 +7,7 @@ compared as integers at the same resolution as the split solver.
 Seed errata fixed here: F11's T = |Σ_A − Σ_B|/2 and "the player closest to T" only hold when
 the larger team is also the stronger one. In general moving players M from the larger team L
 to the smaller S leaves Σ_L − Σ_S − 2·Σ_M, so the move set is the one whose Σ_M is nearest
-(Σ_L − Σ_S)/2 — the seed's T, with its sign kept.
+(Σ_L − Σ_S)/2 — the design's T, with its sign kept.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ def place_joiner(
     joiner: int,
     resolution: float | None = None,
 ) -> Team:
-    """Odd joiner (seed 000): with equal teams, the side that leaves |Σ_A − Σ_B| smallest.
+    """Odd joiner (SynElo): with equal teams, the side that leaves |Σ_A − Σ_B| smallest.
 
     With unequal teams the joiner goes to the smaller one (a joiner that made the sizes differ
     by 2 would only trigger F11). Ties go to the team with the lower sum, then to A.
@@ -76,7 +76,7 @@ def transfer_moves(
 
     The movers are chosen jointly, exactly: their Σ is the reachable one nearest
     (Σ_larger − Σ_smaller)/2, which leaves the least |Σ_A − Σ_B| (for one mover, the player
-    closest to the seed's T). Locked players and party members stay unless the free players
+    closest to the design's T). Locked players and party members stay unless the free players
     are too few: then party members may go, and only then locked players.
     """
     ints, step = integer_ratings(ratings, resolution)

@@ -1,7 +1,7 @@
 """Seed 000's Gosper Partition Enumeration (F8, F9), errata fixed: the benchmark baseline.
 
 Kept as the seed wrote it — two layers of Gosper's hack over bitmasks — with three fixes:
-the inner mask starts with k bits (the seed's k − 1 gives A k + 1 players and B k − 1); the
+the inner mask starts with k bits (the design's k − 1 gives A k + 1 players and B k − 1); the
 outer layer chooses 2k of all N players (anchoring the top player to A wrongly forbids
 benching them when 2k < N), the anchor moving to the first chosen player, which keeps the
 mirror symmetry; and an exact-zero gap ends the search for that k only, not for every k.

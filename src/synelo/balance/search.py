@@ -1,4 +1,4 @@
-"""Local search over placements: the seed's bench-aware greedy and its stronger extension.
+"""Local search over placements: the design's bench-aware greedy and its stronger extension.
 
 A placement puts every unit on A, B or the bench. A move swaps two units of the same size
 between two of those places, which keeps both teams at k players. The score of a placement is
@@ -7,7 +7,7 @@ placement honours `prefer` (fewest moved players for "stay", a moved count neare
 players for "mix"). Ties between moves go to the first in scan order (units heaviest first,
 then input order), so every answer is deterministic.
 
-- `greedy_descent` is the seed's fallback: take the best improving single swap (with the bench
+- `greedy_descent` is the design's fallback: take the best improving single swap (with the bench
   included), rescan, stop when none improves.
 - `pair_exchange` swaps two single players for two others at once, which reaches differences
   no single swap can; the solver alternates the two until the parity bound is met.

@@ -74,7 +74,7 @@ def player_power(players: Iterable[SEPlayer], version: str = "1.2.2") -> dict[st
 
 
 class SectorsEdgePolicy:
-    """The seed's autobalancer: mark the stronger team, then move eligible players on death.
+    """The design's autobalancer: mark the stronger team, then move eligible players on death.
 
     - Never unbalanced: sandbox/trailer, tournament/scrimmage, under 3 minutes left, FFA, or
       team sizes within 1.
@@ -106,7 +106,7 @@ class SectorsEdgePolicy:
         return totals
 
     def unbalanced(self, players: Mapping[str, SEPlayer], match: MatchState) -> bool:
-        """The seed's criteria, the never-unbalanced conditions first."""
+        """The design's criteria, the never-unbalanced conditions first."""
         if match.sandbox or match.tournament or match.ffa:
             return False
         if match.seconds_left < self.min_seconds_left:
@@ -132,7 +132,7 @@ class SectorsEdgePolicy:
         return True
 
     def eligible(self, player: SEPlayer, players: Mapping[str, SEPlayer]) -> bool:
-        """CanBeAutobalanced, with the seed's p/q slip fixed (teammates in parties excluded)."""
+        """CanBeAutobalanced, with the design's p/q slip fixed (teammates in parties excluded)."""
         if player.autobalanced or player.in_party:
             return False
         mates = sorted(

@@ -1,10 +1,10 @@
-"""Optimal splits for every team size (F7, with the seed's errata fixed).
+"""Optimal splits for every team size (F7, with the design's errata fixed).
 
 For each k the solver seats 2k of the N players on A and B, k each, minimising
 |Σ_A − Σ_B| over every choice of 2k players (the top player may be benched when 2k < N). It
-first searches (the seed's single swaps, then pair exchanges); a split whose gap meets the
+first searches (the design's single swaps, then pair exchanges); a split whose gap meets the
 parity bound is proven optimal at once. Otherwise the exact bitset program decides. Past
-`n_max` players, or once the time budget is spent, only the seed's bench-aware greedy runs and
+`n_max` players, or once the time budget is spent, only the design's bench-aware greedy runs and
 `optimal` is true only when the bound proves it.
 """
 

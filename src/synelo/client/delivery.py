@@ -1,4 +1,4 @@
-"""The game server's delivery semantics (seed 000, "Session Flow and Protocol"): round reports
+"""The game server's delivery semantics (SynElo's session flow and protocol): round reports
 with a retry ring buffer, and the split cache behind scrambles.
 
 - Every report gets a unique round_id when it is made, so a retry is the same round: the

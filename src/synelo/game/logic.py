@@ -93,7 +93,7 @@ class RoundLogic:
         return sorted(p for p, s in self.slot.items() if s == side)
 
     def eligible(self) -> list[str]:
-        """Everyone who is not unassigned or a spectator (seed 000's N)."""
+        """Everyone who is not unassigned or a spectator (SynElo's N)."""
         return sorted(p for p, s in self.slot.items() if s != "none")
 
     def _rating(self, player: str) -> int:
@@ -309,7 +309,7 @@ class RoundLogic:
         if slot in SIDES:
             self.last_side[player] = slot
 
-    # -- Sector's Edge (seed 002) instead of F11 -------------------------------------------
+    # -- Sector's Edge instead of F11 -------------------------------------------
 
     def _se_players(self) -> dict[str, SEPlayer]:
         return {

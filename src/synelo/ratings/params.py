@@ -1,4 +1,4 @@
-"""The parameters of seed 000's table, with the seed's values as defaults."""
+"""The parameters of SynElo's table, with its design's values as defaults."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ class ParameterError(ValueError):
 
 
 def seed_theta(team_size: int) -> float:
-    """F1 (the seed's rule): Θ = 400·floor(median{1..k}) = 400·floor((k+1)/2) for the largest
+    """F1 (the design's rule): Θ = 400·floor(median{1..k}) = 400·floor((k+1)/2) for the largest
     team size k; 12 gives 2400."""
     if team_size < 1:
         raise ValueError("team_size must be at least 1")

@@ -1,4 +1,4 @@
-"""The SynElo model (seed 000, F1–F6 as resolved in issue 2): pure functions, no I/O.
+"""The SynElo model (F1–F6, see docs/maths/rating.md): pure functions, no I/O.
 
 Ratings are integers. A round is rated against the rosters at round start; every participant
 moves by K·(S − P), K shrinking as the player's rating converges (F3) and as it leaves R_0

@@ -38,7 +38,7 @@ def write_plots(out: Path, data: dict[str, Any]) -> list[str]:
         x = np.arange(1, len(terms) + 1)
         for window in (500, 2000):
             ax.plot(x, rolling_mean(terms, window), label=f"rolling Brier, last {window} rounds")
-    ax.axhline(0.25, color="k", ls="--", lw=1, label="seed's target 0.25")
+    ax.axhline(0.25, color="k", ls="--", lw=1, label="design's target 0.25")
     _finish(
         fig,
         ax,

@@ -33,7 +33,7 @@ class SimConfig:
     players: int = 200
     servers: int = 4
     team_size: int = 12
-    # The world's own logistic scale for true skills (None: the seed's 400·floor((k+1)/2) for
+    # The world's own logistic scale for true skills (None: the design's 400·floor((k+1)/2) for
     # the team size k, 2400 for 12v12). It never follows the pool's Θ: a smaller pool Θ must
     # not make the simulated game less random.
     world_theta: float | None = None
@@ -61,7 +61,7 @@ class SimConfig:
 
 
 def world_theta(config: SimConfig) -> float:
-    """The world's scale: the configured one, else the seed's rule for the team size."""
+    """The world's scale: the configured one, else the design's rule for the team size."""
     return config.world_theta if config.world_theta is not None else seed_theta(config.team_size)
 
 

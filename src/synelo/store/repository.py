@@ -409,10 +409,12 @@ class Store:
             stale_before = now - timedelta(days=pool.params.t_stale_days)
             counts = conn.execute(
                 select(
-                    func.count(),
-                    func.count().filter(players.c.rounds_played < pool.params.t_shadow),
-                    func.count().filter(players.c.last_played < stale_before),
-                    func.avg(players.c.convergence),
+                    func.count().label("players"),
+                    func.count()
+                    .filter(players.c.rounds_played < pool.params.t_shadow)
+                    .label("shadow"),
+                    func.count().filter(players.c.last_played < stale_before).label("stale"),
+                    func.avg(players.c.convergence).label("mean_c"),
                 ).where(players.c.pool_id == pool.id)
             ).one()
             last = conn.execute(
@@ -439,12 +441,12 @@ class Store:
                 [round_score(w, "A") for _, w in fit_rows],
                 pool.params.theta,
             )
-        mean_c = None if counts[3] is None else float(counts[3])
+        mean_c = None if counts.mean_c is None else float(counts.mean_c)
         return pool, PoolQuality(
             rounds=pool.rounds,
-            players=counts[0],
-            shadow=counts[1],
-            stale=counts[2],
+            players=counts.players,
+            shadow=counts.shadow,
+            stale=counts.stale,
             mean_convergence=mean_c,
             brier_all=pool.brier_sum / pool.rounds if pool.rounds else None,
             brier_recent=recent_brier,

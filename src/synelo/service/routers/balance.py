@@ -125,7 +125,8 @@ def splits(pool: PoolDep, body: SplitsIn, store: StoreDep, request: Request) -> 
 
 @router.post("/autobalance", response_model=AutobalanceOut, dependencies=[ServerAuth])
 def autobalance(pool: PoolDep, body: AutobalanceIn, store: StoreDep) -> AutobalanceOut:
-    """Moves that fix a mid-round imbalance: the odd joiner and F11, or seed 001's swaps."""
+    """Moves that fix a mid-round imbalance: the odd joiner and F11, or NS2 Hive's pair swaps
+    (`min_swaps`)."""
     kind = pool.player_ids
     seen: dict[str, Loc] = {}
     team_a = normalize_ids(body.teams.A, kind, ("body", "teams", "A"), seen)
