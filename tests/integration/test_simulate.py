@@ -95,6 +95,11 @@ def test_command_against_a_running_service(live: LiveServer, tmp_path: Path) -> 
     assert s["rounds"] == s["rounds_applied"] == 60
     assert s["journal_rows"] == s["expected_journal_rows"] and s["duplicate_rows"] == 0
     assert {a["role"] for a in s["adversaries"]} == {"thrower", "smurf"}
+    thrower = next(a for a in s["adversaries"] if a["role"] == "thrower")
+    # from round 30 of 60 the thrower loses on purpose; it is always on its server
+    assert thrower["thrown_rounds"] > 0 and thrower["throw_from"] >= 30
+    smurf = next(a for a in s["adversaries"] if a["role"] == "smurf")
+    assert smurf["skill"] == 1600.0  # R_0 + 600
     assert "rounds_applied" in result.output
 
 

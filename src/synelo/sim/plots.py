@@ -116,7 +116,7 @@ def write_plots(out: Path, data: dict[str, Any]) -> list[str]:
         ax.axhline(
             who["skill"], color=line[0].get_color(), ls=":", lw=1, label=f"{who['role']} true skill"
         )
-        if who["role"] == "thrower":
+        if who["role"] == "thrower" and who["throw_from"] is not None:
             ax.axvspan(
                 who["throw_from"], who["throw_until"], alpha=0.1, color="red", label="throwing"
             )

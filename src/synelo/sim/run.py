@@ -52,8 +52,12 @@ class SimConfig:
     lose_responses: float = 0.0  # share of round-report answers lost after the service applied
     outages: list[tuple[int, int]] = field(default_factory=list)  # (from round, rounds)
     restarts: list[int] = field(default_factory=list)  # rounds before which it restarts
-    thrower: bool = False
-    smurf: bool = False
+    thrower: bool = False  # throwers: from round R/2 each loses `throw_rounds` of their rounds
+    smurf: bool = False  # smurfs: new accounts R_0 + `smurf_above_r0` strong, from round R/4
+    throwers: int = 1  # how many, when `thrower`
+    smurfs: int = 1  # how many, when `smurf`
+    throw_rounds: int = 200
+    smurf_above_r0: float = 600.0
     pool_params: dict[str, float] = field(default_factory=dict)  # overrides for the pool
     snapshots: int = 40  # rating snapshots (Spearman over time)
     recent: int = 2000  # rounds in brier_recent
@@ -91,7 +95,7 @@ class Faults:
 
 def make_players(
     config: SimConfig, rng: np.random.Generator
-) -> tuple[list[SimPlayer], dict[str, Any]]:
+) -> tuple[list[SimPlayer], dict[str, list[str]]]:
     if config.skill_dist == "uniform":
         half = config.skill_sd * 3**0.5
         drawn = rng.uniform(config.skill_mean - half, config.skill_mean + half, config.players)
@@ -101,22 +105,25 @@ def make_players(
         raise ValueError(f"unknown skill distribution {config.skill_dist!r} (normal, uniform)")
     skills = np.maximum(drawn, 100.0)
     players = [SimPlayer(steam_id(i + 1), float(s)) for i, s in enumerate(skills)]
-    plan: dict[str, Any] = {}
-    if config.thrower:
+    plan: dict[str, list[str]] = {"thrower": [], "smurf": []}
+    if config.thrower:  # the players nearest mean + 1 sd: their rating has room to fall
         target = config.skill_mean + config.skill_sd
-        thrower = min(players, key=lambda p: abs(p.skill - target))
-        thrower.role, thrower.always_on = "thrower", True
-        plan["thrower"] = thrower.id
+        for thrower in sorted(players, key=lambda p: abs(p.skill - target))[: config.throwers]:
+            thrower.role, thrower.always_on = "thrower", True
+            thrower.throws_left = config.throw_rounds
+            plan["thrower"].append(thrower.id)
     if config.smurf:
-        smurf = SimPlayer(
-            steam_id(config.players + 1),
-            config.skill_mean + 3 * config.skill_sd,
-            "smurf",
-            online_from=config.rounds // 4,
-            always_on=True,
-        )
-        players.append(smurf)
-        plan["smurf"] = smurf.id
+        r0 = float(config.pool_params.get("r0", 1000))
+        for i in range(config.smurfs):
+            smurf = SimPlayer(
+                steam_id(config.players + 1 + i),
+                r0 + config.smurf_above_r0,
+                "smurf",
+                online_from=config.rounds // 4,
+                always_on=True,
+            )
+            players.append(smurf)
+            plan["smurf"].append(smurf.id)
     return players, plan
 
 
@@ -163,15 +170,13 @@ def simulate(config: SimConfig, console: Console | None = None) -> dict[str, Any
             client = SyneloClient(proxy.url if proxy else url, server_token, pool, timeout=2.0)
             clients.append(client)
             servers.append(SimServer(i + 1, config.mode, config.team_size, client, settings))
-        throw = (config.rounds // 4, config.rounds // 2)
         world = World(
             players=players,
             servers=servers,
             theta=world_theta(config),
             rng=rng,
             churn=config.churn,
-            throw_from=throw[0],
-            throw_until=throw[1],
+            throw_from=config.rounds // 2,
         )
         every = max(1, config.rounds // max(config.snapshots, 1))
         snapshots: list[dict[str, Any]] = []
@@ -204,7 +209,7 @@ def simulate(config: SimConfig, console: Console | None = None) -> dict[str, Any
         for server in servers:  # the round end after the last: retry what is still buffered
             for result in server.reporter.flush():
                 world.record(server, result)
-        summary, data = measure(config, admin, world, players, plan, snapshots, throw)
+        summary, data = measure(config, admin, world, players, plan, snapshots)
         summary["seconds"] = round(time.monotonic() - started, 1)
         summary["faults"] = {
             "proxy": dict(proxy.counts) if proxy else None,
@@ -232,6 +237,7 @@ def snapshot(admin: SyneloClient, players: list[SimPlayer], r: int) -> dict[str,
     looked = admin.lookup([p.id for p in players])
     pairs = [(skill[x.steam_id], x.rating, x.rounds_played) for x in looked]
     ks = [x.k for x in looked if x.rounds_played >= 100]
+    veterans_k = [x.k for x in looked if x.rounds_played >= 500]
     rho = {}
     for least in (100, 10):
         chosen = [(s, r) for s, r, n in pairs if n >= least]
@@ -242,6 +248,7 @@ def snapshot(admin: SyneloClient, players: list[SimPlayer], r: int) -> dict[str,
         "spearman_all": rho[10],
         "players_100": sum(1 for *_, n in pairs if n >= 100),
         "mean_k_100": float(np.mean(ks)) if ks else None,
+        "median_k_500": float(np.median(veterans_k)) if veterans_k else None,
     }
 
 
@@ -250,9 +257,8 @@ def measure(
     admin: SyneloClient,
     world: World,
     players: list[SimPlayer],
-    plan: dict[str, Any],
+    plan: dict[str, list[str]],
     snapshots: list[dict[str, Any]],
-    throw: tuple[int, int],
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Everything summary.json says, read back from the service over HTTP."""
     obs = world.obs
@@ -303,6 +309,7 @@ def measure(
         "spearman": final.get("spearman_100"),
         "spearman_players": final.get("players_100"),
         "mean_k": final.get("mean_k_100"),
+        "median_k_500": final.get("median_k_500"),
         **scale,
         "brier_recent": float(recent.mean()) if len(recent) else None,
         "brier_recent_rounds": int(len(recent)),
@@ -327,41 +334,17 @@ def measure(
         "pool_theta": admin.pool_info().theta,
         "world_theta": world.theta,
     }
-    adversaries = []
-    for role in ("thrower", "smurf"):
-        pid = plan.get(role)
-        if pid is None:
-            continue
-        who = world.players[pid]
-        traj = [(r, v) for r, _, v in obs.trajectory.get(pid, [])]
-        ratings = [v for _, v in traj]
-        info: dict[str, Any] = {
-            "role": role,
-            "id": pid,
-            "skill": round(who.skill, 1),
-            "rounds": len(traj),
-            "final_rating": ratings[-1] if ratings else None,
-            "trajectory": traj,
-        }
-        if role == "smurf":
-            info["rounds_to_within_100"] = rounds_to_within(ratings, who.skill)
-        else:
-            before = [v for r, v in traj if r < throw[0]]
-            during = [v for r, v in traj if throw[0] <= r < throw[1]]
-            after = [v for r, v in traj if r >= throw[1]]
-            level = before[-1] if before else None
-            info.update(
-                throw_from=throw[0],
-                throw_until=throw[1],
-                rating_before=level,
-                lowest_while_throwing=min(during) if during else None,
-                rating_when_stopped=during[-1] if during else None,
-                rounds_after_stop_to_within_100_of_before=(
-                    rounds_to_within(after, level) if level is not None else None
-                ),
-                rounds_after_stop_to_within_100_of_skill=rounds_to_within(after, who.skill),
-            )
-        adversaries.append(info)
+    adversaries = [
+        adversary(world, role, pid, config.throw_rounds)
+        for role in ("thrower", "smurf")
+        for pid in plan[role]
+    ]
+    for role, figure in (
+        ("smurf", "rounds_to_settle"),
+        ("thrower", "rounds_after_stop_to_within_100_of_before"),
+    ):
+        values = [a.get(figure) for a in adversaries if a["role"] == role]
+        summary[f"{role}_{figure}_median"] = _median_or_never(values) if values else None
     summary["adversaries"] = [
         {k: v for k, v in a.items() if k != "trajectory"} for a in adversaries
     ]
@@ -380,6 +363,62 @@ def measure(
     return summary, data
 
 
+def adversary(world: World, role: str, pid: str, throw_rounds: int) -> dict[str, Any]:
+    """One smurf's or thrower's figures from their rating after each of their rounds.
+
+    - smurf: the level they settle at (the median of the last third of their ratings) and how
+      many of their rounds it took to come within 100 of it;
+    - thrower: their rating before the first thrown round, and how many of their rounds after
+      the last thrown one it took to come back within 100 of it.
+    """
+    who = world.players[pid]
+    traj = [(r, v) for r, _, v in world.obs.trajectory.get(pid, [])]
+    ratings = [v for _, v in traj]
+    info: dict[str, Any] = {
+        "role": role,
+        "id": pid,
+        "skill": round(who.skill, 1),
+        "rounds": len(traj),
+        "final_rating": ratings[-1] if ratings else None,
+        "trajectory": traj,
+    }
+    if role == "smurf":
+        settled = float(np.median(ratings[-max(1, len(ratings) // 3) :])) if ratings else None
+        info["settled_at"] = settled
+        info["rounds_to_settle"] = (
+            rounds_to_within(ratings, settled) if settled is not None else None
+        )
+        return info
+    first, last = world.throw_span.get(pid, (None, None))
+    before = [v for r, v in traj if first is not None and r < first]
+    during = [v for r, v in traj if first is not None and last is not None and first <= r <= last]
+    after = [v for r, v in traj if last is not None and r > last]
+    level = before[-1] if before else None
+    info.update(
+        thrown_rounds=throw_rounds - who.throws_left,
+        throw_from=first,
+        throw_until=last,
+        rating_before=level,
+        lowest_while_throwing=min(during) if during else None,
+        rating_when_stopped=during[-1] if during else None,
+        rounds_after_stop=len(after),
+        rounds_after_stop_to_within_100_of_before=(
+            rounds_to_within(after, level) if level is not None else None
+        ),
+        rounds_after_stop_to_within_100_of_skill=rounds_to_within(after, who.skill),
+    )
+    return info
+
+
+def _median_or_never(values: list[int | None]) -> float | None:
+    """The median, counting 'never' (None) as larger than any number; None if that is it."""
+    ordered = sorted(values, key=lambda v: (v is None, v or 0))
+    mid = ordered[(len(ordered) - 1) // 2], ordered[len(ordered) // 2]
+    if mid[0] is None or mid[1] is None:
+        return None
+    return (mid[0] + mid[1]) / 2
+
+
 def _fmt(value: float | None) -> str:
     return "–" if value is None else f"{value:.3f}"
 
@@ -395,6 +434,9 @@ def print_summary(console: Console, summary: dict[str, Any]) -> None:
         "spearman",
         "spearman_players",
         "mean_k",
+        "median_k_500",
+        "smurf_rounds_to_settle_median",
+        "thrower_rounds_after_stop_to_within_100_of_before_median",
         "rating_sd",
         "skill_sd",
         "rating_on_skill_slope",

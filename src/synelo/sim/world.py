@@ -2,8 +2,9 @@
 `synelo.game` and talk to the service through `synelo.client`, exactly as a plugin would.
 
 A round's winner is drawn from F1's logistic model on the **true** skills of the round-start
-teams, with the pool's Θ: P(A wins) = 1/(1 + exp(−(Σ true_A − Σ true_B)/Θ)); a thrower who
-is throwing counts `throw_penalty` below their true skill.
+teams, with the world's own scale Θ_world: P(A wins) = 1/(1 + exp(−(Σ true_A − Σ true_B)/Θ_world)).
+A thrower, from `throw_from` on, loses on purpose for `throw_rounds` of their own rounds: a
+team with a throwing player on it loses (if both teams have one, the draw is as usual).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ class SimPlayer:
     id: str
     skill: float  # hidden true skill, on the rating scale
     role: str = "regular"  # regular | thrower | smurf
+    throws_left: int = 0  # a thrower's rounds still to lose on purpose
     online_from: int = 0  # global round from which the player may connect
     always_on: bool = False  # adversaries stay connected once on
     server: int | None = None  # the server they are on
@@ -74,6 +76,7 @@ class SimServer:
         self.clock = 0.0
         self.started = False
         self.known: dict[str, int] = {}  # ratings this server was told
+        self.round_p = 0.5  # P(A wins) the current round's winner is drawn from
 
     @property
     def slots(self) -> dict[str, Slot]:
@@ -95,34 +98,44 @@ class World:
         churn: float = 0.02,
         join_rate: float = 0.5,
         throw_from: int = 0,
-        throw_until: int = 0,
-        throw_penalty: float = 800.0,
         idle: float = 0.03,
     ) -> None:
         self.players = {p.id: p for p in players}
         self.servers = servers
         self.theta, self.rng = theta, rng
         self.churn, self.join_rate, self.idle = churn, join_rate, idle
-        self.throw_from, self.throw_until, self.throw_penalty = (
-            throw_from,
-            throw_until,
-            throw_penalty,
-        )
+        self.throw_from = throw_from
+        # per thrower: the global rounds of their first and last thrown round
+        self.throw_span: dict[str, tuple[int, int]] = {}
         self.obs = Observations()
         self.round = 0  # global rounds played
 
     # -- truth -----------------------------------------------------------------------------
 
-    def effective(self, pid: str) -> float:
-        p = self.players[pid]
-        if p.role == "thrower" and self.throw_from <= self.round < self.throw_until:
-            return p.skill - self.throw_penalty
-        return p.skill
-
     def true_p(self, team_a: list[str], team_b: list[str]) -> float:
-        """F1 on the true skills of the round-start teams."""
-        gap = sum(self.effective(p) for p in team_a) - sum(self.effective(p) for p in team_b)
+        """F1's logistic on the true skills of the round-start teams, at the world's scale."""
+        skill = self.players
+        gap = sum(skill[p].skill for p in team_a) - sum(skill[p].skill for p in team_b)
         return 1.0 / (1.0 + math.exp(-gap / self.theta))
+
+    def throwing(self, pid: str) -> bool:
+        p = self.players[pid]
+        return p.role == "thrower" and self.round >= self.throw_from and p.throws_left > 0
+
+    def round_p(self, team_a: list[str], team_b: list[str]) -> float:
+        """P(A wins) of this round: the true P, or 0 or 1 when only one team has a throwing
+        player on it. Counts the throwers' thrown rounds."""
+        thrown_a = [p for p in team_a if self.throwing(p)]
+        thrown_b = [p for p in team_b if self.throwing(p)]
+        for pid in thrown_a + thrown_b:
+            self.players[pid].throws_left -= 1
+            first = self.throw_span.get(pid, (self.round, self.round))[0]
+            self.throw_span[pid] = (first, self.round)
+        if thrown_a and not thrown_b:
+            return 0.0
+        if thrown_b and not thrown_a:
+            return 1.0
+        return self.true_p(team_a, team_b) if team_a and team_b else 0.5
 
     # -- the loop --------------------------------------------------------------------------
 
@@ -218,7 +231,7 @@ class World:
         self.obs.rounds_played += 1
         length = float(rng.uniform(120, 480))
         end = t + length
-        p_a = self.true_p(team_a, team_b) if team_a and team_b else 0.5
+        p_a = server.round_p = self.round_p(team_a, team_b)
         winner = "A" if rng.random() < p_a else "B"
         loser = "B" if winner == "A" else "A"
         p_loser = p_a if loser == "A" else 1 - p_a
@@ -315,7 +328,7 @@ class World:
             server.index,
             self.round,
             action["winner"],
-            self.true_p(list(teams[0]), list(teams[1])),
+            server.round_p,  # the P the winner was drawn from (0 or 1 in a thrown round)
             len(participants[0]) + len(participants[1]),
         )
         for result in results:
