@@ -1,6 +1,6 @@
 """Pure rating math (no I/O, no globals), shared by the service, replay and simulator."""
 
-from synelo.ratings.params import SynEloParams, seed_theta
+from synelo.ratings.params import CONVERGENCES, Convergence, SynEloParams, seed_theta
 from synelo.ratings.synelo import (
     PlayerChange,
     PlayerRecord,
@@ -15,16 +15,22 @@ from synelo.ratings.synelo import (
     is_stale,
     is_visible,
     k_factor,
+    prior_convergence,
     rate_player,
     rate_round,
+    revised_convergence,
     round_half_even,
     round_score,
+    seed_convergence,
     updated_rating,
     win_probability,
+    z_evidence,
 )
 from synelo.ratings.window import ConvergenceWindow
 
 __all__ = [
+    "CONVERGENCES",
+    "Convergence",
     "ConvergenceWindow",
     "PlayerChange",
     "PlayerRecord",
@@ -40,11 +46,15 @@ __all__ = [
     "is_stale",
     "is_visible",
     "k_factor",
+    "prior_convergence",
     "rate_player",
     "rate_round",
+    "revised_convergence",
     "round_half_even",
     "round_score",
+    "seed_convergence",
     "updated_rating",
     "win_probability",
+    "z_evidence",
     "seed_theta",
 ]

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, fields, replace
-from typing import Any, Final
+from typing import Any, Final, Literal
+
+Convergence = Literal["seed", "revised"]
+CONVERGENCES: Final = ("seed", "revised")  # F3's versions, by name (docs/maths/rating.md)
 
 # Bounds on new parameter values (settings, a new pool's overrides): past them a pool's later
 # rounds would break (a rating or count overflowing its column, a date before year 1) or the
@@ -49,6 +52,10 @@ class SynEloParams:
     w_vol: float = 0.50  # volatility weight in C
     wre_scale: float = 0.10  # a 10 % win-rate deviation saturates v_wre
     sigma: float = 400.0  # σ: Gaussian compression width
+    # F3's version. The dataclass keeps the seed's, so that parameters stored before the
+    # field existed (pools, journal headers) load as they rated; new pools get the
+    # setting SYNELO_CONVERGENCE ("revised" unless set), the replay's model "revised".
+    convergence: Convergence = "seed"
 
     def __post_init__(self) -> None:
         """The model's own invariants (stored pools are loaded through this too)."""
@@ -64,6 +71,8 @@ class SynEloParams:
             raise ParameterError(
                 ("window", "t_shadow"), "window must be at least 2 and t_shadow non-negative"
             )
+        if self.convergence not in CONVERGENCES:
+            raise ParameterError(("convergence",), "must be 'seed' or 'revised'")
 
     def within_bounds(self) -> SynEloParams:
         """These parameters, if every one is a finite number inside the bounds above; else

@@ -3,6 +3,9 @@
 Ratings are integers. A round is rated against the rosters at round start; every participant
 moves by K·(S − P), K shrinking as the player's rating converges (F3) and as it leaves R_0
 (F4). The service, the replay and the simulator all call these functions.
+
+F3 comes in two versions, chosen per pool by `SynEloParams.convergence`: the seed's
+("seed", `seed_convergence`) and the revised one ("revised", `revised_convergence`).
 """
 
 from __future__ import annotations
@@ -15,6 +18,12 @@ from typing import Literal, NamedTuple
 
 from synelo.ratings.params import SynEloParams
 from synelo.ratings.window import ConvergenceWindow
+
+# F3 (revised)'s constants (docs/maths/rating.md): n₁ = PRIOR_ROUNDS·Θ/K_max, and
+# v_z = clamp((max_L |z_L| − Z_THRESHOLD)/Z_SPAN, 0, 1).
+PRIOR_ROUNDS = 9.0
+Z_THRESHOLD = 2.5
+Z_SPAN = 2.0
 
 Side = Literal["A", "B"]
 Winner = Literal["A", "B", "draw"]
@@ -55,8 +64,21 @@ def round_score(winner: Winner, side: Side) -> float:
     return 1.0 if winner == side else 0.0
 
 
-def convergence(window: ConvergenceWindow, params: SynEloParams) -> float:
-    """F3: C = clamp(w_vel·v_vel + w_wre·v_wre + w_vol·v_vol, 0, 1).
+def convergence(
+    window: ConvergenceWindow, params: SynEloParams, rounds_played: int | None = None
+) -> float:
+    """F3: C of the window before a round, by the pool's version of F3 (`params.convergence`):
+    `seed_convergence`, or `revised_convergence`, which also needs `rounds_played`, the
+    rounds the player has played before this round (ValueError without it)."""
+    if params.convergence == "revised":
+        if rounds_played is None:
+            raise ValueError("F3 (revised) needs the rounds played before the round")
+        return revised_convergence(window, rounds_played, params)
+    return seed_convergence(window, params)
+
+
+def seed_convergence(window: ConvergenceWindow, params: SynEloParams) -> float:
+    """F3 (seed): C = clamp(w_vel·v_vel + w_wre·v_wre + w_vol·v_vol, 0, 1).
 
     v_vel = |mean(w_new) − mean(w_old)|/K_max with halves of m = floor(|w|/2) (an odd
     window's middle entry is in neither), v_wre = |mean(o) − mean(e)|/0.10, v_vol =
@@ -67,6 +89,39 @@ def convergence(window: ConvergenceWindow, params: SynEloParams) -> float:
     )
 
 
+def prior_convergence(rounds_played: int, k_max: float, theta: float) -> float:
+    """F3 (revised): c_prior = 1/(1 + n/n₁), n₁ = 9·Θ/K_max, for a player with n rounds
+    played before this one (computed as 1/(1 + n·K_max/(9·Θ)): K_max = 0 gives 1)."""
+    return 1.0 / (1.0 + rounds_played * k_max / (PRIOR_ROUNDS * theta))
+
+
+def z_evidence(largest_z: float) -> float:
+    """F3 (revised): v_z = clamp((max_L |z_L| − 2.5)/2.0, 0, 1)."""
+    v = (largest_z - Z_THRESHOLD) / Z_SPAN
+    return 1.0 if v > 1.0 else (v if v > 0.0 else 0.0)
+
+
+def revised_convergence(
+    window: ConvergenceWindow, rounds_played: int, params: SynEloParams
+) -> float:
+    """F3 (revised): C = max(c_prior, v_z), and C = 1 with fewer than 2 rounds in the window.
+
+    c_prior = 1/(1 + n/n₁) with n₁ = 9·Θ/K_max (`prior_convergence`); v_z =
+    clamp((max_L |z_L| − 2.5)/2.0, 0, 1) (`z_evidence`), z_L = Σ(o − e)/√Σe(1 − e) over the
+    window's last min(L, |w|) entries for L in {25, 50, 100, 200, 500}, L ≤ W
+    (`ConvergenceWindow.largest_z`)."""
+    return _revised(window, rounds_played, params.k_max, params.theta)
+
+
+def _revised(window: ConvergenceWindow, rounds_played: int, k_max: float, theta: float) -> float:
+    """F3 (revised) with the parameters unpacked (`revised_convergence`, and `Rater`)."""
+    if len(window) < 2:
+        return 1.0
+    prior = prior_convergence(rounds_played, k_max, theta)
+    evidence = z_evidence(window.largest_z())
+    return prior if prior > evidence else evidence
+
+
 def _convergence(
     window: ConvergenceWindow,
     w_vel: float,
@@ -75,7 +130,8 @@ def _convergence(
     k_max: float,
     wre_scale: float,
 ) -> float:
-    """F3 with the parameters unpacked (`convergence`, and `Rater` without re-reading them)."""
+    """F3 (seed) with the parameters unpacked (`seed_convergence`, and `Rater` without
+    re-reading them)."""
     if len(window) < 2:
         return 1.0
     new_minus_old, excess, std = window.statistics()
@@ -173,7 +229,7 @@ class PlayerChange:
 @dataclass(slots=True)
 class PlayerRecord:
     """What the model knows of a player between rounds. `convergence` caches F3's C of
-    `window` (None: not computed yet)."""
+    `window` and `rounds_played` (None: not computed yet)."""
 
     rating: int
     rounds_played: int
@@ -181,9 +237,9 @@ class PlayerRecord:
     convergence: float | None = None
 
     def current_convergence(self, params: SynEloParams) -> float:
-        """F3: C of the window as it stands, computed once per change of the window."""
+        """F3: C of the window and rounds played as they stand, computed once per change."""
         if self.convergence is None:
-            self.convergence = convergence(self.window, params)
+            self.convergence = convergence(self.window, params, self.rounds_played)
         return self.convergence
 
 
@@ -229,11 +285,13 @@ class Rater:
         self.theta = params.theta
         self.w_vel, self.w_wre, self.w_vol = params.w_vel, params.w_wre, params.w_vol
         self.k_max, self.wre_scale = params.k_max, params.wre_scale
+        self.revised = params.convergence == "revised"
 
     def rate(self, rec: PlayerRecord, p: float, s: float) -> tuple[float, int]:
         """(K, R') for one participant with expected score `p` and score `s`.
 
-        C from the record's window (F3, cached in the record), G (F4), K = K_min +
+        C from the record's window and rounds played (F3, the pool's version, cached in the
+        record), G (F4), K = K_min +
         (K_max − K_min)·C·G (F5), R' = max(R_min, round_half_even(R + K·(S − P))) capped at
         R_T_shadow on the update that brings rounds_played to T_shadow (F2). This is
         `k_factor` and `updated_rating` written out in the same order (the unit tests check
@@ -241,9 +299,13 @@ class Rater:
         """
         c = rec.convergence
         if c is None:
-            c = rec.convergence = _convergence(
-                rec.window, self.w_vel, self.w_wre, self.w_vol, self.k_max, self.wre_scale
-            )
+            if self.revised:
+                c = _revised(rec.window, rec.rounds_played, self.k_max, self.theta)
+            else:
+                c = _convergence(
+                    rec.window, self.w_vel, self.w_wre, self.w_vol, self.k_max, self.wre_scale
+                )
+            rec.convergence = c
         rating = rec.rating
         d = rating - self.r0
         k = self.k_min + self.k_span * c * math.exp(-(d * d) / self.two_sigma2)
