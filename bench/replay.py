@@ -3,11 +3,15 @@
 Method: the FRC CSV files of the chosen years are imported once (the importer's order; 2015
 skipped, as in the README's table). Then, in this one process, each model replays every
 match from fresh ratings — predict P(A wins), then update — through the replay's own loop
-(`synelo.evaluation.replay.predict_all`); the wall time of that loop gives matches/s. This
-is repeated `--repeat` times, alternating the models, after one untimed warm-up pass of each
-over the first 5,000 matches, and the median of each is reported with the ratio
-synelo/openskill-pl. Targets: synelo ≥ 50,000 matches/s and ≥ 10× openskill-pl.
-The machine may be shared: repeat and read the median.
+(`synelo.evaluation.replay.predict_all`); the wall time of that loop gives matches/s. The
+loop runs with the objects alive before it frozen out of the garbage collector's sight
+(`gc.freeze`, after an untimed `gc.collect`), as in `synelo replay`: a full collection
+traversing the imported history used to land in some runs and not others (2–3 runs of 10–12
+of synelo over 2009–2016, 30–90 ms each of a 150 ms loop). This is repeated `--repeat` times,
+alternating the models, after one untimed warm-up pass of each over the first 5,000
+matches, and the median of each is reported with the ratio synelo/openskill-pl. Targets:
+synelo ≥ 50,000 matches/s and ≥ 10× openskill-pl. The machine may be shared: repeat and
+read the median.
 """
 
 from __future__ import annotations

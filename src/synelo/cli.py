@@ -17,6 +17,8 @@ from synelo.client import RequestRejected
 from synelo.schemas import PoolIn
 
 if TYPE_CHECKING:
+    from rich.table import Table
+
     from synelo.config import Settings
     from synelo.evaluation.history import History
     from synelo.evaluation.models import HistoryInfo
@@ -285,6 +287,19 @@ def _fail(message: str) -> typer.Exit:
     return typer.Exit(1)
 
 
+def _show(*tables: Table) -> None:
+    """Print tables on stdout. When it is not a terminal (a pipe, a file), Rich would squeeze
+    them into 80 columns; they get the width they need instead."""
+    if console.is_terminal:
+        for table in tables:
+            console.print(table)
+        return
+    wide = console.options.update_width(1_000)
+    for table in tables:
+        width = max(console.measure(table, options=wide).maximum, 80)
+        Console(width=width, file=sys.stdout).print(table)
+
+
 def _write_json(path: Path, data: object) -> None:
     import orjson
 
@@ -401,6 +416,11 @@ def replay_cmd(
         rating_model = create_model(model, options, info)
     except (TypeError, ValueError) as exc:
         raise _fail(f"model {model}: {exc}") from None
+    if warmup >= len(data.matches):
+        raise _fail(
+            f"--warmup {warmup:,} is at or above the {len(data.matches):,} matches of "
+            f"{history}: no match would be scored"
+        )
     with Progress(
         "[progress.description]{task.description}",
         BarColumn(),
@@ -413,8 +433,7 @@ def replay_cmd(
         result = replay(
             rating_model, data.matches, warmup=warmup, progress=lambda n: bar.advance(task, n)
         )
-    console.print(scores_table(result))
-    console.print(reliability_table(result.overall))
+    _show(scores_table(result), reliability_table(result.overall))
     if json_out is not None:
         _write_json(json_out, {**result.to_json(), "history": str(history), "warmup": warmup})
     if plot is not None:
@@ -462,28 +481,13 @@ def tune_cmd(
             )
         except ValueError as exc:
             raise _fail(str(exc)) from None
-    console.print(tune_table(result))
+    _show(tune_table(result))
+    for held in result.held:
+        console.print(held.note(), markup=False, highlight=False, soft_wrap=True)
+    for bound in result.on_bound:
+        err_console.print(f"[yellow]warning: {bound.warning()}[/]", soft_wrap=True)
     if json_out is not None:
-        _write_json(
-            json_out,
-            {
-                "model": model,
-                "history": str(history),
-                "fitted": result.fitted,
-                "defaults": result.defaults,
-                "train_matches": result.train_matches,
-                "test_matches": result.test_matches,
-                "evaluations": result.evaluations,
-                "train_log_loss": {
-                    "default": result.train_log_loss_default,
-                    "fitted": result.train_log_loss_fitted,
-                },
-                "test": {
-                    "default": result.test_default.to_json(),
-                    "fitted": result.test_fitted.to_json(),
-                },
-            },
-        )
+        _write_json(json_out, {**result.to_json(), "history": str(history), "warmup": warmup})
 
 
 def _outage(value: str) -> tuple[int, int]:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 from pathlib import Path
 
 from synelo.store.engine import create_store_engine
 from synelo.store.repository import Store
 from synelo.store.typedefs import RoundReport
-from tests.integration.test_cli import run
+from tests.integration.test_cli import SYNELO, run
 
 DATA = Path(__file__).parents[1] / "data" / "frc"
 
@@ -109,3 +111,90 @@ def test_import_journal_from_the_database(tmp_path: Path) -> None:
     assert run(["replay", str(out), "--json", str(replayed)], tmp_path).returncode == 0
     assert json.loads(replayed.read_text())["parameters"]["theta"] == 2400.0
     assert run(["import", "journal", "--pool", "nope", "-o", str(out)], tmp_path).returncode == 1
+
+
+def piped(args: list[str], data: Path) -> subprocess.CompletedProcess[str]:
+    """The command with stdout a pipe and no COLUMNS: what `synelo … | cat` gets."""
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS" and not k.startswith("SYNELO_")}
+    env["SYNELO_DATA_DIR"] = str(data)
+    return subprocess.run(
+        [*SYNELO, *args], env=env, capture_output=True, text=True, timeout=120, check=False
+    )
+
+
+def test_tables_keep_their_width_when_piped(tmp_path: Path) -> None:
+    """Rich would squeeze the tune table into 80 columns, wrapping every header; piped or
+    written to a file, each table gets the width it needs: one line per header and row."""
+    history = tmp_path / "frc.jsonl"
+    assert (
+        run(["import", "frc", str(DATA / "2016.csv"), "-o", str(history)], tmp_path).returncode == 0
+    )
+    r = piped(["tune", str(history), "-m", "elo", "--fit", "k", "--iterations", "3"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    (header,) = [x for x in lines if "parameters" in x]
+    assert all(
+        c in header for c in ("train log loss", "test accuracy", "test log loss", "test ECE")
+    )
+    assert max(map(len, lines)) > 80
+    (fitted,) = [x for x in lines if "fitted: k " in x]
+    assert fitted.count("0.") >= 5  # the train log loss and the test scores on the same line
+    r = piped(["replay", str(history), "-m", "elo"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert any("scored matches" in x and "ECE" in x for x in r.stdout.splitlines())
+    assert any("predicted P(A)" in x and "observed (tie = 0.5)" in x for x in r.stdout.splitlines())
+
+
+def test_tune_holds_theta_of_elo_and_warns_on_a_bound(tmp_path: Path) -> None:
+    """`--fit k --fit theta` fits K alone and says why; a Θ fitted onto its bound is a
+    warning naming the parameter and the bound."""
+    history = tmp_path / "frc.jsonl"
+    assert (
+        run(["import", "frc", str(DATA / "2016.csv"), "-o", str(history)], tmp_path).returncode == 0
+    )
+    out = tmp_path / "t.json"
+    r = run(
+        ["tune", str(history), "-m", "elo", "--fit", "k", "--fit", "theta", "--iterations", "3"]
+        + ["--json", str(out)],
+        tmp_path,
+    )
+    assert r.returncode == 0, r.stderr
+    assert "theta held at 400, not fitted" in r.stdout and "warning" not in r.stderr
+    tuned = json.loads(out.read_text())
+    assert set(tuned["fitted"]) == {"k"} and tuned["held"][0]["name"] == "theta"
+    assert tuned["held"][0]["fitted_instead"] == "k" and tuned["on_bound"] == []
+
+    one_sided = tmp_path / "a.jsonl"
+    one_sided.write_text(
+        "".join(
+            json.dumps({"id": str(i), "teams": {"A": ["a", "b"], "B": ["c", "d"]}, "winner": "A"})
+            + "\n"
+            for i in range(200)
+        )
+    )
+    r = run(
+        ["tune", str(one_sided), "-m", "elo", "--iterations", "6", "--json", str(out)], tmp_path
+    )
+    assert r.returncode == 0, r.stderr
+    assert "warning: theta ended on its lower search bound 50" in r.stderr
+    assert "the optimum may lie below it" in r.stderr
+    assert json.loads(out.read_text())["on_bound"][0]["side"] == "lower"
+
+
+def test_a_warmup_over_the_history_is_an_error(tmp_path: Path) -> None:
+    history = tmp_path / "h.jsonl"
+    history.write_text(
+        "".join(
+            json.dumps({"id": str(i), "teams": {"A": ["a"], "B": ["b"]}, "winner": "AB"[i % 2]})
+            + "\n"
+            for i in range(10)
+        )
+    )
+    for warmup in ("10", "11"):
+        r = run(["replay", str(history), "-m", "elo", "--warmup", warmup], tmp_path)
+        assert r.returncode == 1 and r.stdout == ""
+        assert f"--warmup {warmup} is at or above the 10 matches" in r.stderr
+    assert run(["replay", str(history), "-m", "elo", "--warmup", "9"], tmp_path).returncode == 0
+    r = run(["tune", str(history), "-m", "elo", "--warmup", "7"], tmp_path)
+    assert r.returncode == 1 and r.stdout == ""
+    assert "warmup 7 is at or above the number of training matches (7 of 10)" in r.stderr

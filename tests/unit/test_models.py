@@ -1,16 +1,18 @@
 """The models of the replay: each baseline adapter against its package's documented example,
-`synelo` against the service's own rating code, and the registry."""
+`synelo` against the service's own rating code, the registry, and each model's declared
+scalings (parameters that only matter through their ratios) against its predictions."""
 
 from __future__ import annotations
 
 import math
+import random
 from typing import Any
 
 import pytest
 import trueskill
 from openskill.models import BradleyTerryFull, PlackettLuce, ThurstoneMostellerFull
 
-from synelo.evaluation.history import Match
+from synelo.evaluation.history import Match, Winner
 from synelo.evaluation.models import (
     MODELS,
     HistoryInfo,
@@ -19,6 +21,7 @@ from synelo.evaluation.models import (
     parse_options,
     register,
 )
+from synelo.evaluation.models.base import Scaling
 from synelo.ratings import ConvergenceWindow, PlayerRecord, SynEloParams, apply_change, rate_round
 
 README_MATCH = Match("readme", ("a", "b"), ("x", "y"), "A")
@@ -182,3 +185,91 @@ def test_a_new_model_plugs_in_as_one_class() -> None:
             register(Coin)
     finally:
         MODELS.pop("coin-test")
+
+
+def random_history(sides: tuple[int, ...], n: int = 300, seed: int = 3) -> list[Match]:
+    """n matches of 12 players, each side's size drawn from `sides`, about 10 % draws."""
+    rng = random.Random(seed)
+    players = [f"p{i}" for i in range(12)]
+    out = []
+    for i in range(n):
+        rng.shuffle(players)
+        a, b = rng.choice(sides), rng.choice(sides)
+        winner: Winner = "draw" if rng.random() < 0.1 else rng.choice(("A", "A", "B"))
+        out.append(Match(str(i), tuple(players[:a]), tuple(players[a : a + b]), winner))
+    return out
+
+
+EQUAL = random_history((3,))
+UNEQUAL = random_history((2, 3))
+assert any(len(m.team_a) != len(m.team_b) for m in UNEQUAL)
+
+
+def predictions(name: str, options: dict[str, float], history: list[Match]) -> list[float]:
+    model = create_model(name, options, HistoryInfo(3))
+    return [model.step(m) for m in history]
+
+
+def scaled(name: str, names: tuple[str, ...], c: float) -> dict[str, float]:
+    defaults = create_model(name, {}, HistoryInfo(3)).parameters()
+    return {n: defaults[n] * c for n in names}
+
+
+def max_gap(a: list[float], b: list[float]) -> float:
+    return max(abs(x - y) for x, y in zip(a, b, strict=True))
+
+
+DECLARED = [(name, s) for name, cls in sorted(MODELS.items()) for s in cls.scalings]
+
+
+@pytest.mark.parametrize(("name", "scaling"), DECLARED, ids=lambda x: str(getattr(x, "names", x)))
+def test_each_declared_scaling_leaves_every_prediction_unchanged(
+    name: str, scaling: Scaling
+) -> None:
+    """What `synelo tune` relies on to hold a parameter: c·(every member) predicts the same,
+    on sides of unequal size too unless the scaling says it needs equal sides."""
+    history = EQUAL if scaling.equal_sides else UNEQUAL
+    base = predictions(name, {}, history)
+    assert len(set(base)) > 100  # the ratings move: the predictions say something
+    for c in (0.3, 3.7):
+        assert max_gap(base, predictions(name, scaled(name, scaling.names, c), history)) < 1e-12
+
+
+def test_elo_k_and_theta_only_matter_as_k_over_theta() -> None:
+    """(K, Θ) and (cK, cΘ) predict identically when sides are equal; with unequal sides r0's
+    share of Σ_A − Σ_B is over Θ too, so r0 must scale along."""
+    for c in (0.5, 2.0, 7.3):
+        kt = scaled("elo", ("k", "theta"), c)
+        assert max_gap(predictions("elo", {}, EQUAL), predictions("elo", kt, EQUAL)) < 1e-12
+        assert max_gap(predictions("elo", {}, UNEQUAL), predictions("elo", kt, UNEQUAL)) > 0.01
+        ktr = scaled("elo", ("k", "theta", "r0"), c)
+        assert max_gap(predictions("elo", {}, UNEQUAL), predictions("elo", ktr, UNEQUAL)) < 1e-12
+    # a different ratio is a different model
+    other = {"k": 64.0, "theta": 400.0}
+    assert max_gap(predictions("elo", {}, EQUAL), predictions("elo", other, EQUAL)) > 0.01
+    assert MODELS["elo"].scalings[0] == Scaling(
+        ("k", "theta"), MODELS["elo"].scalings[0].why, equal_sides=True
+    )
+
+
+def test_the_models_without_an_exact_scaling() -> None:
+    """openskill-tm's draw margin ε is absolute, and SynElo rounds to integers, floors at
+    R_min and bounds K below: scaling every scale-like parameter moves their predictions, so
+    they declare none."""
+    tm = ("mu", "sigma", "beta", "tau")
+    assert MODELS["openskill-tm"].scalings == ()
+    gap = max_gap(
+        predictions("openskill-tm", {}, EQUAL),
+        predictions("openskill-tm", scaled("openskill-tm", tm, 3.7), EQUAL),
+    )
+    assert gap > 1e-4
+    assert MODELS["synelo"].scalings == ()
+    scale_like = ("theta", "k_max", "k_min", "sigma", "r0", "r_min", "r_max")
+    for c in (2, 3):
+        options = {
+            n: int(v) if float(v).is_integer() and n.startswith("r") else v
+            for n, v in scaled("synelo", scale_like, c).items()
+        }
+        assert (
+            max_gap(predictions("synelo", {}, EQUAL), predictions("synelo", options, EQUAL)) > 1e-4
+        )

@@ -1,15 +1,18 @@
-"""Replay of a small hand-made history: every score worked out by hand (elo, Θ 400, K 32)."""
+"""Replay of a small hand-made history: every score worked out by hand (elo, Θ 400, K 32);
+the warm-up's limit and the collector frozen around the timed loop."""
 
 from __future__ import annotations
 
+import gc
 import math
+from typing import Any
 
 import pytest
 
 from synelo.evaluation.history import Match
 from synelo.evaluation.metrics import score
-from synelo.evaluation.models import create_model
-from synelo.evaluation.replay import replay
+from synelo.evaluation.models import RatingModel, create_model
+from synelo.evaluation.replay import predict_all, replay
 
 
 def sigmoid(x: float) -> float:
@@ -97,3 +100,52 @@ def test_scores_of_nothing_and_bad_input() -> None:
         score([0.5], [0.25])
     with pytest.raises(ValueError):
         replay(create_model("elo"), HISTORY, warmup=-1)
+
+
+def test_a_warmup_over_every_match_is_an_error() -> None:
+    """Not a table of empty scores: the warm-up must leave a match to score."""
+    assert replay(create_model("elo"), HISTORY, warmup=3).overall.matches == 1
+    for warmup in (4, 5):
+        with pytest.raises(ValueError, match=f"warmup {warmup} is at or above .* \\(4\\)"):
+            replay(create_model("elo"), HISTORY, warmup=warmup)
+
+
+class FreezeWatch(RatingModel):
+    """A model that notes, at each step, how many objects the collector has frozen."""
+
+    name = "freeze-watch"
+    summary = "records gc.get_freeze_count()"
+
+    def __init__(self, fail_at: int | None = None) -> None:
+        self.seen: list[int] = []
+        self.fail_at = fail_at
+
+    def predict(self, match: Match) -> float:
+        self.seen.append(gc.get_freeze_count())
+        if len(self.seen) == self.fail_at:
+            raise RuntimeError("stop")
+        return 0.5
+
+    def update(self, match: Match) -> None:
+        pass
+
+    def ratings(self) -> dict[str, float]:
+        return {}
+
+    def parameters(self) -> dict[str, Any]:
+        return {}
+
+
+def test_the_timed_loop_runs_with_the_existing_objects_frozen() -> None:
+    """matches/s must not depend on when a full collection falls: inside the loop the objects
+    alive before it (the history above all) are frozen out of the collector's sight, and
+    they are handed back afterwards, even when the model raises."""
+    assert gc.get_freeze_count() == 0
+    model = FreezeWatch()
+    predictions, seconds = predict_all(model, HISTORY)
+    assert list(predictions) == [0.5] * 4 and seconds > 0
+    assert min(model.seen) > 1000  # the interpreter's and this test's objects at least
+    assert gc.get_freeze_count() == 0
+    with pytest.raises(RuntimeError):
+        predict_all(FreezeWatch(fail_at=2), HISTORY)
+    assert gc.get_freeze_count() == 0

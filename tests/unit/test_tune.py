@@ -1,4 +1,5 @@
-"""Tuning on the FRC slice, and F1's maximum-likelihood Θ on rounds drawn with a known Θ."""
+"""Tuning on the FRC slice (redundant pairs held, bounds reported, warm-ups checked), and F1's
+maximum-likelihood Θ on rounds drawn with a known Θ."""
 
 from __future__ import annotations
 
@@ -9,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from synelo.evaluation.frc import import_frc
+from synelo.evaluation.history import Match, Winner
 from synelo.evaluation.models import HistoryInfo
-from synelo.evaluation.tune import expand_fit, tune
+from synelo.evaluation.tune import expand_fit, redundant, tune
 from synelo.ratings.theta import fit_theta
 
 DATA = Path(__file__).parents[1] / "data" / "frc"
@@ -28,6 +30,53 @@ def test_tune_theta_on_the_frc_slice() -> None:
     n_train = int(len(matches) * 0.7)
     assert result.test_matches == len(matches) - n_train
     assert result.test_fitted.matches == result.test_default.matches == result.test_matches
+    assert result.on_bound == [] and result.held == []  # an inside optimum, nothing redundant
+
+
+def test_elo_fits_k_and_holds_theta() -> None:
+    """Elo's K and Θ matter only as K/Θ on FRC (every match has equal sides): fitting both
+    is fitting K, with Θ held at its value, in as many evaluations."""
+    matches = import_frc([DATA / "2004.csv", DATA / "2016.csv"]).matches
+    both = tune("elo", matches, ["theta", "k"], iterations=6)
+    alone = tune("elo", matches, ["k"], iterations=6)
+    assert set(both.fitted) == {"k"} and both.fitted == alone.fitted
+    assert both.evaluations == alone.evaluations
+    (held,) = both.held
+    assert (held.name, held.value, held.fitted) == ("theta", 400.0, "k")
+    assert "theta held at 400" in held.note() and held.to_json()["scaling"] == ["k", "theta"]
+    # with one match of unequal sides r0 no longer cancels: both are fitted
+    odd = [*matches[:100], Match("odd", ("a", "b", "c"), ("d", "e"), "A"), *matches[100:]]
+    assert redundant("elo", ["k", "theta"], odd) == []
+    assert [(h, f) for h, f, _ in redundant("elo", ["k", "theta"], matches)] == [("theta", "k")]
+    assert redundant("trueskill", ["beta", "tau"], matches) == []  # μ, σ are not fitted
+
+
+def same_teams(winners: str) -> list[Match]:
+    """The same two teams every match; `winners` one letter a match."""
+    won: dict[str, Winner] = {"A": "A", "B": "B"}
+    return [Match(str(i), ("a", "b"), ("c", "d"), won[w]) for i, w in enumerate(winners)]
+
+
+def test_a_fit_on_a_search_bound_is_reported() -> None:
+    """A always beats B: the surer the better, so Θ runs into its lower bound (50). The
+    winner alternates: every lean is wrong, so Θ runs into its upper bound (20,000)."""
+    low = tune("elo", same_teams("A" * 200), ["theta"], iterations=8)
+    (bound,) = low.on_bound
+    assert (bound.name, bound.side, bound.bound) == ("theta", "lower", 50.0)
+    assert 50 < low.fitted["theta"] < 60
+    assert bound.warning().startswith("theta ended on its lower search bound 50")
+    assert "may lie below it" in bound.warning()
+    high = tune("elo", same_teams("AB" * 100), ["theta"], iterations=8)
+    (bound,) = high.on_bound
+    assert (bound.side, bound.bound) == ("upper", 20_000.0) and "above" in bound.warning()
+    assert high.to_json()["on_bound"] == [bound.to_json()]
+
+
+def test_a_warmup_that_leaves_nothing_to_fit_is_an_error() -> None:
+    matches = same_teams("AB" * 50)  # 70 training matches
+    with pytest.raises(ValueError, match="warmup 70 is at or above the number of training"):
+        tune("elo", matches, ["theta"], warmup=70)
+    assert tune("elo", matches, ["theta"], warmup=69, iterations=2).train_matches == 1
 
 
 def test_fit_names() -> None:

@@ -7,6 +7,11 @@ one after another; with several parameters the round is repeated. The best point
 kept, and the defaults win if nothing beat them. Then the whole history is replayed twice,
 with the defaults and with the fitted parameters, and both are scored on the matches after
 the training part only: the gain is measured out of sample.
+
+Two checks keep the answer honest. Of a set of parameters that only matter through their
+ratios (a model's `scalings`, e.g. Elo's K and Θ), only the first is fitted and the others
+are held at their values: fitting them all would search a line of equal losses. And a fit
+whose last search never left a bound is reported: the optimum may lie beyond it.
 """
 
 from __future__ import annotations
@@ -19,11 +24,57 @@ import numpy as np
 
 from synelo.evaluation.history import Match
 from synelo.evaluation.metrics import Scores, outcome, score
-from synelo.evaluation.models.base import MODELS, Bounds, HistoryInfo, create_model
+from synelo.evaluation.models.base import MODELS, Bounds, HistoryInfo, Scaling, create_model
 from synelo.evaluation.replay import predict_all, replay, scored_mask
 
 GOLDEN = (math.sqrt(5) - 1) / 2
 WEIGHTS = ("w_vel", "w_wre", "w_vol")
+
+
+@dataclass(frozen=True, slots=True)
+class Held:
+    """A parameter asked for but not fitted: it scales with `fitted` (see `Scaling`)."""
+
+    name: str
+    value: float
+    fitted: str
+    scaling: Scaling
+
+    def note(self) -> str:
+        names = ", ".join(self.scaling.names)
+        return (
+            f"{self.name} held at {self.value:g}, not fitted: only the ratios of {names} "
+            f"matter ({self.scaling.why}), so fitting {self.fitted} covers it"
+        )
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "name": self.name,
+            "value": self.value,
+            "fitted_instead": self.fitted,
+            "scaling": list(self.scaling.names),
+            "why": self.scaling.why,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class OnBound:
+    """A fitted parameter whose last search never moved off one end of its bounds."""
+
+    name: str
+    side: str  # "lower" or "upper"
+    bound: float
+    value: float
+
+    def warning(self) -> str:
+        beyond = "below" if self.side == "lower" else "above"
+        return (
+            f"{self.name} ended on its {self.side} search bound {self.bound:g} "
+            f"(fitted {self.value:.4g}): the optimum may lie {beyond} it"
+        )
+
+    def to_json(self) -> dict[str, object]:
+        return {"name": self.name, "side": self.side, "bound": self.bound, "value": self.value}
 
 
 @dataclass(slots=True)
@@ -39,6 +90,26 @@ class TuneResult:
     test_fitted: Scores
     evaluations: int
     trace: list[tuple[dict[str, float], float | None]] = field(default_factory=list)
+    held: list[Held] = field(default_factory=list)
+    on_bound: list[OnBound] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "model": self.model,
+            "fitted": self.fitted,
+            "defaults": self.defaults,
+            "held": [h.to_json() for h in self.held],
+            "on_bound": [b.to_json() for b in self.on_bound],
+            "warnings": [b.warning() for b in self.on_bound],
+            "train_matches": self.train_matches,
+            "test_matches": self.test_matches,
+            "evaluations": self.evaluations,
+            "train_log_loss": {
+                "default": self.train_log_loss_default,
+                "fitted": self.train_log_loss_fitted,
+            },
+            "test": {"default": self.test_default.to_json(), "fitted": self.test_fitted.to_json()},
+        }
 
 
 def expand_fit(model: str, names: Sequence[str]) -> list[str]:
@@ -57,8 +128,26 @@ def expand_fit(model: str, names: Sequence[str]) -> list[str]:
     return out
 
 
-def _golden(f: Callable[[float], float], bounds: Bounds, iterations: int) -> None:
-    """Golden-section search of f over the bounds (f records what it sees)."""
+def redundant(
+    model: str, names: Sequence[str], matches: Sequence[Match]
+) -> list[tuple[str, str, Scaling]]:
+    """(held, fitted instead, scaling) for each name of `names` that a scaling of the model,
+    exact on `matches` and with every member in `names`, makes redundant: the scaling's first
+    member is fitted, the others are held."""
+    out: list[tuple[str, str, Scaling]] = []
+    fitting = list(names)
+    for scaling in MODELS[model].scalings:
+        if set(scaling.names) <= set(fitting) and scaling.holds_on(matches):
+            first, *rest = scaling.names
+            out += [(name, first, scaling) for name in rest]
+            fitting = [n for n in fitting if n not in rest]
+    return out
+
+
+def _golden(f: Callable[[float], float], bounds: Bounds, iterations: int) -> tuple[float, float]:
+    """Golden-section search of f over the bounds (f records what it sees); returns the
+    bracket of the minimum after the last comparison, on the search's scale (log for log
+    bounds): it still has a bound for an end if every step found lower losses towards it."""
     to = (lambda x: math.log(x)) if bounds.log else (lambda x: x)
     back = math.exp if bounds.log else (lambda x: x)
     a, b = to(bounds.low), to(bounds.high)
@@ -73,6 +162,7 @@ def _golden(f: Callable[[float], float], bounds: Bounds, iterations: int) -> Non
             a, c, fc = c, d, fd
             d = a + GOLDEN * (b - a)
             fd = f(back(d))
+    return (a, d) if fc <= fd else (c, b)  # the bracket the last two points leave
 
 
 def tune(
@@ -91,17 +181,27 @@ def tune(
     """Fit `fit` (see `expand_fit`) by minimising the training log loss (see the module)."""
     if not 0 < train_fraction < 1:
         raise ValueError("train_fraction must be between 0 and 1")
-    names = expand_fit(model, fit)
+    asked = expand_fit(model, fit)
     info = info or HistoryInfo()
     n_train = int(len(matches) * train_fraction)
+    if n_train < 1 or n_train >= len(matches):
+        raise ValueError("the history is too short to split into training and test parts")
+    if warmup >= n_train:
+        raise ValueError(
+            f"warmup {warmup:,} is at or above the number of training matches ({n_train:,} "
+            f"of {len(matches):,}): no match would be fitted on"
+        )
     train = matches[:n_train]
     train_mask = scored_mask(train, warmup)
-    if not train_mask.any() or n_train >= len(matches):
-        raise ValueError("the history is too short to split into training and test parts")
+    if not train_mask.any():
+        raise ValueError("no match of the training part is scored")
+    drop = redundant(model, asked, matches)
+    names = [n for n in asked if n not in {held for held, _, _ in drop}]
     train_o = np.fromiter((outcome(m.winner) for m in train), dtype=float, count=n_train)
     base = dict(options or {})
     defaults = create_model(model, base, info).parameters()
     start = {n: float(defaults[n]) for n in names}
+    held = [Held(n, float(defaults[n]), fitted, scaling) for n, fitted, scaling in drop]
     seen: dict[tuple[tuple[str, float], ...], float] = {}
     trace: list[tuple[dict[str, float], float | None]] = []
 
@@ -119,15 +219,21 @@ def tune(
 
     best = dict(start)
     default_loss = loss(best)
+    brackets: dict[str, tuple[float, float]] = {}
     for _ in range(rounds or (2 if len(names) > 1 else 1)):
         for name in names:
 
             def along(x: float, name: str = name, at: dict[str, float] = best) -> float:
                 return loss({**at, name: x})
 
-            _golden(along, MODELS[model].tunable[name], iterations)
+            brackets[name] = _golden(along, MODELS[model].tunable[name], iterations)
             best = dict(min(seen.items(), key=lambda point_loss: point_loss[1])[0])
     fitted_loss = seen[tuple(sorted(best.items()))]
+    on_bound = [
+        b
+        for name in names
+        if (b := _on_bound(name, MODELS[model].tunable[name], brackets[name], best[name]))
+    ]
     test_mask_of = scored_mask(matches, max(warmup, n_train))
     results = {}
     for label, point in (("default", start), ("fitted", best)):
@@ -145,7 +251,24 @@ def tune(
         results["fitted"],
         len(seen),
         trace,
+        held,
+        on_bound,
     )
+
+
+def _on_bound(
+    name: str, bounds: Bounds, bracket: tuple[float, float], value: float
+) -> OnBound | None:
+    """The bound that the last search of `name` never moved off, if the fit lies in its
+    last bracket: every step found the lower losses towards that end."""
+    to = math.log if bounds.log else float
+    low, high = to(bounds.low), to(bounds.high)
+    a, b = bracket
+    if a == low and to(value) <= b:
+        return OnBound(name, "lower", bounds.low, value)
+    if b == high and to(value) >= a:
+        return OnBound(name, "upper", bounds.high, value)
+    return None
 
 
 def _fmt(point: Mapping[str, float]) -> str:

@@ -7,13 +7,14 @@ positional ratings, Whole History Rating…) is one subclass with a `name`, regi
 
 Parameters are given by name (``-p theta=800`` on the command line). A model lists its
 parameters with their defaults in `defaults`; `tunable` names those `synelo tune` may fit,
-with their search bounds.
+with their search bounds, and `scalings` the sets of parameters that only matter through
+their ratios, so that `synelo tune` never fits all of a set (one of them is redundant).
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -37,6 +38,22 @@ class Bounds:
     log: bool = False
 
 
+@dataclass(frozen=True, slots=True)
+class Scaling:
+    """Parameters that matter only through their ratios: multiplying every one of them by the
+    same c > 0 leaves every prediction unchanged (tests/unit/test_models.py checks each one
+    declared). Fitting all of them searches a line of equal losses and reports an arbitrary
+    point of it, so `synelo tune` fits the first of `names` and holds the others."""
+
+    names: tuple[str, ...]
+    why: str
+    equal_sides: bool = False  # exact only when every match has as many players on each side
+
+    def holds_on(self, matches: Iterable[Match]) -> bool:
+        """Whether the scaling is exact on these matches."""
+        return not self.equal_sides or all(len(m.team_a) == len(m.team_b) for m in matches)
+
+
 class RatingModel(ABC):
     """A rating model under replay."""
 
@@ -44,6 +61,7 @@ class RatingModel(ABC):
     summary: ClassVar[str]
     defaults: ClassVar[Mapping[str, float]] = {}
     tunable: ClassVar[Mapping[str, Bounds]] = {}
+    scalings: ClassVar[tuple[Scaling, ...]] = ()
 
     @classmethod
     def create(cls, options: Mapping[str, float], info: HistoryInfo) -> RatingModel:

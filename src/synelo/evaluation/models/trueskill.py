@@ -9,7 +9,13 @@ from typing import Any
 import trueskill
 
 from synelo.evaluation.history import Match
-from synelo.evaluation.models.base import Bounds, HistoryInfo, RatingModel, register
+from synelo.evaluation.models.base import (
+    Bounds,
+    HistoryInfo,
+    RatingModel,
+    Scaling,
+    register,
+)
 
 _RANKS = {"A": [0, 1], "B": [1, 0], "draw": [0, 0]}
 
@@ -25,6 +31,10 @@ class TrueSkillModel(RatingModel):
 
     with n the number of players in the match, Σσ² over both sides and Φ the standard normal
     CDF (``env.cdf``). It ignores the draw margin: P(A) + P(B) = 1.
+
+    μ, σ, β and τ are all on one scale (the draw margin is β times a function of the draw
+    probability): scaled together they change no prediction. `synelo tune` fits β and τ
+    only, so this never drops a parameter there.
     """
 
     name = "trueskill"
@@ -37,6 +47,7 @@ class TrueSkillModel(RatingModel):
         "draw_probability": 0.10,
     }
     tunable = {"beta": Bounds(0.5, 50.0, log=True), "tau": Bounds(0.001, 5.0, log=True)}
+    scalings = (Scaling(("mu", "sigma", "beta", "tau"), "one scale; the draw margin is ∝ β"),)
 
     def __init__(self, **options: float) -> None:
         self.options = {**self.defaults, **options}
