@@ -33,7 +33,6 @@ EXTRA_OF_MODULE = {
     "sqlalchemy": "server",
     "alembic": "server",
     "psycopg": "server",
-    "orjson": "server",
     "matplotlib": "eval",
 }
 
@@ -352,7 +351,7 @@ def import_frc_cmd(
 ) -> None:
     """FIRST Robotics Competition results (The Blue Alliance CSV) → a history. Replay order:
     year, event key, then qualifications before playoffs; ties are draws; unplayed matches
-    are skipped (see README, "Evaluating on your data")."""
+    are skipped (see docs/evaluation.md)."""
     from synelo.evaluation.frc import import_frc
     from synelo.evaluation.history import write_history
 
@@ -538,14 +537,29 @@ def simulate_cmd(
         list[int] | None,
         typer.Option(help="restart the in-process service before this round (repeatable)"),
     ] = None,
-    thrower: Annotated[bool, typer.Option(help="one player throws from R/4 to R/2")] = False,
-    smurf: Annotated[bool, typer.Option(help="a player 3 sd above the mean joins at R/4")] = (
-        False
-    ),
+    thrower: Annotated[
+        bool,
+        typer.Option(help="from round R/2 a player near mean + 1 sd loses 200 of their rounds"),
+    ] = False,
+    throwers: Annotated[int, typer.Option(min=1, help="how many throwers, with --thrower")] = 1,
+    smurf: Annotated[
+        bool, typer.Option(help="a new account R_0 + 600 strong joins at round R/4")
+    ] = False,
+    smurfs: Annotated[int, typer.Option(min=1, help="how many smurfs, with --smurf")] = 1,
+    world_theta: Annotated[
+        float | None,
+        typer.Option(
+            min=1e-9, help="the world's scale for true skills (default 400·floor((k+1)/2))"
+        ),
+    ] = None,
+    pool_theta: Annotated[
+        float | None, typer.Option(min=1e-9, help="the new pool's Θ (default: the service's)")
+    ] = None,
     pool_param: Annotated[
         list[str] | None,
         typer.Option(
-            help="a rating parameter of the new pool, KEY=VALUE (repeatable), e.g. sigma=400"
+            help="a rating parameter of the new pool, KEY=VALUE (repeatable), e.g. sigma=400 "
+            "or convergence=seed"
         ),
     ] = None,
     progress: Annotated[bool, typer.Option(help="show the progress bar")] = True,
@@ -561,13 +575,15 @@ def simulate_cmd(
         raise _fail("--autobalance is f11 or sectors_edge")
     if players < 2 * team_size:
         raise _fail(f"{players} players cannot fill a {team_size}v{team_size}")
-    params = {}
+    params: dict[str, float | str] = {}
     for item in pool_param or []:
-        key, _, value = item.partition("=")
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise _fail(f"--pool-param takes KEY=VALUE, not {item!r}")
         try:
             params[key.strip()] = float(value)
         except ValueError:
-            raise _fail(f"--pool-param takes KEY=NUMBER, not {item!r}") from None
+            params[key.strip()] = value.strip()  # a name, e.g. convergence=seed
     config = SimConfig(
         players=players,
         servers=servers,
@@ -588,7 +604,11 @@ def simulate_cmd(
         outages=[_outage(v) for v in outage or []],
         restarts=restart_at or [],
         thrower=thrower,
+        throwers=throwers,
         smurf=smurf,
+        smurfs=smurfs,
+        world_theta=world_theta,
+        pool_theta=pool_theta,
         pool_params=params,
         progress=progress,
     )

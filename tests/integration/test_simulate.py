@@ -86,6 +86,12 @@ def test_command_against_a_running_service(live: LiveServer, tmp_path: Path) -> 
             live.url,
             "--thrower",
             "--smurf",
+            "--smurfs",
+            "2",
+            "--world-theta",
+            "900",
+            "--pool-theta",
+            "500",
             "--no-progress",
         ],
         env={"SYNELO_TOKEN": ADMIN},
@@ -94,7 +100,8 @@ def test_command_against_a_running_service(live: LiveServer, tmp_path: Path) -> 
     s = json.loads((out / "summary.json").read_text())
     assert s["rounds"] == s["rounds_applied"] == 60
     assert s["journal_rows"] == s["expected_journal_rows"] and s["duplicate_rows"] == 0
-    assert {a["role"] for a in s["adversaries"]} == {"thrower", "smurf"}
+    assert [a["role"] for a in s["adversaries"]] == ["thrower", "smurf", "smurf"]
+    assert (s["world_theta"], s["pool_theta"]) == (900.0, 500.0)
     thrower = next(a for a in s["adversaries"] if a["role"] == "thrower")
     # from round 30 of 60 the thrower loses on purpose; it is always on its server
     assert thrower["thrown_rounds"] > 0 and thrower["throw_from"] >= 30

@@ -37,6 +37,7 @@ class SimConfig:
     # the team size k, 2400 for 12v12). It never follows the pool's Θ: a smaller pool Θ must
     # not make the simulated game less random.
     world_theta: float | None = None
+    pool_theta: float | None = None  # the new pool's Θ (None: the service's default)
     rounds: int = 20_000
     seed: int = 1
     out: Path = Path("sim-out")
@@ -58,7 +59,7 @@ class SimConfig:
     smurfs: int = 1  # how many, when `smurf`
     throw_rounds: int = 200
     smurf_above_r0: float = 600.0
-    pool_params: dict[str, float] = field(default_factory=dict)  # overrides for the pool
+    pool_params: dict[str, float | str] = field(default_factory=dict)  # the pool's overrides
     snapshots: int = 40  # rating snapshots (Spearman over time)
     recent: int = 2000  # rounds in brier_recent
     progress: bool = True
@@ -161,7 +162,9 @@ def simulate(config: SimConfig, console: Console | None = None) -> dict[str, Any
         admin = SyneloClient(url, admin_token, timeout=60)
         clients.append(admin)
         pool = f"sim-{config.seed}-{secrets.token_hex(4)}"
-        admin.create_pool(pool, config.team_size, params=config.pool_params or None)
+        admin.create_pool(
+            pool, config.team_size, theta=config.pool_theta, params=config.pool_params or None
+        )
         admin.pool = pool
         players, plan = make_players(config, rng)
         settings = GameSettings(autobalance=config.autobalance)  # type: ignore[arg-type]
