@@ -8,7 +8,7 @@ from typing import Annotated
 from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-from synelo.ratings.params import ParameterError, SynEloParams, seed_theta
+from synelo.ratings.params import Convergence, ParameterError, SynEloParams, seed_theta
 
 TokenList = Annotated[list[str], NoDecode]
 
@@ -44,6 +44,7 @@ class Settings(BaseSettings):
     w_vol: float = 0.50
     wre_scale: float = 0.10
     sigma: float = 400.0
+    convergence: Convergence = "revised"  # F3's version for new pools: "revised" or "seed"
     brier_recent: int = 500
     n_max: int = 32  # largest pool the exact split solver takes on; beyond, the greedy
     balance_budget_ms: int = 1000  # time for one splits request; past it, the greedy
@@ -113,4 +114,5 @@ class Settings(BaseSettings):
             w_vol=self.w_vol,
             wre_scale=self.wre_scale,
             sigma=self.sigma,
+            convergence=self.convergence,
         )

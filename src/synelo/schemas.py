@@ -155,6 +155,11 @@ class ParamsIn(BaseModel):
     w_vol: float | None = Field(None, ge=0)
     wre_scale: float | None = Field(None, gt=0)
     sigma: float | None = Field(None, gt=0)
+    convergence: Literal["seed", "revised"] | None = Field(
+        None,
+        description="F3's version: 'revised' (default SYNELO_CONVERGENCE) or 'seed', the "
+        "seed design's (with an explicit theta, rates exactly as pools made before it)",
+    )
 
 
 class PoolIn(BaseModel):
@@ -210,7 +215,10 @@ class PoolOut(BaseModel):
     player_ids: str
     rounds: int
     created_at: datetime
-    params: dict[str, float | int]
+    params: dict[str, float | int | str] = Field(
+        description="the rating parameters; convergence is F3's version ('seed' for pools "
+        "created before there was a choice)"
+    )
 
 
 class QualityOut(BaseModel):

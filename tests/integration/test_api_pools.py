@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import uuid
 
 import httpx
 import pytest
+from sqlalchemy import update
 
 from synelo.ratings import SynEloParams
+from synelo.store.tables import pools
 from tests.conftest import SERVER, LiveServer, steam
 from tests.integration.test_api_players import play
 
@@ -85,6 +88,78 @@ def test_theta_override_and_params(admin: httpx.Client, server: httpx.Client) ->
     body = play(server, name, [steam(1)], [steam(2)])
     # New players at r0 1500, K = K_max = 40: 1500 + 40·0.5 = 1520.
     assert [p["after"] for p in body["players"]] == [1520, 1480]
+
+
+def test_convergence_is_a_pool_parameter(
+    live: LiveServer, admin: httpx.Client, server: httpx.Client
+) -> None:
+    """New pools get F3 (revised) unless SYNELO_CONVERGENCE or params.convergence says
+    "seed"; GET shows it. Two rounds for player 1 (a win against a new player, then a loss
+    to one), as in test_api_players.test_lookup_reports_k_and_convergence: 1036, then 1000;
+    window e = [0.5, 0.50375], o = [1, 0], 2 rounds played.
+    - revised: |Σ(o − e)| = 0.00375 over √(0.25 + 0.24999) ≈ 0.0075 < 2.5, so v_z = 0 and
+      C = c_prior = 1/(1 + 2/300) = 150/151 = 0.9933775; K = 2 + 70·150/151 = 71.5364238
+    - seed: C = 0.2546875, K = 19.828125 (worked in that test)."""
+    made = {}
+    for label, params in (("revised", {}), ("seed", {"convergence": "seed"})):
+        name = f"c{uuid.uuid4().hex[:10]}"
+        body = {"name": name, "team_size": 12, "theta": 2400, "params": params}
+        r = admin.post("/v1/pools", json=body)
+        assert r.status_code == 201, r.text
+        assert r.json()["params"]["convergence"] == label
+        assert admin.get(f"/v1/pools/{name}").json()["params"]["convergence"] == label
+        play(server, name, [steam(1)], [steam(2)])
+        play(server, name, [steam(3)], [steam(1)])
+        made[label] = server.get(f"/v1/pools/{name}/players/{steam(1)}").json()
+    assert made["revised"]["rating"] == made["seed"]["rating"] == 1000
+    assert made["revised"]["convergence"] == pytest.approx(150 / 151, abs=1e-12)
+    assert made["revised"]["k"] == pytest.approx(71.5364238, abs=1e-6)
+    assert made["seed"]["convergence"] == pytest.approx(0.2546875, abs=1e-6)
+    live.settings.convergence = "seed"
+    try:
+        by_setting = admin.post("/v1/pools", json={"name": f"s{uuid.uuid4().hex[:10]}"}).json()
+        own = admin.post(
+            "/v1/pools",
+            json={"name": f"s{uuid.uuid4().hex[:10]}", "params": {"convergence": "revised"}},
+        ).json()
+    finally:
+        live.settings.convergence = "revised"
+    assert (by_setting["params"]["convergence"], own["params"]["convergence"]) == (
+        "seed",
+        "revised",
+    )
+
+
+@pytest.mark.parametrize("value", ["bayes", "", 1, None, ["seed"]])
+def test_convergence_must_name_a_version(admin: httpx.Client, value: object) -> None:
+    name = f"v{uuid.uuid4().hex[:10]}"
+    r = admin.post("/v1/pools", json={"name": name, "params": {"convergence": value}})
+    if value is None:  # null: not given, the default
+        assert r.status_code == 201 and r.json()["params"]["convergence"] == "revised"
+        return
+    assert r.status_code == 422, r.text
+    assert r.json()["detail"][0]["loc"] == ["body", "params", "convergence"]
+    assert admin.get(f"/v1/pools/{name}").status_code == 404
+
+
+def test_pool_stored_without_convergence_is_the_seeds(
+    live: LiveServer, admin: httpx.Client, server: httpx.Client
+) -> None:
+    """A pool created before F3 had versions stored parameters without the field: it shows
+    and rates with the seed's F3."""
+    name = f"old{uuid.uuid4().hex[:10]}"
+    live.store.create_pool(name, 12, SynEloParams(theta=2400.0))
+    old = {k: v for k, v in SynEloParams(theta=2400.0).to_dict().items() if k != "convergence"}
+    with live.store.engine.begin() as conn:
+        conn.execute(update(pools).where(pools.c.name == name).values(params=json.dumps(old)))
+    assert admin.get(f"/v1/pools/{name}").json()["params"]["convergence"] == "seed"
+    assert {p["name"]: p["params"]["convergence"] for p in admin.get("/v1/pools").json()}[
+        name
+    ] == "seed"
+    play(server, name, [steam(1)], [steam(2)])
+    play(server, name, [steam(3)], [steam(1)])
+    me = server.get(f"/v1/pools/{name}/players/{steam(1)}").json()
+    assert me["convergence"] == pytest.approx(0.2546875, abs=1e-6)  # the seed's (see above)
 
 
 @pytest.mark.parametrize(
@@ -191,10 +266,10 @@ def test_quality_recent_window_and_mean_convergence(
     default); mean_convergence is the mean of the players' C."""
     live.settings.brier_recent = 3
     try:
-        # Three players with windows of 4, 3 and 3 rounds: their C differ.
+        # Three players with 5, 3 and 2 rounds: their C differ (F3 revised: the prior's).
         played = [
             play(server, pool, [steam(a)], [steam(b)], w)
-            for (a, b), w in zip([(1, 2), (1, 3), (1, 2), (2, 3), (1, 3)], "AABAB", strict=True)
+            for (a, b), w in zip([(1, 2), (1, 3), (1, 2), (2, 1), (1, 3)], "AABAB", strict=True)
         ]
         q = admin.get(f"/v1/pools/{pool}/quality").json()
     finally:

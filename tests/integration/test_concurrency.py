@@ -21,6 +21,9 @@ from synelo.ratings import ConvergenceWindow, PlayerRecord, SynEloParams, apply_
 from synelo.store.tables import journal, players, pools, rounds
 from tests.conftest import ADMIN, SERVER, LiveServer, _free_port, steam
 
+# the parameters of the `pool` fixture's pool: the settings' defaults (F3 revised), Θ 2400
+POOL_PARAMS = SynEloParams(convergence="revised")
+
 THREADS = 4
 ROUNDS_PER_THREAD = 15
 
@@ -64,7 +67,7 @@ def test_parallel_submissions_equal_sequential_replay(
     seqs = sorted(seq for seq, _ in done)
     assert seqs == list(range(1, THREADS * ROUNDS_PER_THREAD + 1))  # no gap, no double
 
-    expected = replay([r for _, r in sorted(done, key=lambda x: x[0])], SynEloParams())
+    expected = replay([r for _, r in sorted(done, key=lambda x: x[0])], POOL_PARAMS)
     with live.client(SERVER) as c:
         stored = c.post(
             f"/v1/pools/{pool}/players/lookup", json={"steam_ids": list(expected)}
@@ -265,12 +268,12 @@ def test_several_processes_on_one_database_equal_journal_replay(
     # the admin changes were journaled (all but resets of players not stored yet)
     assert (len(events) > len(played)) == admin_changes
 
-    expected = replay_events(events, sent, SynEloParams())
+    expected = replay_events(events, sent, POOL_PARAMS)
     with live.client(SERVER) as c:
         stored = c.post(
             f"/v1/pools/{pool}/players/lookup", json={"steam_ids": list(expected)}
         ).json()["players"]
     assert {p["steam_id"]: (p["rating"], p["rounds_played"], p["convergence"]) for p in stored} == {
-        k: (rec.rating, rec.rounds_played, rec.current_convergence(SynEloParams()))
+        k: (rec.rating, rec.rounds_played, rec.current_convergence(POOL_PARAMS))
         for k, rec in expected.items()
     }

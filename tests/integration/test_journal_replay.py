@@ -3,26 +3,105 @@ endpoint's theta_suggested. Over real HTTP, on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
+import json
 import math
 import random
 import uuid
 
 import httpx
 import pytest
+from sqlalchemy import update
 
 from synelo.evaluation.journal import import_journal
 from synelo.evaluation.models import HistoryInfo, create_model
 from synelo.evaluation.replay import replay
+from synelo.ratings import SynEloParams
 from synelo.ratings.theta import fit_theta
+from synelo.store.tables import pools
 from synelo.store.typedefs import RatedRound, RoundReport
 from tests.conftest import LiveServer, steam
 
 
-def new_pool(admin: httpx.Client, **params: int) -> str:
+def new_pool(admin: httpx.Client, **params: int | str) -> str:
     name = f"j{uuid.uuid4().hex[:12]}"
     r = admin.post("/v1/pools", json={"name": name, "team_size": 3, "params": params})
     assert r.status_code == 201, r.text
     return name
+
+
+def play_random_rounds(server: httpx.Client, pool: str, rounds: int) -> list[dict]:
+    """`rounds` random rounds of 1v1 to 4v4 among 10 players; the service's answers."""
+    rng = random.Random(3)
+    players = [steam(n) for n in range(1, 11)]
+    answers = []
+    for _ in range(rounds):
+        size = rng.randint(1, 4)
+        picked = rng.sample(players, 2 * size)
+        body = {
+            "round_id": uuid.uuid4().hex,
+            "server_id": "s1",
+            "map": "arena_well",
+            "winner": rng.choice(["A", "B", "draw"]),
+            "teams": {"A": picked[:size], "B": picked[size:]},
+        }
+        r = server.post(f"/v1/pools/{pool}/rounds", json=body)
+        assert r.status_code == 201, r.text
+        answers.append(r.json())
+    return answers
+
+
+def stored_ratings(server: httpx.Client, pool: str) -> dict[str, int]:
+    players = [steam(n) for n in range(1, 11)]
+    stored = server.post(f"/v1/pools/{pool}/players/lookup", json={"steam_ids": players})
+    return {p["steam_id"]: p["rating"] for p in stored.json()["players"] if p["rounds_played"]}
+
+
+@pytest.mark.parametrize("convergence", ["revised", "seed"])
+def test_replaying_a_journal_reproduces_either_f3(
+    live: LiveServer, admin: httpx.Client, server: httpx.Client, convergence: str
+) -> None:
+    """A pool's journal replays to the stored ratings with the pool's own F3, over ~200
+    rounds a player: the revised F3's z-test sees the scales 25 to 200 fill."""
+    pool = new_pool(admin, t_shadow=5, convergence=convergence)
+    answers = play_random_rounds(server, pool, 400)
+    exported = import_journal(live.store, pool)
+    assert exported.header["params"]["convergence"] == convergence
+    model = create_model("synelo", {}, HistoryInfo(4, exported.header))
+    assert replay(model, exported.matches).predictions.tolist() == [a["p_a"] for a in answers]
+    assert model.ratings() == stored_ratings(server, pool)
+    other = create_model(
+        "synelo", {"revised": int(convergence == "seed")}, HistoryInfo(4, exported.header)
+    )
+    replay(other, exported.matches)
+    assert other.ratings() != model.ratings()  # the two F3s really differ here
+
+
+def test_a_seed_pool_from_before_f3_had_versions_replays_the_same(
+    live: LiveServer, admin: httpx.Client, server: httpx.Client
+) -> None:
+    """A pool stored without params.convergence (created before there was a choice) rates
+    with the seed's F3, and so does the replay of its journal, exported now (the header
+    names "seed") or by an earlier release (the header's params without the field)."""
+    pool = f"j{uuid.uuid4().hex[:12]}"
+    params = SynEloParams(theta=1200.0, window=40, t_shadow=5)
+    live.store.create_pool(pool, 3, params)
+    old = {k: v for k, v in params.to_dict().items() if k != "convergence"}
+    with live.store.engine.begin() as conn:
+        conn.execute(update(pools).where(pools.c.name == pool).values(params=json.dumps(old)))
+    answers = play_random_rounds(server, pool, 400)
+    exported = import_journal(live.store, pool)
+    assert exported.header["params"]["convergence"] == "seed"
+    stored = stored_ratings(server, pool)
+    earlier = {**exported.header, "params": old}  # what an earlier release exported
+    for header in (exported.header, earlier):
+        model = create_model("synelo", {}, HistoryInfo(4, header))
+        assert model.parameters()["convergence"] == "seed"
+        assert replay(model, exported.matches).predictions.tolist() == [a["p_a"] for a in answers]
+        assert model.ratings() == stored
+    # the replay's default for a history without a pool's parameters is the revised F3
+    revised = create_model("synelo", {"theta": 1200.0, "window": 40}, HistoryInfo(4))
+    replay(revised, exported.matches)
+    assert revised.ratings() != stored
 
 
 def test_replaying_the_journal_reproduces_the_stored_ratings(

@@ -13,7 +13,7 @@ from sqlalchemy import Engine, inspect, select
 from synelo.ratings import ConvergenceWindow
 from synelo.store import window_codec as codec
 from synelo.store.engine import alembic_config, create_store_engine, migrate
-from synelo.store.repository import utcnow
+from synelo.store.repository import Store, utcnow
 from synelo.store.tables import WINDOW_CHUNK, metadata, players, pools, window_chunks
 
 
@@ -82,6 +82,11 @@ def test_0002_moves_windows_into_chunks_and_back(tmp_path: Path) -> None:
                 stored[codec.chunk_number(tail, WINDOW_CHUNK)] = tail
             loaded = codec.from_parts(header, stored, WINDOW_CHUNK, win.size)
             assert codec.to_bytes(loaded) == codec.to_bytes(win)
+            # F3 (revised)'s sums, which no format stores, are rebuilt from the entries
+            assert loaded.scale_sums() == win.scale_sums()
+            assert loaded.largest_z() == win.largest_z()
+    # parameters stored before F3 had versions ("{}" here) are the seed's
+    assert Store(engine).get_pool("p").params.convergence == "seed"
     command.downgrade(alembic_config(engine), "0001")
     with engine.connect() as conn:
         blobs = dict(conn.execute(select(players.c.id, players.c.window_state)).all())

@@ -114,7 +114,7 @@ def test_synelo_model_is_the_service_code() -> None:
     ]
     model = create_model("synelo", {}, HistoryInfo(max_team_size=2))
     assert model.parameters()["theta"] == 400.0  # k_max 2
-    params = SynEloParams(theta=400.0)
+    params = SynEloParams(theta=400.0, convergence="revised")  # the replay's default F3
     records: dict[str, PlayerRecord] = {}
     expected_p = []
     for m in matches:

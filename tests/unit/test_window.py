@@ -15,6 +15,7 @@ from synelo.ratings import ConvergenceWindow, SynEloParams, convergence
 from synelo.ratings.window import p_units
 
 P = SynEloParams()
+REVISED = SynEloParams(convergence="revised")
 
 Entry = tuple[int, float, float]
 entries = st.tuples(
@@ -93,8 +94,8 @@ def assert_matches(win: ConvergenceWindow, ref: Reference) -> None:
     assert list(win.probs) == [p_units(p) / 2**44 for p in ref.probs]  # kept to 2^-44
     assert [s / 2 for s in win.scores2] == ref.scores
     # the running sums are exact integers: equal to the from-scratch sums, with no drift
-    assert (win.sum_w, win.sum_w2) == (ref.sum_w, ref.sum_w2)
-    assert (win.sum_old, win.sum_new) == (ref.sum_old, ref.sum_new)
+    # (running in a seed window, computed from the entries in a revised one)
+    assert win.seed_sums()[:4] == (ref.sum_w, ref.sum_w2, ref.sum_old, ref.sum_new)
     # the statistics are computed exactly and rounded once: equal to the float of the fraction
     assert win.mean_new_minus_old() == ref.new_minus_old
     assert win.outcome_excess() == ref.excess
@@ -102,8 +103,8 @@ def assert_matches(win: ConvergenceWindow, ref: Reference) -> None:
     assert math.isclose(convergence(win, P), ref.c, rel_tol=1e-12, abs_tol=1e-12)
 
 
-def filled(size: int, history: list[Entry]) -> ConvergenceWindow:
-    win = ConvergenceWindow(size)
+def filled(size: int, history: list[Entry], revised: bool = False) -> ConvergenceWindow:
+    win = ConvergenceWindow(size, revised)
     for r, p, s in history:
         win.append(r, p, s)
     return win
@@ -111,34 +112,39 @@ def filled(size: int, history: list[Entry]) -> ConvergenceWindow:
 
 STATE = (
     "size",
+    "revised",
     "ratings",
     "probs",
     "scores2",
-    "sum_w",
-    "sum_w2",
-    "sum_old",
-    "sum_new",
     "sum_s2",
     "sum_p",
-)  # every field (a mypyc-compiled class has no __slots__ to list them)
+)  # every field kept in both modes (a mypyc-compiled class has no __slots__ to list them)
 
 
 def same_state(a: ConvergenceWindow, b: ConvergenceWindow) -> None:
     for name in STATE:
         assert getattr(a, name) == getattr(b, name), name
+    assert a.seed_sums() == b.seed_sums()  # the seed's F3's sums, exact integers
+    assert a.scale_sums() == b.scale_sums()  # F3 (revised)'s sums, exact integers
     assert a.mean_new_minus_old() == b.mean_new_minus_old()
     assert a.outcome_excess() == b.outcome_excess()
     assert a.std() == b.std()
+    assert a.largest_z() == b.largest_z()
     assert convergence(a, P) == convergence(b, P)
+    assert convergence(a, REVISED, 40) == convergence(b, REVISED, 40)
 
 
 # --- incremental == from scratch ----------------------------------------------------------
 
 
+@pytest.mark.parametrize("revised", [False, True])
 @settings(max_examples=200, deadline=None)
 @given(small_sizes, st.lists(entries, max_size=30))
-def test_incremental_equals_brute_force_small_windows(size: int, history: list[Entry]) -> None:
-    win = ConvergenceWindow(size)
+def test_incremental_equals_brute_force_small_windows(
+    revised: bool, size: int, history: list[Entry]
+) -> None:
+    """In either mode: a window keeps one F3's sums running, the other's are computed."""
+    win = ConvergenceWindow(size, revised)
     assert_matches(win, reference([], size))
     for i, (r, p, s) in enumerate(history):
         win.append(r, p, s)
@@ -155,12 +161,13 @@ def random_history(seed: int, n: int) -> list[Entry]:
     return out
 
 
+@pytest.mark.parametrize("revised", [False, True])
 @settings(max_examples=6, deadline=None)
 @given(st.integers(min_value=0, max_value=2**32), st.integers(min_value=1, max_value=150))
-def test_incremental_equals_brute_force_size_500(seed: int, extra: int) -> None:
+def test_incremental_equals_brute_force_size_500(revised: bool, seed: int, extra: int) -> None:
     history = random_history(seed, 500 + extra)
     checkpoints = {1, 2, 3, 4, 249, 250, 251, 499, 500, 501, 502, 500 + extra}
-    win = ConvergenceWindow(500)
+    win = ConvergenceWindow(500, revised)
     for i, (r, p, s) in enumerate(history, start=1):
         win.append(r, p, s)
         if i in checkpoints:
@@ -240,14 +247,17 @@ def test_resized_worked_by_hand() -> None:
 # --- restoring --------------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("revised", [False, True])
 @settings(max_examples=100, deadline=None)
 @given(small_sizes, st.lists(entries, max_size=25), st.lists(entries, max_size=10))
 def test_restored_from_entries_and_sums_carries_on_like_the_original(
-    size: int, history: list[Entry], later: list[Entry]
+    revised: bool, size: int, history: list[Entry], later: list[Entry]
 ) -> None:
-    win = filled(size, history)
-    sums = (win.sum_w, win.sum_w2, win.sum_old, win.sum_new, win.sum_s2)
-    back = ConvergenceWindow.restored(size, win.ratings, win.probs, win.scores2, sums, win.appended)
+    win = filled(size, history, revised)
+    sums = win.seed_sums()
+    back = ConvergenceWindow.restored(
+        size, win.ratings, win.probs, win.scores2, sums, win.appended, revised
+    )
     same_state(win, back)
     assert back.appended == len(history)
     for r, p, s in later:
@@ -265,12 +275,15 @@ def test_restored_refuses_entries_that_make_no_window() -> None:
         ConvergenceWindow.restored(5, [1000, 1010], [0.5], [1, 1], sums, 2)
 
 
+@pytest.mark.parametrize("revised", [False, True])
 @settings(max_examples=100, deadline=None)
 @given(small_sizes, st.lists(entries, max_size=25), st.lists(entries, max_size=25))
-def test_extend_is_append_in_turn(size: int, history: list[Entry], more: list[Entry]) -> None:
-    win = filled(size, history)
+def test_extend_is_append_in_turn(
+    revised: bool, size: int, history: list[Entry], more: list[Entry]
+) -> None:
+    win = filled(size, history, revised)
     win.extend([r for r, _, _ in more], [p for _, p, _ in more], [int(2 * s) for *_, s in more])
-    same_state(win, filled(size, history + more))
+    same_state(win, filled(size, history + more, revised))
     assert win.appended == len(history) + len(more)
     with pytest.raises(ValueError):
         win.extend([1000], [0.5, 0.5], [1])

@@ -143,6 +143,11 @@ def _convergence(
     return 1.0 if c > 1.0 else (c if c > 0.0 else 0.0)
 
 
+def new_window(params: SynEloParams) -> ConvergenceWindow:
+    """An empty window of W rounds that keeps running the sums of the pool's F3."""
+    return ConvergenceWindow(params.window, params.convergence == "revised")
+
+
 def gaussian_compression(rating: float, params: SynEloParams) -> float:
     """F4: G = exp(−(R − R_0)²/(2σ²)), symmetric around R_0."""
     d = rating - params.r0
@@ -254,7 +259,7 @@ class RecordBook:
     def get(self, player: str) -> PlayerRecord:
         rec = self.records.get(player)
         if rec is None:
-            rec = PlayerRecord(self.params.r0, 0, ConvergenceWindow(self.params.window))
+            rec = PlayerRecord(self.params.r0, 0, new_window(self.params))
             self.records[player] = rec
         return rec
 

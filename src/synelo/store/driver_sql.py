@@ -144,12 +144,16 @@ def lock_players(conn: Connection, pool_id: int, keys: Sequence[str]) -> list[Lo
 
 
 def windows(
-    conn: Connection, players: Sequence[LockedPlayer], chunk: int, size: int
+    conn: Connection,
+    players: Sequence[LockedPlayer],
+    chunk: int,
+    size: int,
+    revised: bool = False,
 ) -> dict[int, ConvergenceWindow]:
     """The stored convergence windows of these players (rows already locked), by id: their
     full chunks, and the unfilled newest chunk's entries from the journal (≤ chunk − 1 rows
     along each player's chain) or, for a row last written before migration 0003, from its
-    own columns."""
+    own columns. Each keeps the sums of the pool's F3 (`revised`), rebuilt exactly."""
     ids = [p.id for p in players]
     marks = ", ".join("?" * len(ids))
     stored: dict[int, dict[int, bytes]] = {pid: {} for pid in ids}
@@ -168,7 +172,7 @@ def windows(
         for pid, header, tail in heads.rows(conn, legacy):
             if tail:
                 stored[pid][window_codec.chunk_number(tail, chunk)] = bytes(tail)
-            out[pid] = window_codec.from_parts(header, stored[pid], chunk, size)
+            out[pid] = window_codec.from_parts(header, stored[pid], chunk, size, revised)
     for p in players:
         appended = p.window_appended
         if appended is not None:
@@ -177,7 +181,9 @@ def windows(
                 if appended % chunk
                 else []
             )
-            out[p.id] = window_codec.from_chunks_and_tail(stored[p.id], tail, appended, chunk, size)
+            out[p.id] = window_codec.from_chunks_and_tail(
+                stored[p.id], tail, appended, chunk, size, revised
+            )
     return out
 
 

@@ -29,7 +29,7 @@ from synelo.ratings import (
     rate_round,
 )
 from synelo.ratings.brier import brier_score
-from synelo.ratings.synelo import Side, round_score
+from synelo.ratings.synelo import Side, new_window, round_score
 from synelo.ratings.theta import MIN_ROUNDS as THETA_MIN_ROUNDS
 from synelo.ratings.theta import fit_theta
 from synelo.store import driver_sql as sql
@@ -566,13 +566,14 @@ class Store:
         known = [stored[key] for key, _ in participants if key in stored]
         hits = self._windows.get_many({row.id: row.last_journal for row in known})
         missing = [row for row in known if row.id not in hits]
-        loaded = sql.windows(conn, missing, WINDOW_CHUNK, params.window) if missing else {}
+        revised = params.convergence == "revised"  # the F3 whose sums the windows keep
+        loaded = sql.windows(conn, missing, WINDOW_CHUNK, params.window, revised) if missing else {}
 
         records: dict[str, PlayerRecord] = {}
         for key, _ in participants:
             row = stored.get(key)
             if row is None:
-                records[key] = PlayerRecord(params.r0, 0, ConvergenceWindow(params.window))
+                records[key] = PlayerRecord(params.r0, 0, new_window(params))
             elif row.id in hits:
                 records[key] = PlayerRecord(row.rating, row.rounds_played, *hits[row.id])
             else:

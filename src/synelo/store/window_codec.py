@@ -18,7 +18,8 @@ A chunk (`chunk_bytes`, in ``window_chunks.data``) holds the entries numbered
 window is the t-th appended since the window (re)started.
 
 Every format is little-endian and must stay byte for byte what it is: stored rows are read
-back with it.
+back with it. No format holds F3 (revised)'s sums: a window loaded with `revised` rebuilds
+them from its entries, exactly (and the seed's sums it writes are computed the same way).
 """
 
 from __future__ import annotations
@@ -42,17 +43,7 @@ Entries: TypeAlias = "tuple[array[int], array[float], array[int]]"  # ratings, P
 def _head_bytes(win: ConvergenceWindow, version: int) -> tuple[bytes, bytes]:
     """The fixed header of formats 3 and 4, and Σe as a signed little-endian integer."""
     sum_p = win.sum_p.to_bytes((win.sum_p.bit_length() + 8) // 8 or 1, "little", signed=True)
-    return _HEADER.pack(
-        version,
-        win.size,
-        len(win),
-        win.sum_w,
-        win.sum_w2,
-        win.sum_old,
-        win.sum_new,
-        win.sum_s2,
-        len(sum_p),
-    ), sum_p
+    return _HEADER.pack(version, win.size, len(win), *win.seed_sums(), len(sum_p)), sum_p
 
 
 def _entries() -> Entries:
@@ -61,13 +52,14 @@ def _entries() -> Entries:
 
 
 def _restored(
-    header: tuple[int, ...], entries: Entries, appended: int, size: int
+    header: tuple[int, ...], entries: Entries, appended: int, size: int, revised: bool
 ) -> ConvergenceWindow:
-    """The window a header and its entries describe, at the `size` asked for."""
+    """The window a header and its entries describe, at the `size` asked for, keeping the
+    sums of the F3 `revised` names."""
     _, stored_size, _, sw, sw2, so, sn, ss2, _ = header
     ratings, probs, scores2 = entries
     win = ConvergenceWindow.restored(
-        stored_size, ratings, probs, scores2, (sw, sw2, so, sn, ss2), appended
+        stored_size, ratings, probs, scores2, (sw, sw2, so, sn, ss2), appended, revised
     )
     return win if stored_size == size else win.resized(size)
 
@@ -87,11 +79,12 @@ def to_bytes(win: ConvergenceWindow) -> bytes:
     )
 
 
-def from_bytes(blob: bytes | None, size: int = 500) -> ConvergenceWindow:
-    """A window from a blob of format 1 or 3, at `size` (an empty or missing blob is an empty
-    window). The blob does not keep `appended`: its entries are numbered from 0."""
+def from_bytes(blob: bytes | None, size: int = 500, revised: bool = False) -> ConvergenceWindow:
+    """A window from a blob of format 1 or 3, at `size`, keeping the sums of the F3 `revised`
+    names (an empty or missing blob is an empty window). The blob does not keep `appended`:
+    its entries are numbered from 0."""
     if not blob:
-        return ConvergenceWindow(size)
+        return ConvergenceWindow(size, revised)
     header = _HEADER.unpack_from(blob)
     version, n, plen = header[0], header[2], header[8]
     if version not in BLOB_VERSIONS:
@@ -103,7 +96,7 @@ def from_bytes(blob: bytes | None, size: int = 500) -> ConvergenceWindow:
     probs.frombytes(blob[at : at + 8 * n])
     at += 8 * n
     scores2.frombytes(blob[at : at + n])
-    return _restored(header, (ratings, probs, scores2), n, size)
+    return _restored(header, (ratings, probs, scores2), n, size, revised)
 
 
 # --- a header and chunks of entries (formats 2 and 4) --------------------------------------------
@@ -164,17 +157,22 @@ def _chunk_entries(data: bytes, first: int) -> Entries:
 
 
 def from_parts(
-    header: bytes | None, chunks: Mapping[int, bytes], chunk: int, size: int = 500
+    header: bytes | None,
+    chunks: Mapping[int, bytes],
+    chunk: int,
+    size: int = 500,
+    revised: bool = False,
 ) -> ConvergenceWindow:
-    """A window from `header_bytes` and its chunks {number: chunk_bytes}, at `size`; chunks
-    outside the window's range are ignored. A missing header is an empty window; a header
-    in the single-blob format (`to_bytes`) is read as such."""
+    """A window from `header_bytes` and its chunks {number: chunk_bytes}, at `size`, keeping
+    the sums of the F3 `revised` names; chunks outside the window's range are ignored. A
+    missing header is an empty window; a header in the single-blob format (`to_bytes`) is
+    read as such."""
     if not header:
-        return ConvergenceWindow(size)
+        return ConvergenceWindow(size, revised)
     fields = _HEADER.unpack_from(header)
     version, n = fields[0], fields[2]
     if version in BLOB_VERSIONS:
-        return from_bytes(header, size)
+        return from_bytes(header, size, revised)
     if version not in HEADER_VERSIONS:
         raise ValueError(f"unknown window format {version}")
     (appended,) = _SPLIT.unpack_from(header, _HEADER.size)
@@ -187,7 +185,7 @@ def from_parts(
         scores2.extend(s2)
     if len(ratings) != n:
         raise ValueError(f"window chunks hold {len(ratings)} entries, the header {n}")
-    return _restored(fields, (ratings, probs, scores2), appended, size)
+    return _restored(fields, (ratings, probs, scores2), appended, size, revised)
 
 
 # --- full chunks and the journal's newest entries (since migration 0003) ------------------------
@@ -197,18 +195,19 @@ def from_chunks_and_tail(
     appended: int,
     chunk: int,
     size: int = 500,
+    revised: bool = False,
 ) -> ConvergenceWindow:
     """The window of a player that has had `appended` entries since its window (re)started:
     its full chunks {number: chunk_bytes} (chunks outside the window are ignored) and the
     entries of its unfilled newest chunk, `appended % chunk` of them, oldest first, as
     (rating after, P, S), what the journal keeps of each round. The same window as the one
-    that had those entries appended, sums included."""
+    that had those entries appended, sums included (those of the F3 `revised` names)."""
     n = min(appended, size)
     first = appended - n  # number of the oldest entry still in the window
     newest_full = appended // chunk  # chunks before this one are full
     if len(tail) != appended % chunk:
         raise ValueError(f"{len(tail)} tail entries for {appended} appended")
-    win = ConvergenceWindow(size)
+    win = ConvergenceWindow(size, revised)
     for number in range(first // chunk, newest_full):
         stored = chunks.get(number)
         if stored is None:

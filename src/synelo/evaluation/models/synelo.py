@@ -18,12 +18,15 @@ from synelo.ratings import (
 
 
 def _defaults() -> dict[str, float]:
+    """The numeric parameters with their defaults, and `revised`: F3's version as a number
+    (options are numbers), 1 for "revised", 0 for the seed's."""
     seed = SynEloParams()
-    return {
+    numeric: dict[str, float] = {
         f.name: getattr(seed, f.name)
         for f in fields(SynEloParams)
         if isinstance(getattr(seed, f.name), int | float)
     }
+    return {**numeric, "revised": 1}
 
 
 @register
@@ -32,7 +35,9 @@ class SynEloModel(RatingModel):
     rates a round too: P from the round-start sums (F1), then F2–F5 per player. Everyone on a
     side is a participant. Parameters: those of a pool (SynEloParams); Θ defaults to F1's
     400·floor((k_max+1)/2) with k_max the history's largest team, and a history imported from
-    a pool's journal brings that pool's parameters."""
+    a pool's journal brings that pool's parameters. F3's version is the option `revised`
+    (``-p revised=0`` for the seed's): by default the revised F3, except for a journal
+    whose parameters do not name one, written by a pool that rated with the seed's."""
 
     name = "synelo"
     summary = "SynElo F1–F6, the service's own code"
@@ -53,10 +58,21 @@ class SynEloModel(RatingModel):
 
     @classmethod
     def create(cls, options: Mapping[str, float], info: HistoryInfo) -> SynEloModel:
-        base = dict(info.header.get("params") or {})
+        stored = info.header.get("params")
+        base = dict(stored or {})
         if "theta" not in base:
             base["theta"] = seed_theta(info.max_team_size)
-        return cls(SynEloParams.from_dict({**base, **options}))
+        if stored is None:
+            base["convergence"] = "revised"
+        else:  # a pool's journal: the pool's own F3 (the seed's before there was a choice)
+            base.setdefault("convergence", "seed")
+        chosen = dict(options)
+        if "revised" in chosen:
+            revised = chosen.pop("revised")
+            if revised not in (0, 1):
+                raise ValueError(f"parameter 'revised': {revised!r} is not 0 or 1")
+            base["convergence"] = "revised" if revised else "seed"
+        return cls(SynEloParams.from_dict({**base, **chosen}))
 
     def predict(self, match: Match) -> float:
         return win_probability(
@@ -75,4 +91,4 @@ class SynEloModel(RatingModel):
         return {player: rec.rating for player, rec in self._book.records.items()}
 
     def parameters(self) -> dict[str, Any]:
-        return self.params.to_dict()
+        return {**self.params.to_dict(), "revised": int(self.params.convergence == "revised")}
