@@ -147,9 +147,10 @@ def server(live: LiveServer) -> Iterator[httpx.Client]:
 
 @pytest.fixture
 def pool(admin: httpx.Client) -> str:
-    """A new pool (kmax 12, Θ 2400) for one test, so tests never see each other's players."""
+    """A new pool (team size 12, Θ 2400, the design's value: the hand-worked values of the
+    tests use it) for one test, so tests never see each other's players."""
     name = f"t{uuid.uuid4().hex[:16]}"
-    r = admin.post("/v1/pools", json={"name": name, "team_size": 12})
+    r = admin.post("/v1/pools", json={"name": name, "team_size": 12, "theta": 2400})
     assert r.status_code == 201, r.text
     return name
 

@@ -332,7 +332,9 @@ def _load(
         err_console.print(f"[yellow]… {len(data.errors) - 10} more malformed lines skipped[/]")
     if not data.matches:
         raise _fail(f"{history} holds no match")
-    return data, HistoryInfo(data.max_team_size, data.header), options
+    first = data.matches[0]
+    first_size = max(len(first.team_a), len(first.team_b))
+    return data, HistoryInfo(data.max_team_size, data.header, first_size), options
 
 
 @import_app.command("frc")

@@ -8,7 +8,13 @@ from typing import Annotated
 from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-from synelo.ratings.params import Convergence, ParameterError, SynEloParams, seed_theta
+from synelo.ratings.params import (
+    Convergence,
+    ParameterError,
+    SynEloParams,
+    ThetaRule,
+    default_theta,
+)
 
 TokenList = Annotated[list[str], NoDecode]
 
@@ -38,6 +44,7 @@ class Settings(BaseSettings):
     team_size: int = Field(12, ge=1, le=64)  # largest team size feeding a pool (gives Θ)
     kmax: int | None = Field(None, ge=1, le=64)  # SYNELO_KMAX: team_size's deprecated name
     theta: float | None = None  # Θ of new pools instead of the one their team size gives
+    theta_rule: ThetaRule = "linear"  # Θ from the team size: 100·max(k, 2), or "seed"
     window: int = 500
     w_vel: float = 0.25
     w_wre: float = 0.25
@@ -84,11 +91,14 @@ class Settings(BaseSettings):
         return self
 
     def pool_theta(self, team_size: int, theta: float | None = None) -> float:
-        """F1's Θ of a new pool: its own override, else SYNELO_THETA, else the design's rule
-        400·floor((team_size+1)/2)."""
+        """F1's Θ of a new pool: its own override, else SYNELO_THETA, else the rule of
+        SYNELO_THETA_RULE for its team size (100·max(k, 2), or the design's
+        400·floor((k+1)/2))."""
         if theta is not None:
             return theta
-        return self.theta if self.theta is not None else seed_theta(team_size)
+        if self.theta is not None:
+            return self.theta
+        return default_theta(team_size, self.theta_rule)
 
     @property
     def sqlalchemy_url(self) -> str:

@@ -130,7 +130,7 @@ def test_readme_tour_runs_as_written(service: tuple[Path, str]) -> None:
 
     assert out[0] == ""  # the variables
     pool = json.loads(out[1])
-    assert (pool["name"], pool["team_size"], pool["theta"]) == ("tour", 2, 400.0)
+    assert (pool["name"], pool["team_size"], pool["theta"]) == ("tour", 2, 200.0)
 
     rated = json.loads(out[2])
     assert (rated["seq"], rated["p_a"], rated["winner"]) == (1, 0.5, "A")

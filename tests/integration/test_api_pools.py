@@ -19,10 +19,10 @@ def test_create_and_show_pool(admin: httpx.Client) -> None:
     name = f"p{uuid.uuid4().hex[:10]}"
     r = admin.post("/v1/pools", json={"name": name, "team_size": 6})
     assert r.status_code == 201
-    # Θ = 400·floor((6+1)/2) = 400·3 = 1200
-    assert r.json()["theta"] == 1200 and r.json()["team_size"] == 6
+    # Θ = 100·max(6, 2) = 600
+    assert r.json()["theta"] == 600 and r.json()["team_size"] == 6
     shown = admin.get(f"/v1/pools/{name}").json()
-    assert shown["params"]["theta"] == 1200 and shown["params"]["r0"] == 1000
+    assert shown["params"]["theta"] == 600 and shown["params"]["r0"] == 1000
     assert admin.post("/v1/pools", json={"name": name, "team_size": 6}).status_code == 409
     assert admin.get("/v1/pools/unknown-pool").status_code == 404
 
@@ -33,12 +33,12 @@ def test_kmax_is_the_team_sizes_old_name(admin: httpx.Client) -> None:
     name = f"p{uuid.uuid4().hex[:10]}"
     r = admin.post("/v1/pools", json={"name": name, "kmax": 6})
     assert r.status_code == 201, r.text
-    # Θ = 400·floor((6+1)/2) = 1200
-    assert (r.json()["team_size"], r.json()["kmax"], r.json()["theta"]) == (6, 6, 1200)
+    # Θ = 100·max(6, 2) = 600
+    assert (r.json()["team_size"], r.json()["kmax"], r.json()["theta"]) == (6, 6, 600)
     quality = admin.get(f"/v1/pools/{name}/quality").json()
     assert (quality["team_size"], quality["kmax"]) == (6, 6)
     same = {"name": f"p{uuid.uuid4().hex[:10]}", "team_size": 4, "kmax": 4}
-    assert admin.post("/v1/pools", json=same).json()["theta"] == 800
+    assert admin.post("/v1/pools", json=same).json()["theta"] == 400
     other = f"p{uuid.uuid4().hex[:10]}"
     r = admin.post("/v1/pools", json={"name": other, "team_size": 4, "kmax": 6})
     assert r.status_code == 422
@@ -68,14 +68,22 @@ def test_synelo_theta_replaces_the_theta_of_team_size(
 
 
 @pytest.mark.parametrize(
-    ("team_size", "theta"), [(1, 400), (2, 400), (3, 800), (12, 2400), (13, 2800)]
+    ("team_size", "theta", "seed"),
+    [(1, 200, 400), (2, 200, 400), (3, 300, 800), (12, 1200, 2400), (13, 1300, 2800)],
 )
-def test_theta_from_team_size(admin: httpx.Client, team_size: int, theta: int) -> None:
-    name = f"k{uuid.uuid4().hex[:10]}"
-    assert (
-        admin.post("/v1/pools", json={"name": name, "team_size": team_size}).json()["theta"]
-        == theta
-    )
+def test_theta_from_team_size(
+    live: LiveServer, admin: httpx.Client, team_size: int, theta: int, seed: int
+) -> None:
+    """Θ = 100·max(k, 2) by default; SYNELO_THETA_RULE=seed gives the design's
+    400·floor((k+1)/2)."""
+    body = {"name": f"k{uuid.uuid4().hex[:10]}", "team_size": team_size}
+    assert admin.post("/v1/pools", json=body).json()["theta"] == theta
+    live.settings.theta_rule = "seed"
+    try:
+        body = {"name": f"k{uuid.uuid4().hex[:10]}", "team_size": team_size}
+        assert admin.post("/v1/pools", json=body).json()["theta"] == seed
+    finally:
+        live.settings.theta_rule = "linear"
 
 
 def test_theta_override_and_params(admin: httpx.Client, server: httpx.Client) -> None:

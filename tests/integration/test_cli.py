@@ -47,16 +47,19 @@ def test_init_with_configured_tokens_generates_none(tmp_path: Path) -> None:
 def test_pool_and_token_commands(tmp_path: Path) -> None:
     assert run(["migrate"], tmp_path).returncode == 0
     r = run(["pool", "create", "arena", "--team-size", "3"], tmp_path)
-    assert r.returncode == 0 and "team size 3, Θ 800" in r.stdout
+    assert r.returncode == 0 and "team size 3, Θ 300" in r.stdout
     assert run(["pool", "create", "arena", "--team-size", "3"], tmp_path).returncode == 1
     listed = run(["pool", "list"], tmp_path).stdout.split()
     assert listed[:4] == ["arena", "team", "size", "3"]
     # --kmax, the option's old name, still sets the team size.
-    assert "team size 2, Θ 400" in run(["pool", "create", "old", "--kmax", "2"], tmp_path).stdout
-    # Without --team-size the pool takes SYNELO_TEAM_SIZE: 5 → Θ = 400·floor(6/2) = 1200;
+    assert "team size 2, Θ 200" in run(["pool", "create", "old", "--kmax", "2"], tmp_path).stdout
+    # Without --team-size the pool takes SYNELO_TEAM_SIZE: 5 → Θ = 100·5 = 500;
     # SYNELO_KMAX is its old name.
-    assert "Θ 1200" in run(["pool", "create", "five"], tmp_path, SYNELO_TEAM_SIZE="5").stdout
-    assert "Θ 1600" in run(["pool", "create", "eight"], tmp_path, SYNELO_KMAX="8").stdout
+    assert "Θ 500" in run(["pool", "create", "five"], tmp_path, SYNELO_TEAM_SIZE="5").stdout
+    assert "Θ 800" in run(["pool", "create", "eight"], tmp_path, SYNELO_KMAX="8").stdout
+    # SYNELO_THETA_RULE=seed: the design's 400·floor((5+1)/2) = 1200
+    seeded = run(["pool", "create", "s5"], tmp_path, SYNELO_TEAM_SIZE="5", SYNELO_THETA_RULE="seed")
+    assert "Θ 1200" in seeded.stdout
     # SYNELO_THETA replaces the Θ of the team size; a pool's own --theta wins over both.
     assert (
         "Θ 1000"
@@ -116,14 +119,14 @@ def test_bad_setting_stops_every_command_by_name(tmp_path: Path, variable: str, 
 def test_empty_synelo_theta_is_unset(tmp_path: Path) -> None:
     r = run(["init"], tmp_path, SYNELO_THETA="")
     assert r.returncode == 0, r.stderr
-    assert "Θ 2400" in r.stdout  # from the team size 12
+    assert "Θ 1200" in r.stdout  # 100·12, from the team size 12
 
 
 def test_the_team_size_and_its_old_name_must_agree(tmp_path: Path) -> None:
     r = run(["init"], tmp_path, SYNELO_TEAM_SIZE="6", SYNELO_KMAX="8")
     assert r.returncode == 2 and "SYNELO_KMAX" in r.stderr, r.stderr
     r = run(["init"], tmp_path, SYNELO_TEAM_SIZE="6", SYNELO_KMAX="6")
-    assert r.returncode == 0 and "team size 6, Θ 1200" in r.stdout, r.stdout + r.stderr
+    assert r.returncode == 0 and "team size 6, Θ 600" in r.stdout, r.stdout + r.stderr
 
 
 def _free_port() -> int:
@@ -166,7 +169,7 @@ def test_serve_answers_with_generated_tokens(tmp_path: Path) -> None:
         q = httpx.get(
             f"{url}/v1/pools/default/quality", headers={"Authorization": f"Bearer {admin}"}
         ).json()
-        assert q["rounds"] == 1 and q["theta"] == 2400
+        assert q["rounds"] == 1 and q["theta"] == 1200
     finally:
         proc.terminate()
         proc.wait(10)

@@ -66,7 +66,8 @@ def test_import_frc_replay_and_tune(tmp_path: Path) -> None:
     )
     assert r.returncode == 0, r.stderr
     tuned = json.loads(out.read_text())
-    assert set(tuned["fitted"]) == {"theta"} and tuned["defaults"]["theta"] == 800.0
+    # 2004 (2v2) comes first: the default starts at 100·2 and rises with the first 3v3
+    assert set(tuned["fitted"]) == {"theta"} and tuned["defaults"]["theta"] == 200.0
     assert tuned["test"]["fitted"]["matches"] == tuned["test_matches"]
 
 
@@ -105,11 +106,11 @@ def test_import_journal_from_the_database(tmp_path: Path) -> None:
     r = run(["import", "journal", "--pool", "default", "-o", str(out)], tmp_path)
     assert r.returncode == 0, r.stderr
     lines = [json.loads(x) for x in out.read_text().splitlines()]
-    assert lines[0]["params"]["theta"] == 2400.0
+    assert lines[0]["params"]["theta"] == 1200.0  # the default pool: team size 12
     assert [x["id"] for x in lines[1:]] == [r.round_id for r in rated]
     replayed = tmp_path / "replay.json"
     assert run(["replay", str(out), "--json", str(replayed)], tmp_path).returncode == 0
-    assert json.loads(replayed.read_text())["parameters"]["theta"] == 2400.0
+    assert json.loads(replayed.read_text())["parameters"]["theta"] == 1200.0
     assert run(["import", "journal", "--pool", "nope", "-o", str(out)], tmp_path).returncode == 1
 
 

@@ -68,7 +68,7 @@ def test_every_endpoint_typed(live: LiveServer, pool: str) -> None:
         assert a.pool_info().rounds == 1 and pool in {x.name for x in a.pools()}
         assert a.leaderboard() == []  # nobody is visible after one round
         name = f"c{uuid.uuid4().hex[:12]}"
-        assert a.create_pool(name, 3).theta == 800
+        assert a.create_pool(name, 3).theta == 300  # 100·3
 
 
 def test_text_ids_with_url_characters(live: LiveServer) -> None:

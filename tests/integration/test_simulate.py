@@ -47,7 +47,7 @@ def test_ci_target_ranks_and_exactly_once_under_faults(tmp_path: Path) -> None:
     )
     s = simulate(config)
     assert set(s) >= SUMMARY_FIELDS
-    assert s["world_theta"] == s["pool_theta"] == 400  # 2v2: the seed's 400·floor(3/2)
+    assert (s["world_theta"], s["pool_theta"]) == (400, 200)  # 2v2: 400·floor(3/2); 100·2
     assert s["spearman_players"] == 24 and s["spearman"] >= 0.90
     assert s["rounds"] == s["rounds_applied"] == 4000
     assert s["journal_rows"] == s["expected_journal_rows"] and s["duplicate_rows"] == 0
@@ -121,7 +121,7 @@ def test_the_world_keeps_its_own_scale(tmp_path: Path) -> None:
     )
     config.world_theta = 5000.0
     s = simulate(config)
-    assert (s["world_theta"], s["pool_theta"]) == (5000.0, 400.0)
+    assert (s["world_theta"], s["pool_theta"]) == (5000.0, 200.0)
     assert s["config"]["world_theta"] == 5000.0
 
 

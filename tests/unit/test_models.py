@@ -102,7 +102,7 @@ def test_trueskill_win_probability_formula() -> None:
 
 def test_synelo_model_is_the_service_code() -> None:
     """The replay's synelo gives the ratings of rate_round + apply_change, the functions the
-    service's store calls, and Θ = 400·floor((k_max+1)/2) from the largest team."""
+    service's store calls, with Θ = 100·max(k, 2) from the largest team so far (2v2: 200)."""
     matches = [
         Match(
             str(i),
@@ -113,8 +113,7 @@ def test_synelo_model_is_the_service_code() -> None:
         for i in range(40)
     ]
     model = create_model("synelo", {}, HistoryInfo(max_team_size=2))
-    assert model.parameters()["theta"] == 400.0  # k_max 2
-    params = SynEloParams(theta=400.0, convergence="revised")  # the replay's default F3
+    params = SynEloParams(theta=200.0, convergence="revised")  # the replay's default F3
     records: dict[str, PlayerRecord] = {}
     expected_p = []
     for m in matches:
@@ -132,15 +131,36 @@ def test_synelo_model_is_the_service_code() -> None:
             apply_change(records[change.player], change)
         expected_p.append(rr.p_a)
     assert [model.step(m) for m in matches] == expected_p
+    assert model.parameters()["theta"] == 200.0
     assert model.ratings() == {p: rec.rating for p, rec in records.items()}
     assert len(set(model.ratings().values())) > 1
+
+
+def test_synelo_default_theta_never_looks_ahead() -> None:
+    """A 1v1 played before any 3v3 is predicted at Θ 200, whatever comes later; from the
+    first 3v3 on, Θ is 300. A header's team_size fixes Θ from the start."""
+    duel = Match("1", ("a",), ("b",), "A")
+    trio = Match("2", ("a", "c", "d"), ("b", "e", "f"), "B")
+    model = create_model("synelo", {}, HistoryInfo(max_team_size=3))
+    model.step(duel)
+    assert model.parameters()["theta"] == 200.0  # the 3v3 to come does not count yet
+    # a rating gap of 36 + 36 = 72 at Θ 200: P_A = 1/(1 + e^(−72/200))
+    assert model.predict(Match("3", ("a",), ("b",), "A")) == pytest.approx(
+        1 / (1 + math.exp(-72 / 200))
+    )
+    model.step(trio)
+    assert model.parameters()["theta"] == 300.0
+    fixed = create_model("synelo", {}, HistoryInfo(3, {"team_size": 12}))
+    fixed.step(duel)
+    assert fixed.parameters()["theta"] == 1200.0
 
 
 def test_synelo_takes_the_header_params_and_options() -> None:
     info = HistoryInfo(3, {"params": {"theta": 1234.0, "k_max": 40.0}})
     model = create_model("synelo", {"k_max": 50.0}, info)
     assert model.parameters()["theta"] == 1234.0 and model.parameters()["k_max"] == 50.0
-    assert create_model("synelo", {}, HistoryInfo(3)).parameters()["theta"] == 800.0
+    # before any match: the 1v1 default, raised as larger teams play
+    assert create_model("synelo", {}, HistoryInfo(3)).parameters()["theta"] == 200.0
     with pytest.raises(ValueError):
         create_model("synelo", {"theta": -1.0})
 

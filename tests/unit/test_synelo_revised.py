@@ -222,7 +222,7 @@ def test_revised_model_is_the_service_code() -> None:
         for i in range(300)
     ]
     model = create_model("synelo", {"window": 60}, HistoryInfo(max_team_size=2))
-    params = SynEloParams(theta=400.0, window=60, convergence="revised")
+    params = SynEloParams(theta=200.0, window=60, convergence="revised")
     records: dict[str, PlayerRecord] = {}
     expected_p, cs = [], set()
     for m in matches:

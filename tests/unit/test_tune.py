@@ -11,7 +11,9 @@ import pytest
 
 from synelo.evaluation.frc import import_frc
 from synelo.evaluation.history import Match, Winner
-from synelo.evaluation.models import HistoryInfo
+from synelo.evaluation.metrics import score
+from synelo.evaluation.models import HistoryInfo, create_model
+from synelo.evaluation.replay import replay, scored_mask
 from synelo.evaluation.tune import expand_fit, redundant, tune
 from synelo.ratings.theta import fit_theta
 
@@ -20,8 +22,14 @@ DATA = Path(__file__).parents[1] / "data" / "frc"
 
 def test_tune_theta_on_the_frc_slice() -> None:
     matches = import_frc([DATA / "2004.csv", DATA / "2016.csv"]).matches
-    result = tune("synelo", matches, ["theta"], info=HistoryInfo(3), iterations=8)
-    assert result.defaults == {"theta": 800.0}
+    # 2004 is 2v2, then 2016 3v3: the default Θ starts at 100·2 and rises to 300 with the
+    # first 3v3; the default row is that, not 200 held fixed
+    info = HistoryInfo(3, first_team_size=2)
+    result = tune("synelo", matches, ["theta"], info=info, iterations=8)
+    assert result.defaults == {"theta": 200.0}
+    default = replay(create_model("synelo", {}, info), matches)
+    test = scored_mask(matches, int(len(matches) * 0.7))
+    assert result.test_default == score(default.predictions[test], default.outcomes[test])
     assert 50.0 <= result.fitted["theta"] <= 20_000.0
     # the fit is the best point it tried, the defaults included
     assert result.train_log_loss_fitted <= result.train_log_loss_default

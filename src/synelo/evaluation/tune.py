@@ -217,8 +217,14 @@ def tune(
                 progress(f"{_fmt(point)} → {s.log_loss}")
         return seen[key]
 
+    def winner() -> dict[str, float]:
+        """The best point seen; {} when the model's own defaults are (they win ties)."""
+        return dict(min(seen.items(), key=lambda point_loss: point_loss[1])[0])
+
+    # The defaults are the model as `synelo replay` runs it without options: a default that
+    # adapts as the history goes (synelo's Θ) is not the same as its first value held fixed.
+    default_loss = loss({})
     best = dict(start)
-    default_loss = loss(best)
     brackets: dict[str, tuple[float, float]] = {}
     for _ in range(rounds or (2 if len(names) > 1 else 1)):
         for name in names:
@@ -227,8 +233,10 @@ def tune(
                 return loss({**at, name: x})
 
             brackets[name] = _golden(along, MODELS[model].tunable[name], iterations)
-            best = dict(min(seen.items(), key=lambda point_loss: point_loss[1])[0])
-    fitted_loss = seen[tuple(sorted(best.items()))]
+            best = winner() or dict(start)
+    fitted_point = winner()
+    fitted_loss = seen[tuple(sorted(fitted_point.items()))]
+    best = fitted_point or dict(start)
     on_bound = [
         b
         for name in names
@@ -236,7 +244,7 @@ def tune(
     ]
     test_mask_of = scored_mask(matches, max(warmup, n_train))
     results = {}
-    for label, point in (("default", start), ("fitted", best)):
+    for label, point in (("default", {}), ("fitted", fitted_point)):
         r = replay(create_model(model, {**base, **point}, info), matches)
         results[label] = score(r.predictions[test_mask_of], r.outcomes[test_mask_of])
     return TuneResult(

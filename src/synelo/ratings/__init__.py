@@ -1,6 +1,13 @@
 """Pure rating math (no I/O, no globals), shared by the service, replay and simulator."""
 
-from synelo.ratings.params import CONVERGENCES, Convergence, SynEloParams, seed_theta
+from synelo.ratings.params import (
+    CONVERGENCES,
+    Convergence,
+    SynEloParams,
+    default_theta,
+    linear_theta,
+    seed_theta,
+)
 from synelo.ratings.synelo import (
     PlayerChange,
     PlayerRecord,
@@ -59,4 +66,6 @@ __all__ = [
     "win_probability",
     "z_evidence",
     "seed_theta",
+    "linear_theta",
+    "default_theta",
 ]

@@ -25,8 +25,9 @@ from synelo.evaluation.history import Match
 class HistoryInfo:
     """What a model may know of a history before it starts: its largest team and header."""
 
-    max_team_size: int = 1
+    max_team_size: int = 1  # over the whole history: for reports, never for a default
     header: Mapping[str, Any] = field(default_factory=dict)
+    first_team_size: int = 1  # the first match's larger side: known before anything is rated
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,7 +12,7 @@ from synelo.ratings import (
     Rater,
     RecordBook,
     SynEloParams,
-    seed_theta,
+    linear_theta,
     win_probability,
 )
 
@@ -33,11 +33,13 @@ def _defaults() -> dict[str, float]:
 class SynEloModel(RatingModel):
     """Every match rated with `synelo.ratings.Rater`, through which the service's `rate_round`
     rates a round too: P from the round-start sums (F1), then F2–F5 per player. Everyone on a
-    side is a participant. Parameters: those of a pool (SynEloParams); Θ defaults to F1's
-    400·floor((k_max+1)/2) with k_max the history's largest team, and a history imported from
-    a pool's journal brings that pool's parameters. F3's version is the option `revised`
-    (``-p revised=0`` for the seed's): by default the revised F3, except for a journal
-    whose parameters do not name one, written by a pool that rated with the seed's."""
+    side is a participant. Parameters: those of a pool (SynEloParams). A history imported from
+    a pool's journal brings that pool's parameters; one whose header names a `team_size`
+    gets F1's default Θ = 100·max(k, 2) for it; any other gets that default for the largest
+    team played so far, raised as larger teams first play (never from a later match). F3's
+    version is the option `revised` (``-p revised=0`` for the seed's): by default the revised
+    F3, except for a journal whose parameters do not name one, written by a pool that rated
+    with the seed's."""
 
     name = "synelo"
     summary = "SynElo F1–F6, the service's own code"
@@ -51,17 +53,31 @@ class SynEloModel(RatingModel):
         "w_vol": Bounds(0.0, 2.0),
     }
 
-    def __init__(self, params: SynEloParams) -> None:
+    def __init__(self, params: SynEloParams, theta_from_teams: bool = False) -> None:
         self.params = params
         self._rater = Rater(params)  # the service's F2–F5 (`rate_round` rates through it too)
         self._book = RecordBook(params)
+        # Without a Θ of its own the history gets F1's default for the largest team played
+        # so far, so that no prediction depends on a match still to come.
+        self._largest_team = 0 if theta_from_teams else None
+
+    def _grow(self, match: Match) -> None:
+        """F1: Θ = linear_theta(largest team so far), raised when a larger team first plays."""
+        assert self._largest_team is not None
+        size = max(len(match.team_a), len(match.team_b))
+        if size > self._largest_team:
+            self._largest_team = size
+            self.params = self.params.with_changes(theta=linear_theta(size))
+            self._rater = Rater(self.params)
 
     @classmethod
     def create(cls, options: Mapping[str, float], info: HistoryInfo) -> SynEloModel:
         stored = info.header.get("params")
         base = dict(stored or {})
+        team_size = info.header.get("team_size")
+        theta_from_teams = "theta" not in base and "theta" not in options and team_size is None
         if "theta" not in base:
-            base["theta"] = seed_theta(info.max_team_size)
+            base["theta"] = linear_theta(int(team_size or info.first_team_size))
         if stored is None:
             base["convergence"] = "revised"
         else:  # a pool's journal: the pool's own F3 (the seed's before there was a choice)
@@ -72,9 +88,11 @@ class SynEloModel(RatingModel):
             if revised not in (0, 1):
                 raise ValueError(f"parameter 'revised': {revised!r} is not 0 or 1")
             base["convergence"] = "revised" if revised else "seed"
-        return cls(SynEloParams.from_dict({**base, **chosen}))
+        return cls(SynEloParams.from_dict({**base, **chosen}), theta_from_teams)
 
     def predict(self, match: Match) -> float:
+        if self._largest_team is not None:
+            self._grow(match)
         return win_probability(
             self._book.rating_sum(match.team_a),
             self._book.rating_sum(match.team_b),
@@ -85,6 +103,8 @@ class SynEloModel(RatingModel):
         self.step(match)
 
     def step(self, match: Match) -> float:
+        if self._largest_team is not None:
+            self._grow(match)
         return self._rater.play(self._book, match.team_a, match.team_b, match.winner)
 
     def ratings(self) -> dict[str, float]:
