@@ -11,18 +11,11 @@ from sqlalchemy import update
 
 from synelo.store.tables import rounds
 from tests.conftest import LiveServer, steam
+from tests.unit.test_round_record import STORED
 
 # A round's record as the releases before the store kept records of its own stored it: the
 # HTTP answer, verbatim. A retry of that round must still be answered with exactly it.
-LEGACY_RECORD = (
-    '{"round_id":"legacy-1","seq":2,"winner":"draw","p_a":0.07762946255648838,"sum_a":1005,'
-    '"sum_b":1995,"players":[{"steam_id":"76561197960265729","team":"A","before":1005,'
-    '"after":1035,"delta":30,"k":71.99453146361748,"visible":false,"rounds_played":2},'
-    '{"steam_id":"76561197960265731","team":"B","before":995,"after":965,"delta":-30,'
-    '"k":71.99453146361748,"visible":false,"rounds_played":2},{"steam_id":"76561197960265732",'
-    '"team":"B","before":1000,"after":970,"delta":-30,"k":72.0,"visible":false,'
-    '"rounds_played":1}]}'
-)
+LEGACY_RECORD = STORED.replace('"round_id":"r2"', '"round_id":"legacy-1"')
 
 
 def report(a: list, b: list, winner: str = "A", round_id: str | None = None, **extra) -> dict:
