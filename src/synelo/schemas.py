@@ -242,9 +242,23 @@ class QualityOut(BaseModel):
     brier_recent_rounds: int
     theta_suggested: float | None = Field(
         description=(
-            "F1's Θ that maximises the likelihood of the pool's recorded rounds (round-start "
-            "sums and outcomes); null before 500 rounds or when no finite Θ fits"
+            "F1's Θ that maximises the likelihood of the pool's newest rounds (round-start "
+            "sums and outcomes), when theta_suggested_status is 'fit'; else null"
         )
+    )
+    theta_suggested_status: Literal["fit", "no signal", "separated", "too few"] = Field(
+        description="'fit': a finite 95 % interval; 'no signal': the ratings predict no "
+        "better than a coin at 95 %, only a lower bound on Θ is known; 'separated': the gaps "
+        "order every outcome, no finite fit; 'too few': under 500 rounds"
+    )
+    theta_suggested_low: float | None = Field(
+        description="the 95 % profile-likelihood interval's lower end (also for 'no signal')"
+    )
+    theta_suggested_high: float | None = Field(
+        description="the interval's upper end; null when unbounded ('no signal')"
+    )
+    theta_suggested_p_value: float | None = Field(
+        description="the likelihood-ratio test of the fit against a coin (Θ = ∞)"
     )
     theta_suggested_rounds: int = Field(
         description="rounds the suggestion rests on "

@@ -16,7 +16,7 @@ from synelo.evaluation.journal import import_journal
 from synelo.evaluation.models import HistoryInfo, create_model
 from synelo.evaluation.replay import replay
 from synelo.ratings import SynEloParams
-from synelo.ratings.theta import fit_theta
+from synelo.ratings.theta import fit_theta, fit_theta_interval
 from synelo.store.tables import pools
 from synelo.store.typedefs import RatedRound, RoundReport
 from tests.conftest import LiveServer, steam
@@ -202,14 +202,21 @@ def test_quality_suggests_theta_from_500_rounds(live: LiveServer, admin: httpx.C
     q = admin.get(f"/v1/pools/{pool}/quality").json()
     assert q["rounds"] == 499
     assert (q["theta_suggested"], q["theta_suggested_rounds"]) == (None, 0)
+    assert q["theta_suggested_status"] == "too few"
     rounds(1)
     q = admin.get(f"/v1/pools/{pool}/quality").json()
     assert q["theta_suggested_rounds"] == 500
     # the MLE of the round-start gaps and outcomes the service answered with
-    expected = fit_theta(
-        [a.sum_a - a.sum_b for a in answered],
-        [1.0 if a.winner == "A" else 0.0 for a in answered],
-        800.0,
-    )
-    assert expected is not None and 50 < expected < 100_000
-    assert q["theta_suggested"] == pytest.approx(expected, rel=1e-9)
+    gaps = [a.sum_a - a.sum_b for a in answered]
+    outcomes = [1.0 if a.winner == "A" else 0.0 for a in answered]
+    expected = fit_theta_interval(gaps, outcomes, 800.0)
+    assert q["theta_suggested_status"] == expected.status
+    assert q["theta_suggested_low"] == pytest.approx(expected.theta_low, rel=1e-9)
+    assert q["theta_suggested_p_value"] == pytest.approx(expected.p_value_vs_coin, rel=1e-9)
+    if expected.status == "fit":
+        point = fit_theta(gaps, outcomes, 800.0)
+        assert point is not None and 50 < point < 100_000
+        assert q["theta_suggested"] == pytest.approx(point, rel=1e-9)
+        assert q["theta_suggested_high"] == pytest.approx(expected.theta_high, rel=1e-9)
+    else:
+        assert q["theta_suggested"] is None and expected.status == "no signal"

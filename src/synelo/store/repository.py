@@ -31,7 +31,7 @@ from synelo.ratings import (
 from synelo.ratings.brier import brier_score
 from synelo.ratings.synelo import Side, new_window, round_score
 from synelo.ratings.theta import MIN_ROUNDS as THETA_MIN_ROUNDS
-from synelo.ratings.theta import fit_theta
+from synelo.ratings.theta import fit_theta_interval
 from synelo.store import driver_sql as sql
 from synelo.store import window_codec
 from synelo.store.engine import IMMEDIATE
@@ -434,13 +434,11 @@ class Store:
                 ).all()
             )
         recent_brier = brier_score((p - round_score(w, "A")) ** 2 for p, w in last)
-        theta = None
-        if len(fit_rows) >= THETA_MIN_ROUNDS:
-            theta = fit_theta(
-                [gap for gap, _ in fit_rows],
-                [round_score(w, "A") for _, w in fit_rows],
-                pool.params.theta,
-            )
+        theta = fit_theta_interval(
+            [gap for gap, _ in fit_rows],
+            [round_score(w, "A") for _, w in fit_rows],
+            pool.params.theta,
+        )
         mean_c = None if counts.mean_c is None else float(counts.mean_c)
         return pool, PoolQuality(
             rounds=pool.rounds,
@@ -451,8 +449,7 @@ class Store:
             brier_all=pool.brier_sum / pool.rounds if pool.rounds else None,
             brier_recent=recent_brier,
             recent_rounds=len(last),
-            theta_suggested=theta,
-            theta_rounds=len(fit_rows),
+            theta_fit=theta,
         )
 
     def journal_rounds(self, pool_name: str) -> tuple[Pool, list[JournalRound], int]:

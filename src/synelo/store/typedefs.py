@@ -11,6 +11,7 @@ import orjson
 
 from synelo.ratings import SynEloParams
 from synelo.ratings.synelo import Side, Winner
+from synelo.ratings.theta import ThetaFit
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,8 +125,7 @@ class PoolQuality:
     brier_all: float | None
     brier_recent: float | None
     recent_rounds: int
-    theta_suggested: float | None = None  # F1's Θ fitted to the rounds (None below 500)
-    theta_rounds: int = 0  # the rounds that fit rests on
+    theta_fit: ThetaFit  # F1's Θ fitted to the newest rounds, with how sure it is
 
 
 @dataclass(frozen=True, slots=True)

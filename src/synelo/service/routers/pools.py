@@ -82,6 +82,10 @@ def pool_quality(
         brier_recent=q.brier_recent,
         brier_recent_distance=distance(q.brier_recent),
         brier_recent_rounds=q.recent_rounds,
-        theta_suggested=q.theta_suggested,
-        theta_suggested_rounds=q.theta_rounds,
+        theta_suggested=q.theta_fit.theta,
+        theta_suggested_status=q.theta_fit.status,
+        theta_suggested_low=q.theta_fit.theta_low,
+        theta_suggested_high=q.theta_fit.theta_high,
+        theta_suggested_p_value=q.theta_fit.p_value_vs_coin,
+        theta_suggested_rounds=q.theta_fit.rounds,
     )
