@@ -184,10 +184,12 @@ def pool_create(
         int | None,
         typer.Option(
             "--team-size",
-            "--kmax",  # its old name, still accepted
             help="largest team size (Θ from it unless SYNELO_THETA or --theta); "
             "default SYNELO_TEAM_SIZE",
         ),
+    ] = None,
+    kmax: Annotated[
+        int | None, typer.Option("--kmax", hidden=True, help="--team-size's old name")
     ] = None,
     theta: Annotated[float | None, typer.Option(help="override Θ")] = None,
     text_ids: Annotated[bool, typer.Option(help="ids are text, not SteamID64")] = False,
@@ -196,6 +198,14 @@ def pool_create(
     from synelo.store.typedefs import PoolExists
 
     settings = _settings()
+    if kmax is not None:
+        if team_size is not None and team_size != kmax:
+            err_console.print(
+                "[red]team_size: --kmax is the old name of --team-size and differs[/]"
+            )
+            raise typer.Exit(2)
+        err_console.print("[yellow]--kmax is deprecated: it is --team-size now[/]")
+        team_size = kmax
     team_size = settings.team_size if team_size is None else team_size
     try:
         PoolIn(

@@ -171,7 +171,7 @@ class PoolIn(BaseModel):
         ge=1,
         le=64,
         description="largest team size on the pool's servers (default SYNELO_TEAM_SIZE); "
-        "Θ = 400·floor((team_size+1)/2) unless SYNELO_THETA or theta",
+        "Θ = 100·max(team_size, 2) (SYNELO_THETA_RULE) unless SYNELO_THETA or theta",
     )
     kmax: StrictInt | None = Field(
         None,
@@ -195,7 +195,11 @@ class PoolIn(BaseModel):
     def _team_size_from_old_name(cls, data: Any) -> Any:
         """`kmax` still sets the team size, validated as one (on the raw body, so that no
         one reads the deprecated field and gets its warning)."""
-        if isinstance(data, dict) and data.get("kmax") is not None and "team_size" not in data:
+        if (
+            isinstance(data, dict)
+            and data.get("kmax") is not None
+            and data.get("team_size") is None
+        ):
             return {**data, "team_size": data["kmax"]}
         return data
 
@@ -249,7 +253,7 @@ class QualityOut(BaseModel):
     theta_suggested_status: Literal["fit", "no signal", "separated", "too few"] = Field(
         description="'fit': a finite 95 % interval; 'no signal': the ratings predict no "
         "better than a coin at 95 %, only a lower bound on Θ is known; 'separated': the gaps "
-        "order every outcome, no finite fit; 'too few': under 500 rounds"
+        "order every outcome, no finite fit; 'too few': under 500 rounds, or none with a gap"
     )
     theta_suggested_low: float | None = Field(
         description="the 95 % profile-likelihood interval's lower end (also for 'no signal')"

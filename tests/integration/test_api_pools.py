@@ -37,6 +37,8 @@ def test_kmax_is_the_team_sizes_old_name(admin: httpx.Client) -> None:
     assert (r.json()["team_size"], r.json()["kmax"], r.json()["theta"]) == (6, 6, 600)
     quality = admin.get(f"/v1/pools/{name}/quality").json()
     assert (quality["team_size"], quality["kmax"]) == (6, 6)
+    null = {"name": f"p{uuid.uuid4().hex[:10]}", "team_size": None, "kmax": 3}
+    assert admin.post("/v1/pools", json=null).json()["team_size"] == 3
     same = {"name": f"p{uuid.uuid4().hex[:10]}", "team_size": 4, "kmax": 4}
     assert admin.post("/v1/pools", json=same).json()["theta"] == 400
     other = f"p{uuid.uuid4().hex[:10]}"

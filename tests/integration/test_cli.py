@@ -52,7 +52,10 @@ def test_pool_and_token_commands(tmp_path: Path) -> None:
     listed = run(["pool", "list"], tmp_path).stdout.split()
     assert listed[:4] == ["arena", "team", "size", "3"]
     # --kmax, the option's old name, still sets the team size.
-    assert "team size 2, Θ 200" in run(["pool", "create", "old", "--kmax", "2"], tmp_path).stdout
+    old = run(["pool", "create", "old", "--kmax", "2"], tmp_path)
+    assert "team size 2, Θ 200" in old.stdout and "deprecated" in old.stderr
+    both = run(["pool", "create", "both", "--team-size", "4", "--kmax", "5"], tmp_path)
+    assert both.returncode == 2 and "team_size" in both.stderr
     # Without --team-size the pool takes SYNELO_TEAM_SIZE: 5 → Θ = 100·5 = 500;
     # SYNELO_KMAX is its old name.
     assert "Θ 500" in run(["pool", "create", "five"], tmp_path, SYNELO_TEAM_SIZE="5").stdout

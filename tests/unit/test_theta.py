@@ -81,3 +81,27 @@ def test_a_draw_is_half_a_win() -> None:
     d, o = np.array([200.0]), np.array([0.5])
     expected = 0.5 * math.log(1 / (1 + math.exp(-0.5))) + 0.5 * math.log(1 / (1 + math.exp(0.5)))
     assert _log_likelihood(1.0 / 400.0, d, o) == pytest.approx(expected, rel=1e-12)
+
+
+@pytest.mark.parametrize("start", [100.0, 1200.0, 2400.0, 1e6])
+def test_one_surprise_far_out_is_not_separation(start: float) -> None:
+    """Small gaps near a coin plus one favourite at gap 9,000 who lost: a Newton step from
+    the pool's Θ used to run off and call this "separated"; the bracketed search answers
+    the same from any start."""
+    gaps, outcomes = rounds(600, 60.0, 200.0, seed=2)
+    gaps, outcomes = np.append(gaps, 9000.0), np.append(outcomes, 0.0)
+    fits = fit_theta_interval(gaps, outcomes, start)
+    assert fits.status in ("fit", "no signal")
+    reference = fit_theta_interval(gaps, outcomes, 1200.0)
+    assert fits.theta_low == pytest.approx(reference.theta_low, rel=1e-9)
+
+
+def test_huge_gaps_and_random_outcomes_are_a_coin_not_separation() -> None:
+    rng = np.random.default_rng(4)
+    gaps = rng.choice([-600_000.0, 600_000.0], 800)
+    outcomes = (rng.random(800) < 0.5).astype(float)
+    assert fit_theta_interval(gaps, outcomes).status == "no signal"
+    wide, won = rounds(3000, 60_000.0, 20_000.0, seed=6)
+    fit = fit_theta_interval(wide, won, 2400.0)
+    assert fit.status == "fit" and fit.theta_low is not None and fit.theta_high is not None
+    assert fit.theta_low < 20_000.0 < fit.theta_high

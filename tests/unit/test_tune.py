@@ -121,3 +121,13 @@ def test_fit_theta_without_a_finite_answer() -> None:
     assert fit_theta([100, -100, 50], [1, 0, 1]) is None  # separated: Θ → 0
     with pytest.raises(ValueError):
         fit_theta([1, 2], [1])
+
+
+def test_tune_refuses_what_the_revised_f3_ignores() -> None:
+    """The weights of C act only in the seed's F3: fitting them under the revised one would
+    spend the search on a flat loss and report the defaults as a fit."""
+    matches = import_frc([DATA / "2016.csv"]).matches
+    with pytest.raises(ValueError, match="w_vel: only the seed's F3 uses it"):
+        tune("synelo", matches, ["weights"], iterations=2)
+    seeded = tune("synelo", matches, ["w_vol"], options={"revised": 0}, iterations=2)
+    assert set(seeded.fitted) == {"w_vol"}

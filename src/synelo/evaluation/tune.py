@@ -199,7 +199,11 @@ def tune(
     names = [n for n in asked if n not in {held for held, _, _ in drop}]
     train_o = np.fromiter((outcome(m.winner) for m in train), dtype=float, count=n_train)
     base = dict(options or {})
-    defaults = create_model(model, base, info).parameters()
+    configured = create_model(model, base, info)
+    idle = {n: why for n, why in configured.inert().items() if n in names}
+    if idle:
+        raise ValueError("cannot fit " + "; ".join(f"{n}: {why}" for n, why in idle.items()))
+    defaults = configured.parameters()
     start = {n: float(defaults[n]) for n in names}
     held = [Held(n, float(defaults[n]), fitted, scaling) for n, fitted, scaling in drop]
     seen: dict[tuple[tuple[str, float], ...], float] = {}

@@ -40,7 +40,7 @@ class ThetaFit:
       theta_low is known (theta_high is None: unbounded);
     - "separated": the gaps order every outcome, so the likelihood grows without bound as
       Θ → 0 (no finite fit);
-    - "too few": fewer than MIN_ROUNDS rounds.
+    - "too few": fewer than MIN_ROUNDS rounds, or none with a non-zero gap.
     """
 
     status: ThetaStatus
@@ -57,21 +57,42 @@ def _log_likelihood(beta: float, d: np.ndarray, o: np.ndarray) -> float:
     return float(np.sum(-o * np.logaddexp(0.0, -x) - (1.0 - o) * np.logaddexp(0.0, x)))
 
 
-def _newton(d: np.ndarray, o: np.ndarray, beta: float) -> float | None:
-    """β̂, the unconstrained maximum (it may be ≤ 0), or None when it runs off to +∞."""
-    limit = 1e6 / max(float(np.abs(d).max()), 1.0)
+def _slope(beta: float, d: np.ndarray, o: np.ndarray) -> tuple[float, float]:
+    """ℓ'(β) and −ℓ''(β)."""
+    p = 0.5 * (1.0 + np.tanh(0.5 * beta * d))  # the logistic, without overflow
+    return float(np.dot(d, o - p)), float(np.dot(d * d, p * (1.0 - p)))
+
+
+def _separated(d: np.ndarray, o: np.ndarray) -> bool:
+    """Every outcome on the side its gap predicts, no draw: ℓ grows without bound as β → ∞."""
+    return bool(np.all(((d > 0) & (o == 1.0)) | ((d < 0) & (o == 0.0))))
+
+
+def _maximum(d: np.ndarray, o: np.ndarray, start: float) -> float | None:
+    """β̂ ≥ 0, the maximum of the concave ℓ over β ≥ 0 (0 when ℓ'(0) ≤ 0), or None when the
+    outcomes are separated. Newton's method inside a bracket [low, high] with ℓ'(low) > 0 >
+    ℓ'(high), bisecting whenever a step would leave it, so it converges from any start."""
+    if _separated(d, o):
+        return None
+    if _slope(0.0, d, o)[0] <= 0:
+        return 0.0
+    low, high = 0.0, start
+    while _slope(high, d, o)[0] > 0:  # not separated: ℓ' turns negative for β large enough
+        low, high = high, 2.0 * high
+    beta = 0.5 * (low + high)
     for _ in range(200):
-        p = 0.5 * (1.0 + np.tanh(0.5 * beta * d))  # the logistic, without overflow
-        g, h = float(np.dot(d, o - p)), float(np.dot(d * d, p * (1.0 - p)))
-        if h <= 0:
-            return None
-        new = beta + g / h
-        if abs(new - beta) <= 1e-12 * max(abs(beta), 1e-300):
+        g, h = _slope(beta, d, o)
+        if g > 0:
+            low = beta
+        else:
+            high = beta
+        new = beta + g / h if h > 0 else 0.5 * (low + high)
+        if not low < new < high:
+            new = 0.5 * (low + high)
+        if abs(new - beta) <= 1e-13 * beta:
             return new
         beta = new
-        if abs(beta) > limit:
-            return None
-    return None
+    return beta
 
 
 def _bisect(f: Callable[[float], float], a: float, b: float) -> float:
@@ -107,10 +128,9 @@ def fit_theta_interval(
     informative = int(d.size)
     if rounds < min_rounds or not informative:
         return ThetaFit("too few", rounds, informative)
-    beta = _newton(d, o, 1.0 / start)
-    if beta is None:
+    best = _maximum(d, o, 1.0 / start)
+    if best is None:
         return ThetaFit("separated", rounds, informative)
-    best = max(beta, 0.0)  # the maximum over β ≥ 0
     top = _log_likelihood(best, d, o)
     lr = 2.0 * (top - _log_likelihood(0.0, d, o))
     p_value = math.erfc(math.sqrt(max(lr, 0.0) / 2.0))  # the χ²₁ tail beyond lr
@@ -146,7 +166,7 @@ def fit_theta(
         raise ValueError("gaps and outcomes must have the same length")
     keep = d != 0
     d, o = d[keep], o[keep]
-    if not d.size or float(np.dot(d, o - 0.5)) <= 0:
-        return None  # ℓ'(0) <= 0: the maximum is at β <= 0
-    beta = _newton(d, o, 1.0 / start)
+    if not d.size:
+        return None
+    beta = _maximum(d, o, 1.0 / start)
     return 1.0 / beta if beta is not None and beta > 0 else None

@@ -91,6 +91,11 @@ class RatingModel(ABC):
     def parameters(self) -> dict[str, Any]:
         """The parameters in use, for reports."""
 
+    def inert(self) -> dict[str, str]:
+        """Parameters that change no prediction as this model is configured, each with why
+        (`synelo tune` refuses to fit them)."""
+        return {}
+
 
 MODELS: dict[str, type[RatingModel]] = {}
 

@@ -110,5 +110,11 @@ class SynEloModel(RatingModel):
     def ratings(self) -> dict[str, float]:
         return {player: rec.rating for player, rec in self._book.records.items()}
 
+    def inert(self) -> dict[str, str]:
+        if self.params.convergence != "revised":
+            return {}
+        why = "only the seed's F3 uses it (add -p revised=0 to tune it)"
+        return {name: why for name in ("w_vel", "w_wre", "w_vol", "wre_scale")}
+
     def parameters(self) -> dict[str, Any]:
         return {**self.params.to_dict(), "revised": int(self.params.convergence == "revised")}
