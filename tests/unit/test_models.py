@@ -22,7 +22,8 @@ from synelo.evaluation.models import (
     register,
 )
 from synelo.evaluation.models.base import Scaling
-from synelo.ratings import ConvergenceWindow, PlayerRecord, SynEloParams, apply_change, rate_round
+from synelo.ratings import SynEloParams
+from tests.service_reference import rate_like_the_service
 
 README_MATCH = Match("readme", ("a", "b"), ("x", "y"), "A")
 
@@ -114,22 +115,7 @@ def test_synelo_model_is_the_service_code() -> None:
     ]
     model = create_model("synelo", {}, HistoryInfo(max_team_size=2))
     params = SynEloParams(theta=200.0, convergence="revised")  # the replay's default F3
-    records: dict[str, PlayerRecord] = {}
-    expected_p = []
-    for m in matches:
-        for p in m.team_a + m.team_b:
-            records.setdefault(p, PlayerRecord(1000, 0, ConvergenceWindow(params.window)))
-        parts = [(p, "A", records[p]) for p in m.team_a] + [(p, "B", records[p]) for p in m.team_b]
-        rr = rate_round(
-            [records[p].rating for p in m.team_a],
-            [records[p].rating for p in m.team_b],
-            parts,
-            m.winner,
-            params,
-        )
-        for change in rr.changes:
-            apply_change(records[change.player], change)
-        expected_p.append(rr.p_a)
+    expected_p, records, _ = rate_like_the_service(matches, params)
     assert [model.step(m) for m in matches] == expected_p
     assert model.parameters()["theta"] == 200.0
     assert model.ratings() == {p: rec.rating for p, rec in records.items()}

@@ -33,6 +33,7 @@ from synelo.ratings import (
 )
 from synelo.ratings.params import ParameterError
 from synelo.ratings.synelo import Winner
+from tests.service_reference import rate_like_the_service
 
 REVISED = SynEloParams(convergence="revised")  # Θ 2400, K_min 2, K_max 72: n₁ = 300
 
@@ -223,23 +224,7 @@ def test_revised_model_is_the_service_code() -> None:
     ]
     model = create_model("synelo", {"window": 60}, HistoryInfo(max_team_size=2))
     params = SynEloParams(theta=200.0, window=60, convergence="revised")
-    records: dict[str, PlayerRecord] = {}
-    expected_p, cs = [], set()
-    for m in matches:
-        for p in m.team_a + m.team_b:
-            records.setdefault(p, PlayerRecord(1000, 0, ConvergenceWindow(params.window)))
-        parts = [(p, "A", records[p]) for p in m.team_a] + [(p, "B", records[p]) for p in m.team_b]
-        rr = rate_round(
-            [records[p].rating for p in m.team_a],
-            [records[p].rating for p in m.team_b],
-            parts,
-            m.winner,
-            params,
-        )
-        cs.update(records[p].convergence for p in m.team_a + m.team_b)
-        for change in rr.changes:
-            apply_change(records[change.player], change)
-        expected_p.append(rr.p_a)
+    expected_p, records, cs = rate_like_the_service(matches, params)
     assert [model.step(m) for m in matches] == expected_p
     assert model.ratings() == {p: rec.rating for p, rec in records.items()}
     assert len(cs) > 50  # the prior and the z-test both moved C
