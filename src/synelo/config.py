@@ -107,7 +107,7 @@ class Settings(BaseSettings):
         return f"sqlite:///{(self.data_dir / 'synelo.db').resolve()}"
 
     def rating_params(self, theta: float) -> SynEloParams:
-        """The defaults a new pool snapshots (its own Θ from k_max or an override)."""
+        """The defaults a new pool snapshots (its own Θ from its team size or an override)."""
         return SynEloParams(
             r0=self.r0,
             r_min=self.r_min,
