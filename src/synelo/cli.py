@@ -461,7 +461,7 @@ def tune_cmd(
     fit: Annotated[
         list[str] | None,
         typer.Option(
-            help="parameter to fit (repeatable): theta (default), k_max, sigma, "
+            help="parameter to fit (repeatable): theta (default), k_min, k_max, sigma, "
             "weights (w_vel, w_wre, w_vol), …"
         ),
     ] = None,

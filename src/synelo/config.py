@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
@@ -13,6 +13,7 @@ from synelo.ratings.params import (
     ParameterError,
     SynEloParams,
     ThetaRule,
+    default_k_min,
     default_theta,
 )
 
@@ -39,7 +40,7 @@ class Settings(BaseSettings):
     r_shadow_cap: int = 2200
     t_shadow: int = 50
     t_stale_days: float = 30.0
-    k_min: float = 2.0
+    k_min: float | None = None  # None: 12 with F3 (revised), 2 with the seed's (default_k_min)
     k_max: float = 72.0
     team_size: int = Field(12, ge=1, le=64)  # largest team size feeding a pool (gives Θ)
     kmax: int | None = Field(None, ge=1, le=64)  # SYNELO_KMAX: team_size's deprecated name
@@ -106,8 +107,13 @@ class Settings(BaseSettings):
             return self.database_url
         return f"sqlite:///{(self.data_dir / 'synelo.db').resolve()}"
 
-    def rating_params(self, theta: float) -> SynEloParams:
-        """The defaults a new pool snapshots (its own Θ from its team size or an override)."""
+    def rating_params(self, theta: float, **overrides: Any) -> SynEloParams:
+        """The parameters a new pool snapshots: the settings, its own Θ (from its team size or
+        an override) and its `overrides`. Without SYNELO_K_MIN or a `k_min` override, K_min
+        follows the pool's F3 (`default_k_min`), so that a pool asking for the seed's F3
+        gets the design's K_min too."""
+        convergence = overrides.get("convergence", self.convergence)
+        k_min = self.k_min if self.k_min is not None else default_k_min(convergence)
         return SynEloParams(
             r0=self.r0,
             r_min=self.r_min,
@@ -115,7 +121,7 @@ class Settings(BaseSettings):
             r_shadow_cap=self.r_shadow_cap,
             t_shadow=self.t_shadow,
             t_stale_days=self.t_stale_days,
-            k_min=self.k_min,
+            k_min=k_min,
             k_max=self.k_max,
             theta=theta,
             window=self.window,
@@ -125,4 +131,4 @@ class Settings(BaseSettings):
             wre_scale=self.wre_scale,
             sigma=self.sigma,
             convergence=self.convergence,
-        )
+        ).with_changes(**overrides)

@@ -108,7 +108,8 @@ def test_convergence_is_a_pool_parameter(
     to one), as in test_api_players.test_lookup_reports_k_and_convergence: 1036, then 1000;
     window e = [0.5, 0.50375], o = [1, 0], 2 rounds played.
     - revised: |Σ(o − e)| = 0.00375 over √(0.25 + 0.24999) ≈ 0.0075 < 2.5, so v_z = 0 and
-      C = c_prior = 1/(1 + 2/300) = 150/151 = 0.9933775; K = 2 + 70·150/151 = 71.5364238
+      C = c_prior = 1/(1 + 2/300) = 150/151 = 0.9933775; K = 12 + 60·150/151 = 71.6026490
+      (K_min 12: the revised F3's default)
     - seed: C = 0.2546875, K = 19.828125 (worked in that test)."""
     made = {}
     for label, params in (("revised", {}), ("seed", {"convergence": "seed"})):
@@ -117,13 +118,14 @@ def test_convergence_is_a_pool_parameter(
         r = admin.post("/v1/pools", json=body)
         assert r.status_code == 201, r.text
         assert r.json()["params"]["convergence"] == label
+        assert r.json()["params"]["k_min"] == {"revised": 12, "seed": 2}[label]  # default_k_min
         assert admin.get(f"/v1/pools/{name}").json()["params"]["convergence"] == label
         play(server, name, [steam(1)], [steam(2)])
         play(server, name, [steam(3)], [steam(1)])
         made[label] = server.get(f"/v1/pools/{name}/players/{steam(1)}").json()
     assert made["revised"]["rating"] == made["seed"]["rating"] == 1000
     assert made["revised"]["convergence"] == pytest.approx(150 / 151, abs=1e-12)
-    assert made["revised"]["k"] == pytest.approx(71.5364238, abs=1e-6)
+    assert made["revised"]["k"] == pytest.approx(71.6026490, abs=1e-6)
     assert made["seed"]["convergence"] == pytest.approx(0.2546875, abs=1e-6)
     live.settings.convergence = "seed"
     try:
@@ -138,6 +140,7 @@ def test_convergence_is_a_pool_parameter(
         "seed",
         "revised",
     )
+    assert (by_setting["params"]["k_min"], own["params"]["k_min"]) == (2, 12)  # follow F3
 
 
 @pytest.mark.parametrize("value", ["bayes", "", 1, None, ["seed"]])

@@ -17,12 +17,19 @@ import httpx
 import pytest
 from sqlalchemy import select
 
-from synelo.ratings import ConvergenceWindow, PlayerRecord, SynEloParams, apply_change, rate_round
+from synelo.ratings import (
+    ConvergenceWindow,
+    PlayerRecord,
+    SynEloParams,
+    apply_change,
+    default_k_min,
+    rate_round,
+)
 from synelo.store.tables import journal, players, pools, rounds
 from tests.conftest import ADMIN, SERVER, LiveServer, _free_port, steam
 
 # the parameters of the `pool` fixture's pool: the settings' defaults (F3 revised), Θ 2400
-POOL_PARAMS = SynEloParams(convergence="revised")
+POOL_PARAMS = SynEloParams(convergence="revised", k_min=default_k_min("revised"))
 
 THREADS = 4
 ROUNDS_PER_THREAD = 15

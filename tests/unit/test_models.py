@@ -114,7 +114,8 @@ def test_synelo_model_is_the_service_code() -> None:
         for i in range(40)
     ]
     model = create_model("synelo", {}, HistoryInfo(max_team_size=2))
-    params = SynEloParams(theta=200.0, convergence="revised")  # the replay's default F3
+    # the replay's default F3, with its K_min
+    params = SynEloParams(theta=200.0, convergence="revised", k_min=12.0)
     expected_p, records, _ = rate_like_the_service(matches, params)
     assert [model.step(m) for m in matches] == expected_p
     assert model.parameters()["theta"] == 200.0

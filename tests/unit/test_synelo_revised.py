@@ -12,6 +12,7 @@ import random
 
 import pytest
 
+from synelo.config import Settings
 from synelo.evaluation.history import Match
 from synelo.evaluation.models import HistoryInfo, create_model
 from synelo.evaluation.models.base import parse_options
@@ -223,7 +224,7 @@ def test_revised_model_is_the_service_code() -> None:
         for i in range(300)
     ]
     model = create_model("synelo", {"window": 60}, HistoryInfo(max_team_size=2))
-    params = SynEloParams(theta=200.0, window=60, convergence="revised")
+    params = SynEloParams(theta=200.0, window=60, convergence="revised", k_min=12.0)
     expected_p, records, cs = rate_like_the_service(matches, params)
     assert [model.step(m) for m in matches] == expected_p
     assert model.ratings() == {p: rec.rating for p, rec in records.items()}
@@ -281,3 +282,21 @@ def test_seed_f3_rates_bit_for_bit_as_before(params: SynEloParams, expected: str
     assert seed_game_digest(params, 3000) == expected
     revised = SynEloParams.from_dict({**params.to_dict(), "convergence": "revised"})
     assert seed_game_digest(revised, 3000) != expected  # the digest does see F3
+
+
+def test_k_min_follows_f3_unless_named() -> None:
+    """F5's K_min of a pool or history that names none is 12 with F3 (revised) and the
+    design's 2 with the seed's F3; a K_min that is named (SYNELO_K_MIN, a pool's params, a
+    replay option, a journal's stored parameters) is kept as it is."""
+    settings = Settings(_env_file=None)
+    assert settings.rating_params(1200.0).k_min == 12.0
+    assert settings.rating_params(1200.0, convergence="seed").k_min == 2.0
+    assert settings.rating_params(1200.0, convergence="seed", k_min=5.0).k_min == 5.0
+    assert Settings(_env_file=None, k_min=3.0).rating_params(1200.0).k_min == 3.0
+    assert Settings(_env_file=None, convergence="seed").rating_params(1200.0).k_min == 2.0
+    info = HistoryInfo(max_team_size=3)
+    assert create_model("synelo", {}, info).parameters()["k_min"] == 12.0
+    assert create_model("synelo", {"revised": 0}, info).parameters()["k_min"] == 2.0
+    assert create_model("synelo", {"k_min": 7.0}, info).parameters()["k_min"] == 7.0
+    journal = HistoryInfo(header={"params": {"theta": 300.0, "k_min": 2.0}})
+    assert create_model("synelo", {}, journal).parameters()["k_min"] == 2.0

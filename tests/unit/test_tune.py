@@ -131,3 +131,11 @@ def test_tune_refuses_what_the_revised_f3_ignores() -> None:
         tune("synelo", matches, ["weights"], iterations=2)
     seeded = tune("synelo", matches, ["w_vol"], options={"revised": 0}, iterations=2)
     assert set(seeded.fitted) == {"w_vol"}
+
+
+def test_k_min_fit_stays_inside_k_max() -> None:
+    """K_min's search reaches 64; with K_max 20 every point above 20 breaks SynElo's own
+    invariant (K_min ≤ K_max). Those points lose (infinite loss) instead of stopping the fit."""
+    matches = import_frc([DATA / "2016.csv"]).matches[:600]
+    result = tune("synelo", matches, ["k_min"], options={"k_max": 20.0}, iterations=6)
+    assert 0.0 <= result.fitted["k_min"] <= 20.0

@@ -212,7 +212,12 @@ def tune(
     def loss(point: Mapping[str, float]) -> float:
         key = tuple(sorted(point.items()))
         if key not in seen:
-            predictions, _ = predict_all(create_model(model, {**base, **point}, info), train)
+            try:
+                candidate = create_model(model, {**base, **point}, info)
+            except ValueError:  # outside the model's own invariants (e.g. k_min > k_max)
+                seen[key] = math.inf
+                return math.inf
+            predictions, _ = predict_all(candidate, train)
             p = np.frombuffer(predictions, dtype=float)
             s = score(p[train_mask], train_o[train_mask])
             seen[key] = math.inf if s.log_loss is None else s.log_loss

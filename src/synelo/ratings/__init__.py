@@ -4,6 +4,7 @@ from synelo.ratings.params import (
     CONVERGENCES,
     Convergence,
     SynEloParams,
+    default_k_min,
     default_theta,
     linear_theta,
     seed_theta,
@@ -68,4 +69,5 @@ __all__ = [
     "seed_theta",
     "linear_theta",
     "default_theta",
+    "default_k_min",
 ]

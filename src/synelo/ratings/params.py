@@ -38,6 +38,19 @@ def linear_theta(team_size: int) -> float:
     return 100.0 * max(team_size, 2)
 
 
+# K_min of a new pool that names none, by F3's version. The seed's F3 keeps K near K_max, so
+# its floor hardly matters (the design's 2). The revised F3 lets K fall with evidence; its
+# floor is then the step that follows real skill drift (docs/maths/rating.md, "K_min").
+SEED_K_MIN: Final = 2.0
+REVISED_K_MIN: Final = 12.0
+
+
+def default_k_min(convergence: Convergence) -> float:
+    """F5's K_min of a pool that names none: 12 with F3 (revised), the design's 2 with the
+    seed's F3 (so that a seed pool rates exactly as the design's)."""
+    return REVISED_K_MIN if convergence == "revised" else SEED_K_MIN
+
+
 def default_theta(team_size: int, rule: ThetaRule = "linear") -> float:
     """F1's Θ of a pool that names none: `linear_theta`, or the design's `seed_theta`."""
     return seed_theta(team_size) if rule == "seed" else linear_theta(team_size)

@@ -12,6 +12,7 @@ from synelo.ratings import (
     Rater,
     RecordBook,
     SynEloParams,
+    default_k_min,
     linear_theta,
     win_probability,
 )
@@ -26,7 +27,7 @@ def _defaults() -> dict[str, float]:
         for f in fields(SynEloParams)
         if isinstance(getattr(seed, f.name), int | float)
     }
-    return {**numeric, "revised": 1}
+    return {**numeric, "k_min": default_k_min("revised"), "revised": 1}
 
 
 @register
@@ -39,13 +40,15 @@ class SynEloModel(RatingModel):
     team played so far, raised as larger teams first play (never from a later match). F3's
     version is the option `revised` (``-p revised=0`` for the seed's): by default the revised
     F3, except for a journal whose parameters do not name one, written by a pool that rated
-    with the seed's."""
+    with the seed's. K_min, unless given, follows the F3 in use (`default_k_min`): 12 with the
+    revised, 2 with the seed's."""
 
     name = "synelo"
     summary = "SynElo F1–F6, the service's own code"
     defaults = _defaults()
     tunable = {
         "theta": Bounds(50.0, 20_000.0, log=True),
+        "k_min": Bounds(0.0, 64.0),
         "k_max": Bounds(4.0, 400.0, log=True),
         "sigma": Bounds(50.0, 5_000.0, log=True),
         "w_vel": Bounds(0.0, 2.0),
@@ -88,6 +91,8 @@ class SynEloModel(RatingModel):
             if revised not in (0, 1):
                 raise ValueError(f"parameter 'revised': {revised!r} is not 0 or 1")
             base["convergence"] = "revised" if revised else "seed"
+        if stored is None and "k_min" not in chosen:  # F5's K_min for the history's F3
+            base["k_min"] = default_k_min(base["convergence"])
         return cls(SynEloParams.from_dict({**base, **chosen}), theta_from_teams)
 
     def predict(self, match: Match) -> float:

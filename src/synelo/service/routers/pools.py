@@ -35,7 +35,7 @@ def create_pool(body: PoolIn, request: Request, store: StoreDep) -> PoolOut:
     theta = settings.pool_theta(team_size, body.theta)
     overrides = body.params.model_dump(exclude_none=True) if body.params else {}
     try:
-        params = settings.rating_params(theta).with_changes(**overrides).within_bounds()
+        params = settings.rating_params(theta, **overrides).within_bounds()
     except ValueError as exc:
         raise invalid(("body", "params"), str(exc)) from None
     try:
