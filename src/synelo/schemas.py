@@ -5,12 +5,14 @@ loads no server stack."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import (
+    AwareDatetime,
     BaseModel,
     ConfigDict,
     Field,
+    Strict,
     StrictInt,
     StrictStr,
     ValidationInfo,
@@ -21,24 +23,87 @@ from pydantic import (
 from synelo.ratings.params import MAX_K, MAX_STALE_DAYS, MAX_T_SHADOW
 
 MAX_SIDE = 64
+MAX_LABEL = 64  # a map, mode, side or position name
+MAX_NAME = 64  # a player's display name
+MAX_DURATION = 7 * 86_400.0  # seconds: no round lasts a week
 PlayerId = StrictStr | StrictInt  # checked against the pool's id kind by synelo.service.ids
+Number = Annotated[float, Strict(), Field(allow_inf_nan=False)]  # a JSON number, not "60"
 
 
 class Sides(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
     A: list[PlayerId] = Field(min_length=1, max_length=MAX_SIDE)
     B: list[PlayerId] = Field(min_length=1, max_length=MAX_SIDE)
 
 
 class ParticipantSides(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
     A: list[PlayerId] = Field(default_factory=list, max_length=MAX_SIDE)
     B: list[PlayerId] = Field(default_factory=list, max_length=MAX_SIDE)
 
 
+class SideNames(BaseModel):
+    """The side each team played, e.g. RED/BLU or marines/aliens."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    A: StrictStr = Field(min_length=1, max_length=MAX_LABEL)
+    B: StrictStr = Field(min_length=1, max_length=MAX_LABEL)
+
+    @model_validator(mode="after")
+    def _different(self) -> SideNames:
+        if self.A == self.B:
+            raise ValueError("the two teams cannot play the same side")
+        return self
+
+
+class Commanders(BaseModel):
+    """Each team's commander (NS2), one of that team's players."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    A: PlayerId
+    B: PlayerId
+
+
+class TeamScores(BaseModel):
+    """Each team's score, e.g. goals in a game to 10."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    A: StrictInt = Field(ge=0, le=1_000_000)
+    B: StrictInt = Field(ge=0, le=1_000_000)
+
+
+class PlayedSpan(BaseModel):
+    """When a player entered and left the round, in seconds from its start."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, allow_inf_nan=False)
+
+    from_: Number = Field(alias="from", ge=0, le=MAX_DURATION)
+    to: Number = Field(ge=0, le=MAX_DURATION)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> PlayedSpan:
+        if self.to < self.from_:
+            raise ValueError("'to' comes before 'from'")
+        return self
+
+
+PlayedFraction = Annotated[Number, Field(ge=0, le=1)]
+
+
 class RoundIn(BaseModel):
     """A round report. `teams` are the rosters at round start (they decide P);
-    `participants` are the players rated (default: `teams`)."""
+    `participants` are the players rated (default: `teams`). The optional fields describe
+    the round for the models that use them; the service stores every field as reported, and
+    a field it does not know is an error."""
 
     model_config = ConfigDict(
+        extra="forbid",
+        allow_inf_nan=False,
         json_schema_extra={
             "example": {
                 "round_id": "srv1-2026-11-21T20:15:03-17",
@@ -47,7 +112,7 @@ class RoundIn(BaseModel):
                 "winner": "A",
                 "teams": {"A": ["76561197960265730"], "B": ["76561197960265731"]},
             }
-        }
+        },
     )
 
     round_id: StrictStr = Field(min_length=1, max_length=128)
@@ -56,6 +121,42 @@ class RoundIn(BaseModel):
     winner: Literal["A", "B", "draw"]
     teams: Sides
     participants: ParticipantSides | None = None
+    mode: StrictStr | None = Field(
+        None, min_length=1, max_length=MAX_LABEL, description="game mode, e.g. koth, ctf"
+    )
+    started_at: AwareDatetime | None = Field(None, description="ISO 8601, with a time zone")
+    ended_at: AwareDatetime | None = Field(None, description="ISO 8601, with a time zone")
+    duration: Number | None = Field(
+        None, gt=0, le=MAX_DURATION, description="the round's length in seconds"
+    )
+    sides: SideNames | None = None
+    commanders: Commanders | None = None
+    scores: TeamScores | None = None
+    time_played: dict[str, PlayedFraction | PlayedSpan] | None = Field(
+        None,
+        max_length=2 * MAX_SIDE,
+        description="per player: the fraction of the round played from its start (0–1), or "
+        '{"from": s, "to": s} in seconds from the start',
+    )
+    positions: dict[str, Annotated[StrictStr, Field(min_length=1, max_length=MAX_LABEL)]] | None = (
+        Field(None, max_length=2 * MAX_SIDE, description="per player, e.g. offense/defense")
+    )
+    player_scores: dict[str, Number] | None = Field(
+        None, max_length=2 * MAX_SIDE, description="per player: scoreboard points"
+    )
+    names: dict[str, Annotated[StrictStr, Field(min_length=1, max_length=MAX_NAME)]] | None = Field(
+        None, max_length=2 * MAX_SIDE, description="per player: display name"
+    )
+
+    @model_validator(mode="after")
+    def _times_ordered(self) -> RoundIn:
+        if self.started_at and self.ended_at and self.ended_at < self.started_at:
+            raise ValueError("ended_at comes before started_at")
+        if self.duration is not None and self.time_played:
+            for player, played in self.time_played.items():
+                if isinstance(played, PlayedSpan) and played.to > self.duration:
+                    raise ValueError(f"time_played.{player}: 'to' is after the round's end")
+        return self
 
 
 class PlayerChangeOut(BaseModel):

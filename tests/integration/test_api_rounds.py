@@ -6,8 +6,9 @@ import uuid
 from urllib.parse import quote
 
 import httpx
+import orjson
 import pytest
-from sqlalchemy import update
+from sqlalchemy import select, update
 
 from synelo.store.tables import rounds
 from tests.conftest import LiveServer, steam
@@ -134,6 +135,10 @@ def test_a_retry_of_a_round_stored_by_an_older_release_gets_its_stored_answer(
         ("teams B", {"teams": {"A": [steam(1)], "B": [steam(3)]}}),
         ("participants A", {"participants": {"A": [], "B": [steam(2)]}}),
         ("participants B", {"participants": {"A": [steam(1)], "B": []}}),
+        ("an optional field added", {"mode": "koth"}),
+        ("names", {"names": {steam(1): "Ann"}}),
+        ("time_played", {"time_played": {steam(2): 0.5}}),
+        ("started_at", {"started_at": "2026-11-25T10:00:00Z"}),
     ],
 )
 def test_same_round_id_other_content_is_409(
@@ -218,6 +223,93 @@ BAD_CASES = [
             }
         },
         ["body", "teams", "A"],
+    ),
+    ("unknown field", {"score": [10, 4]}, ["body", "score"]),
+    (
+        "unknown team",
+        {
+            "teams": {
+                "A": ["76561197960265729"],
+                "B": ["76561197960265730"],
+                "C": ["76561197960265731"],
+            }
+        },
+        ["body", "teams", "C"],
+    ),
+    (
+        "time_played over 1",
+        {"time_played": {"76561197960265729": 1.5}},
+        ["body", "time_played", "76561197960265729"],
+    ),
+    (
+        "time_played negative",
+        {"time_played": {"76561197960265729": -0.1}},
+        ["body", "time_played", "76561197960265729"],
+    ),
+    (
+        "time_played span backwards",
+        {"time_played": {"76561197960265729": {"from": 90, "to": 30}}},
+        ["body", "time_played", "76561197960265729"],
+    ),
+    (
+        "time_played span past the end",
+        {"duration": 60, "time_played": {"76561197960265729": {"from": 0, "to": 90}}},
+        ["body"],
+    ),
+    (
+        "time_played span with an unknown key",
+        {"time_played": {"76561197960265729": {"from": 0, "until": 30}}},
+        ["body", "time_played", "76561197960265729"],
+    ),
+    (
+        "time_played of a stranger",
+        {"time_played": {"76561197960265731": 0.5}},
+        ["body", "time_played", "76561197960265731"],
+    ),
+    ("time_played bad id", {"time_played": {"17": 0.5}}, ["body", "time_played", "17"]),
+    ("duration zero", {"duration": 0}, ["body", "duration"]),
+    ("duration text", {"duration": "60"}, ["body", "duration"]),
+    ("same sides", {"sides": {"A": "RED", "B": "RED"}}, ["body", "sides"]),
+    ("one side", {"sides": {"A": "RED"}}, ["body", "sides", "B"]),
+    (
+        "commander on the other team",
+        {"commanders": {"A": "76561197960265730", "B": "76561197960265730"}},
+        ["body", "commanders", "A"],
+    ),
+    ("negative score", {"scores": {"A": -1, "B": 4}}, ["body", "scores", "A"]),
+    ("score as a list", {"scores": [10, 4]}, ["body", "scores"]),
+    (
+        "empty position",
+        {"positions": {"76561197960265729": ""}},
+        ["body", "positions", "76561197960265729"],
+    ),
+    (
+        "position of a stranger",
+        {"positions": {"76561197960265731": "defense"}},
+        ["body", "positions", "76561197960265731"],
+    ),
+    (
+        "player score text",
+        {"player_scores": {"76561197960265729": "ten"}},
+        ["body", "player_scores", "76561197960265729"],
+    ),
+    (
+        "name too long",
+        {"names": {"76561197960265729": "x" * 65}},
+        ["body", "names", "76561197960265729"],
+    ),
+    (
+        "name of a stranger",
+        {"names": {"76561197960265731": "Zed"}},
+        ["body", "names", "76561197960265731"],
+    ),
+    ("empty mode", {"mode": ""}, ["body", "mode"]),
+    ("naive started_at", {"started_at": "2026-11-25T10:00:00"}, ["body", "started_at"]),
+    ("started_at not a time", {"started_at": "yesterday"}, ["body", "started_at"]),
+    (
+        "ended before started",
+        {"started_at": "2026-11-25T10:00:00Z", "ended_at": "2026-11-25T09:00:00Z"},
+        ["body"],
     ),
     ("missing round_id", {"round_id": None}, ["body", "round_id"]),
     ("numeric round_id", {"round_id": 17}, ["body", "round_id"]),
@@ -356,3 +448,65 @@ def test_text_ids_with_slash_and_percent_are_reachable_by_url(
     assert admin.delete(slash).json()["rating"] == 1000
     assert len(admin.get(f"{slash}/history").json()["entries"]) == 3  # round, set, reset
     assert server.get(f"/v1/pools/{name}/players/a").json()["rating"] == after["a"]
+
+
+def test_the_whole_report_is_stored_as_sent(
+    live: LiveServer, server: httpx.Client, admin: httpx.Client, pool: str
+) -> None:
+    """Every optional field is kept in rounds.report in canonical form (ids as strings,
+    times in UTC), beside the rosters and the participants; a retry with the same fields in
+    another order is the same round, and the rating is as without them (SynElo uses none)."""
+    a, b, c = steam(1), steam(2), steam(3)
+    extras = {
+        "mode": "koth",
+        "started_at": "2026-11-25T11:00:00+01:00",
+        "ended_at": "2026-11-25T10:05:00Z",
+        "duration": 300,
+        "sides": {"A": "RED", "B": "BLU"},
+        "commanders": {"A": int(a), "B": b},
+        "scores": {"A": 10, "B": 4},
+        "time_played": {a: 1.0, b: {"from": 30, "to": 300}, c: 0.25},
+        "positions": {a: "offense", b: "defense"},
+        "player_scores": {a: 12, b: 3.5},
+        "names": {a: "Ann", b: "Bo"},
+    }
+    payload = report([a], [b], round_id="whole", participants={"A": [a, c], "B": [b]}, **extras)
+    first = server.post(f"/v1/pools/{pool}/rounds", json=payload)
+    assert first.status_code == 201, first.text
+    plain = server.post(
+        f"/v1/pools/{pool}/rounds",
+        json=report([steam(4)], [steam(5)], participants={"A": [steam(4), steam(6)], "B": []}),
+    )
+    assert [p["delta"] for p in first.json()["players"]] == [36, 36, -36]
+    reordered = dict(reversed(list(payload.items())))
+    reordered["time_played"] = dict(reversed(list(extras["time_played"].items())))
+    again = server.post(f"/v1/pools/{pool}/rounds", json=reordered)
+    assert (again.status_code, again.content) == (200, first.content)
+    pool_id = live.store.get_pool(pool).id
+    with live.store.engine.connect() as conn:
+        stored = dict(
+            conn.execute(
+                select(rounds.c.round_id, rounds.c.report).where(rounds.c.pool_id == pool_id)
+            ).all()
+        )
+    assert orjson.loads(stored["whole"]) == {
+        "round_id": "whole",
+        "server_id": "srv1",
+        "map": "arena_well",
+        "winner": "A",
+        "teams": {"A": [a], "B": [b]},
+        "participants": {"A": [a, c], "B": [b]},
+        **extras,
+        "started_at": "2026-11-25T10:00:00Z",
+        "commanders": {"A": a, "B": b},
+    }
+    assert plain.status_code == 201
+    assert set(orjson.loads(stored[plain.json()["round_id"]])) == {
+        "round_id",
+        "server_id",
+        "map",
+        "winner",
+        "teams",
+        "participants",
+    }
+    assert admin.get(f"/v1/pools/{pool}/quality").json()["rounds"] == 2

@@ -3,11 +3,13 @@ and a record encodes to the very text such a row holds."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from synelo.service.routers.rounds import round_json
 from synelo.store.round_record import decode_record, encode_record
-from synelo.store.typedefs import RatedPlayer, RatedRound
+from synelo.store.typedefs import RatedPlayer, RatedRound, RoundReport
 
 # Written by the release before this module (its HTTP answer, stored verbatim as the record).
 STORED = (
@@ -86,3 +88,27 @@ def test_the_answer_is_the_documented_models_json() -> None:
         }
     )
     assert round_json(RATED) == model.model_dump_json().encode()
+
+
+def test_a_plain_report_digests_as_before_and_extras_change_the_digest() -> None:
+    """The digest of a report without optional fields is the one releases before them stored
+    (written out here from that release's formula), so a retry of such a round is still a
+    retry; any optional field, at any key order, is part of the digest."""
+    plain = RoundReport(
+        "r1",
+        "srv1",
+        "arena_well",
+        "A",
+        ("76561197960265730", "76561197960265729"),
+        ("76561197960265731",),
+        ("76561197960265729",),
+        ("76561197960265731",),
+    )
+    assert plain.content_hash() == (
+        "7ce1fe286ebd8a32760c1f6bbd1f5e439e21beeb022f15934e39d2801d35f538"
+    )
+    named = replace(plain, extras={"names": {"76561197960265729": "Ann"}, "mode": "koth"})
+    reordered = replace(plain, extras={"mode": "koth", "names": {"76561197960265729": "Ann"}})
+    renamed = replace(plain, extras={"mode": "koth", "names": {"76561197960265729": "Bo"}})
+    assert named.content_hash() == reordered.content_hash() != plain.content_hash()
+    assert renamed.content_hash() != named.content_hash()

@@ -90,7 +90,8 @@ UPDATE_PLAYER = DriverSql(
 )
 INSERT_ROUND = DriverSql(
     "INSERT INTO rounds (pool_id, seq, round_id, server_id, map, winner, sum_a, sum_b, p_a, "
-    "content_hash, result, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id"
+    "content_hash, result, created_at, report) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+    "RETURNING id"
 )
 _JOURNAL_COLUMNS = (
     "INSERT INTO journal (pool_id, player_id, round_pk, kind, team, before, "

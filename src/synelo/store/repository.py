@@ -17,6 +17,7 @@ from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from typing import Any, NamedTuple
 
+import orjson
 from sqlalchemy import Connection, Engine, delete, func, insert, literal, select, update
 from sqlalchemy.exc import IntegrityError
 
@@ -631,6 +632,7 @@ class Store:
                 digest,
                 encode_record(rated),
                 stamp,
+                orjson.dumps(report.stored()).decode(),
             ),
         )
         journal_ids = sql.insert_journal(

@@ -113,6 +113,10 @@ rounds = Table(
     # the store's record of the rated round (round_record.py), decoded for a retry
     Column("result", Text, nullable=False),
     Column("created_at", UtcDateTime(), nullable=False),
+    # the report as it was sent, every field (RoundReport.stored), as JSON: the source of
+    # truth for re-rating. NULL for rounds stored before it was kept (migration 0004), whose
+    # rosters are unknown: their participants stand in for them.
+    Column("report", Text, nullable=True),
     UniqueConstraint("pool_id", "round_id", name="uq_rounds_pool_round_id"),
     UniqueConstraint("pool_id", "seq", name="uq_rounds_pool_seq"),
 )

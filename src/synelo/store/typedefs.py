@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Literal, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 import orjson
 
@@ -39,7 +40,9 @@ class PlayerRow:
 
 @dataclass(frozen=True, slots=True)
 class RoundReport:
-    """A validated round report with ids already normalised to strings."""
+    """A validated round report with ids already normalised to strings. `extras` holds the
+    optional fields that were reported (time_played, sides, scores, names…) in their
+    canonical JSON form: ids normalised, times as UTC ISO 8601."""
 
     round_id: str
     server_id: str
@@ -49,21 +52,36 @@ class RoundReport:
     team_b: tuple[str, ...]
     participants_a: tuple[str, ...]
     participants_b: tuple[str, ...]
+    extras: Mapping[str, Any] = field(default_factory=dict)
 
     def content_hash(self) -> str:
-        """Order-insensitive digest of the report, to tell a retry from a different round."""
-        canonical = orjson.dumps(
-            [
-                self.server_id,
-                self.map,
-                self.winner,
-                sorted(self.team_a),
-                sorted(self.team_b),
-                sorted(self.participants_a),
-                sorted(self.participants_b),
-            ]
-        )
-        return hashlib.sha256(canonical).hexdigest()
+        """Order-insensitive digest of the whole report, to tell a retry from a different
+        round. A report without optional fields digests as it did before they existed, so
+        a retry of a round stored then still matches."""
+        fields: list[Any] = [
+            self.server_id,
+            self.map,
+            self.winner,
+            sorted(self.team_a),
+            sorted(self.team_b),
+            sorted(self.participants_a),
+            sorted(self.participants_b),
+        ]
+        if self.extras:
+            fields.append(self.extras)
+        return hashlib.sha256(orjson.dumps(fields, option=orjson.OPT_SORT_KEYS)).hexdigest()
+
+    def stored(self) -> dict[str, Any]:
+        """The report as ``rounds.report`` keeps it: every field, as reported."""
+        return {
+            "round_id": self.round_id,
+            "server_id": self.server_id,
+            "map": self.map,
+            "winner": self.winner,
+            "teams": {"A": list(self.team_a), "B": list(self.team_b)},
+            "participants": {"A": list(self.participants_a), "B": list(self.participants_b)},
+            **self.extras,
+        }
 
 
 class RatedPlayer(NamedTuple):

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+from datetime import UTC, datetime
+from typing import Any
 
 import orjson
 from fastapi import APIRouter, HTTPException, Request, Response
 
-from synelo.schemas import RoundIn, RoundOut
+from synelo.schemas import PlayedSpan, RoundIn, RoundOut
 from synelo.service.deps import PoolDep, ServerAuth
-from synelo.service.ids import Loc, invalid, normalize_ids
+from synelo.service.ids import Loc, invalid, normalize_id, normalize_ids
 from synelo.store.typedefs import Pool, RatedRound, RoundConflict, RoundReport
 
 router = APIRouter(prefix="/v1/pools/{pool}", tags=["rounds"])
@@ -37,9 +39,63 @@ def to_report(body: RoundIn, pool: Pool) -> RoundReport:
                         ("body", "participants", side, i),
                         f"player {key} is on the other team in teams",
                     )
+    extras = _extras(body, kind, {"A": {*team_a, *part_a}, "B": {*team_b, *part_b}})
     return RoundReport(
-        body.round_id, body.server_id, body.map, body.winner, team_a, team_b, part_a, part_b
+        body.round_id, body.server_id, body.map, body.winner, team_a, team_b, part_a, part_b, extras
     )
+
+
+PER_PLAYER = ("time_played", "positions", "player_scores", "names")
+
+
+def _utc(moment: datetime) -> str:
+    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+def _extras(body: RoundIn, kind: str, players: dict[str, set[str]]) -> dict[str, Any]:
+    """The optional fields in canonical form (`RoundReport.extras`). A player named in a
+    per-player field must be in the round (a roster or the participants), and a commander
+    on their own team: else a 422 naming the field."""
+    extras: dict[str, Any] = {}
+    if body.mode is not None:
+        extras["mode"] = body.mode
+    if body.started_at is not None:
+        extras["started_at"] = _utc(body.started_at)
+    if body.ended_at is not None:
+        extras["ended_at"] = _utc(body.ended_at)
+    if body.duration is not None:
+        extras["duration"] = body.duration
+    if body.sides is not None:
+        extras["sides"] = {"A": body.sides.A, "B": body.sides.B}
+    if body.scores is not None:
+        extras["scores"] = {"A": body.scores.A, "B": body.scores.B}
+    if body.commanders is not None:
+        commanders = {}
+        for side, named in (("A", body.commanders.A), ("B", body.commanders.B)):
+            loc: Loc = ("body", "commanders", side)
+            key = normalize_id(named, kind, loc)
+            if key not in players[side]:
+                raise invalid(loc, f"player {key} is not on team {side} in this round", value=named)
+            commanders[side] = key
+        extras["commanders"] = commanders
+    everyone = players["A"] | players["B"]
+    for name in PER_PLAYER:
+        given: dict[str, Any] | None = getattr(body, name)
+        if given is None:
+            continue
+        canonical: dict[str, Any] = {}
+        for raw, value in given.items():
+            loc = ("body", name, raw)
+            key = normalize_id(raw, kind, loc)
+            if key not in everyone:
+                raise invalid(loc, f"player {key} is not in this round", value=raw)
+            if key in canonical:
+                raise invalid(loc, f"player {key} is listed twice", value=raw)
+            canonical[key] = (
+                {"from": value.from_, "to": value.to} if isinstance(value, PlayedSpan) else value
+            )
+        extras[name] = canonical
+    return extras
 
 
 def round_json(rated: RatedRound) -> bytes:
