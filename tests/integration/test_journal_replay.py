@@ -7,17 +7,19 @@ import json
 import math
 import random
 import uuid
+from pathlib import Path
 
 import httpx
 import pytest
 from sqlalchemy import update
 
+from synelo.evaluation.history import read_history, write_history
 from synelo.evaluation.journal import import_journal
 from synelo.evaluation.models import HistoryInfo, create_model
 from synelo.evaluation.replay import replay
 from synelo.ratings import SynEloParams
 from synelo.ratings.theta import fit_theta, fit_theta_interval
-from synelo.store.tables import pools
+from synelo.store.tables import pools, rounds
 from synelo.store.typedefs import RatedRound, RoundReport
 from tests.conftest import LiveServer, steam
 
@@ -164,9 +166,75 @@ def test_export_counts_what_it_cannot_replay(
     )
     assert admin.put(f"/v1/pools/{pool}/players/{a}", json={"rating": 1500}).status_code == 200
     exported = import_journal(live.store, pool)
-    assert [m.team_a for m in exported.matches] == [(a,), (a, late)]
-    assert (exported.roster_differs, exported.admin_changes) == (1, 1)
+    assert [(m.team_a, m.participants) for m in exported.matches] == [
+        ((a,), None),
+        ((a,), ((a, late), (b,))),
+    ]
+    assert (exported.roster_differs, exported.admin_changes) == (0, 1)
     assert any("admin changes" in n for n in exported.header["notes"])
+    # the same rounds as a release before migration 0004 stored them: no report
+    pool_id = live.store.get_pool(pool).id
+    with live.store.engine.begin() as conn:
+        conn.execute(update(rounds).where(rounds.c.pool_id == pool_id).values(report=None))
+    legacy = import_journal(live.store, pool)
+    assert [m.team_a for m in legacy.matches] == [(a,), (a, late)]
+    assert all(m.details == {"rosters_known": False} for m in legacy.matches)
+    assert (legacy.roster_differs, legacy.admin_changes) == (1, 1)
+    assert any("rosters_known: false" in n for n in legacy.header["notes"])
+
+
+def test_an_export_with_joiners_and_every_field_replays_exactly(
+    live: LiveServer, admin: httpx.Client, server: httpx.Client, tmp_path: Path
+) -> None:
+    """Rounds whose participants differ from their rosters (joiners, leavers) and carry
+    optional fields: the export keeps them all, survives a write and read of the history file,
+    and its replay gives every P and every rating the service stored."""
+    pool = new_pool(admin, window=8)
+    rng = random.Random(11)
+    players = [steam(n) for n in range(1, 13)]
+    answers = []
+    for i in range(80):
+        size = rng.randint(1, 4)
+        picked = rng.sample(players, 2 * size + 2)
+        team_a, team_b, extra = picked[:size], picked[size : 2 * size], picked[2 * size :]
+        part_a = team_a[1:] + [extra[0]] if rng.random() < 0.5 else team_a
+        part_b = team_b + [extra[1]] if rng.random() < 0.5 else team_b
+        body = {
+            "round_id": f"r{i}",
+            "server_id": "s1",
+            "map": "koth_harvest",
+            "winner": rng.choice(["A", "B", "draw"]),
+            "teams": {"A": team_a, "B": team_b},
+            "participants": {"A": part_a, "B": part_b},
+            "mode": "koth",
+            "started_at": f"2026-11-{1 + i // 10:02d}T10:{i % 60:02d}:00Z",
+            "sides": {"A": "RED", "B": "BLU"},
+            "time_played": {p: 0.5 for p in part_a},
+            "names": {team_a[0]: f"player {i}"},
+        }
+        r = server.post(f"/v1/pools/{pool}/rounds", json=body)
+        assert r.status_code == 201, r.text
+        answers.append(r.json())
+    exported = import_journal(live.store, pool)
+    assert exported.roster_differs == 0
+    assert sum(m.participants is not None for m in exported.matches) > 30
+    path = tmp_path / "export.jsonl"
+    write_history(path, exported.matches, exported.header)
+    history = read_history(path, strict=True)
+    assert history.matches == exported.matches
+    first = history.matches[0]
+    assert (first.mode, first.details["sides"], first.time.isoformat()) == (
+        "koth",
+        {"A": "RED", "B": "BLU"},
+        "2026-11-01T10:00:00+00:00",
+    )
+    model = create_model("synelo", {}, HistoryInfo(4, history.header))
+    result = replay(model, history.matches)
+    assert result.predictions.tolist() == [a["p_a"] for a in answers]
+    stored = server.post(f"/v1/pools/{pool}/players/lookup", json={"steam_ids": players})
+    played = {p["steam_id"]: p["rating"] for p in stored.json()["players"] if p["rounds_played"]}
+    assert model.ratings() == played
+    assert len(set(played.values())) > 5
 
 
 def test_quality_suggests_theta_from_500_rounds(live: LiveServer, admin: httpx.Client) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import pytest
 from synelo.evaluation.history import (
     HistoryFormatError,
     Match,
+    parse_match,
     read_history,
     write_history,
 )
@@ -101,3 +103,44 @@ def test_header_only_on_the_first_line(tmp_path: Path) -> None:
     assert late.header == {} and late.errors[0].line == 2
     with pytest.raises(HistoryFormatError, match="unknown history format"):
         read_history(write_lines(tmp_path, '{"synelo_history": 9}', GOOD), strict=True)
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ({"participants": {"A": ["a"], "B": ["a"]}}, "participant(s) on both sides: a"),
+        ({"participants": {"A": ["y"]}}, "participant(s) on both sides: y"),
+        ({"participants": {"A": [], "B": []}}, "at least one player"),
+        ({"participants": {"C": ["a"]}}, "participants must be an object"),
+        ({"time_played": {"a": {"from": 9, "to": 3}}}, "0 ≤ from ≤ to"),
+        ({"time_played": {"a": {"from": 0}}}, 'a fraction or {"from": s, "to": s}'),
+    ],
+)
+def test_report_fields_are_checked(extra: dict, message: str) -> None:
+    line = {"id": "m", "teams": {"A": ["a", "b"], "B": ["x", "y"]}, "winner": "A", **extra}
+    with pytest.raises(ValueError, match=re.escape(message)):
+        parse_match(line)
+
+
+def test_report_fields_round_trip() -> None:
+    """participants, spans, started_at (read as time) and the other report fields survive."""
+    line = {
+        "id": "m",
+        "teams": {"A": ["a"], "B": ["x"]},
+        "winner": "draw",
+        "participants": {"A": ["a", "b"], "B": ["x"]},
+        "started_at": "2026-11-25T10:00:00Z",
+        "time_played": {"b": {"from": 30.0, "to": 60.0}, "a": 1.0},
+        "sides": {"A": "marines", "B": "aliens"},
+        "commanders": {"A": "a", "B": "x"},
+        "names": {"a": "Ann"},
+    }
+    match = parse_match(line)
+    assert match.rated == (("a", "b"), ("x",))
+    assert match.time is not None and match.time.isoformat() == "2026-11-25T10:00:00+00:00"
+    assert parse_match(match.to_json()) == match
+    assert match.details == {
+        "sides": {"A": "marines", "B": "aliens"},
+        "commanders": {"A": "a", "B": "x"},
+        "names": {"a": "Ann"},
+    }

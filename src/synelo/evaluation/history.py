@@ -7,12 +7,18 @@ One match per line, in the order the matches were played::
      "scores": {"A": 157, "B": 117}, "map": "...", "mode": "...",
      "time_played": {"frc254": 1.0, "frc971": 0.5}, "scored": true}
 
-Required: ``id`` (a unique non-empty string), ``teams`` (sides ``A`` and ``B``, each a
-non-empty list of distinct player ids; no player on both sides) and ``winner`` (``"A"``,
-``"B"`` or ``"draw"``). Optional: ``time`` (ISO 8601), ``type`` (the match type the replay
-groups its scores by), ``scores`` (numbers per side), ``map``, ``mode``, ``time_played``
-(fraction of the match each player played, 0–1) and ``scored`` (false: the models learn from
-the match but it is left out of every score). Other keys are ignored.
+Required: ``id`` (a unique non-empty string), ``teams`` (the rosters at the match's start:
+sides ``A`` and ``B``, each a non-empty list of distinct player ids; no player on both sides)
+and ``winner`` (``"A"``, ``"B"`` or ``"draw"``). Optional: ``participants`` (the players
+rated, by side, when they differ from ``teams``: a mid-round joiner, a leaver), ``time``
+(ISO 8601; ``started_at`` is read as it), ``type`` (the match type the replay groups its
+scores by), ``scores`` (numbers per side), ``map``, ``mode``, ``time_played`` (per player: the
+fraction played from the start, 0–1, or ``{"from": s, "to": s}``), ``scored`` (false: the
+models learn from the match but it is left out of every score), and the other fields of a
+service round report, kept as they are for the models that use them: ``ended_at``,
+``duration``, ``sides``, ``commanders``, ``positions``, ``player_scores``, ``names``, and
+``rosters_known`` (false: a pool's round stored before rosters were kept, whose participants
+stand in for its rosters). Other keys are ignored.
 
 An optional first line ``{"synelo_history": 1, ...}`` is the header: where the history comes
 from, the choices its importer made (``notes``) and, for a pool's journal, the pool's rating
@@ -35,6 +41,17 @@ import orjson
 Winner = Literal["A", "B", "draw"]
 FORMAT_VERSION = 1
 _WINNERS = ("A", "B", "draw")
+# A service round report's fields that the history keeps as they are (Match.details).
+DETAIL_KEYS = (
+    "ended_at",
+    "duration",
+    "sides",
+    "commanders",
+    "positions",
+    "player_scores",
+    "names",
+    "rosters_known",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,8 +67,10 @@ class Match:
     scores: tuple[float, float] | None = None
     map: str | None = None
     mode: str | None = None
-    time_played: dict[str, float] | None = None
+    time_played: dict[str, Any] | None = None  # a fraction, or {"from": s, "to": s}
     scored: bool = True
+    participants: tuple[tuple[str, ...], tuple[str, ...]] | None = None  # None: the teams
+    details: dict[str, Any] | None = None  # the report's other fields (DETAIL_KEYS)
 
     def __post_init__(self) -> None:
         # the sides are tuples whatever was passed (the compiled rating loop reads tuples)
@@ -80,7 +99,16 @@ class Match:
             out["scores"] = {"A": self.scores[0], "B": self.scores[1]}
         if not self.scored:
             out["scored"] = False
+        if self.participants is not None:
+            out["participants"] = {"A": list(self.participants[0]), "B": list(self.participants[1])}
+        if self.details:
+            out.update(self.details)
         return out
+
+    @property
+    def rated(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """The players rated, by side: the participants, else the teams."""
+        return self.participants or (self.team_a, self.team_b)
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,15 +141,31 @@ class History:
         return max((max(len(m.team_a), len(m.team_b)) for m in self.matches), default=1)
 
 
-def _side(value: Any, name: str) -> tuple[str, ...]:
-    if not isinstance(value, list) or not value:
-        raise ValueError(f"teams.{name} must be a non-empty list of player ids")
+def _side(value: Any, name: str, allow_empty: bool = False) -> tuple[str, ...]:
+    where = name if "." in name else f"teams.{name}"
+    if not isinstance(value, list) or not (value or allow_empty):
+        raise ValueError(f"{where} must be a non-empty list of player ids")
     for player in value:
         if not isinstance(player, str) or not player:
-            raise ValueError(f"teams.{name}: player ids are non-empty strings, not {player!r}")
+            raise ValueError(f"{where}: player ids are non-empty strings, not {player!r}")
     if len(set(value)) != len(value):
-        raise ValueError(f"teams.{name} lists a player twice")
+        raise ValueError(f"{where} lists a player twice")
     return tuple(value)
+
+
+def _played(value: Any, what: str) -> float | dict[str, float]:
+    """A time_played entry: a fraction 0–1, or {"from": s, "to": s} with 0 ≤ from ≤ to."""
+    if isinstance(value, dict):
+        if set(value) != {"from", "to"}:
+            raise ValueError(f'{what} must be a fraction or {{"from": s, "to": s}}')
+        start, end = _number(value["from"], f"{what}.from"), _number(value["to"], f"{what}.to")
+        if not 0 <= start <= end:
+            raise ValueError(f"{what} needs 0 ≤ from ≤ to")
+        return {"from": start, "to": end}
+    frac = _number(value, what)
+    if not 0 <= frac <= 1:
+        raise ValueError(f"{what} must be within 0…1")
+    return frac
 
 
 def _optional_str(obj: dict[str, Any], key: str) -> str | None:
@@ -153,8 +197,24 @@ def parse_match(obj: Any) -> Match:
     winner = obj.get("winner")
     if winner not in _WINNERS:
         raise ValueError(f'winner must be "A", "B" or "draw", not {winner!r}')
+    participants = None
+    if (raw_part := obj.get("participants")) is not None:
+        if not isinstance(raw_part, dict) or set(raw_part) - {"A", "B"}:
+            raise ValueError('participants must be an object {"A": [...], "B": [...]}')
+        part_a = _side(raw_part.get("A", []), "participants.A", allow_empty=True)
+        part_b = _side(raw_part.get("B", []), "participants.B", allow_empty=True)
+        if not part_a and not part_b:
+            raise ValueError("participants: at least one player is needed")
+        if (
+            both := (set(part_a) & set(part_b))
+            | (set(part_a) & set(team_b))
+            | (set(part_b) & set(team_a))
+        ):
+            raise ValueError(f"participant(s) on both sides: {', '.join(sorted(both))}")
+        participants = (part_a, part_b)
+    details = {key: obj[key] for key in DETAIL_KEYS if key in obj} or None
     time = None
-    if (raw_time := obj.get("time")) is not None:
+    if (raw_time := obj.get("time", obj.get("started_at"))) is not None:
         if not isinstance(raw_time, str):
             raise ValueError("time must be an ISO 8601 string")
         time = datetime.fromisoformat(raw_time)
@@ -168,11 +228,8 @@ def parse_match(obj: Any) -> Match:
         if not isinstance(raw_played, dict):
             raise ValueError("time_played must be an object {player: fraction}")
         time_played = {}
-        for player, frac in raw_played.items():
-            frac = _number(frac, f"time_played.{player}")
-            if not 0 <= frac <= 1:
-                raise ValueError(f"time_played.{player} must be within 0…1")
-            time_played[player] = float(frac)
+        for player, played in raw_played.items():
+            time_played[player] = _played(played, f"time_played.{player}")
     scored = obj.get("scored", True)
     if not isinstance(scored, bool):
         raise ValueError("scored must be true or false")
@@ -188,6 +245,8 @@ def parse_match(obj: Any) -> Match:
         _optional_str(obj, "mode"),
         time_played,
         scored,
+        participants,
+        details,
     )
 
 

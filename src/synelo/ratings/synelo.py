@@ -337,6 +337,28 @@ class Rater:
         for rec in recs_b:
             sum_b += rec.rating
         p_a = win_probability(sum_a, sum_b, self.theta)
+        self._move(recs_a, recs_b, p_a, winner)
+        return p_a
+
+    def play_with_participants(
+        self,
+        book: RecordBook,
+        team_a: tuple[str, ...],
+        team_b: tuple[str, ...],
+        participants_a: tuple[str, ...],
+        participants_b: tuple[str, ...],
+        winner: Winner,
+    ) -> float:
+        """`play` for a round whose participants differ from its round-start rosters, as
+        the service rates it: P_A from the rosters' sums (F1), then F2–F5 for each
+        participant on their side. Returns P_A."""
+        p_a = win_probability(book.rating_sum(team_a), book.rating_sum(team_b), self.theta)
+        self._move(book.team(participants_a), book.team(participants_b), p_a, winner)
+        return p_a
+
+    def _move(
+        self, recs_a: list[PlayerRecord], recs_b: list[PlayerRecord], p_a: float, winner: Winner
+    ) -> None:
         p_b = 1.0 - p_a
         s_a = round_score(winner, "A")
         s_b = 1.0 - s_a
@@ -345,7 +367,6 @@ class Rater:
             advance(rec, self.rate(rec, p_a, s_a)[1], p_a, s_a)
         for rec in recs_b:
             advance(rec, self.rate(rec, p_b, s_b)[1], p_b, s_b)
-        return p_a
 
 
 def rate_player(

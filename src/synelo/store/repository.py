@@ -477,6 +477,7 @@ class Store:
                     rounds.c.sum_b,
                     rounds.c.p_a,
                     rounds.c.created_at,
+                    rounds.c.report,
                     players.c.player_key,
                     journal.c.team,
                     journal.c.before,
@@ -505,6 +506,7 @@ class Store:
                             r.p_a,
                             r.created_at,
                             [],
+                            None if r.report is None else orjson.loads(r.report),
                         )
                     )
                 out[-1].participants.append((r.player_key, r.team, r.before, r.after))

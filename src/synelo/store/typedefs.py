@@ -160,6 +160,7 @@ class JournalRound:
     p_a: float
     created_at: datetime
     participants: list[tuple[str, str, int, int]]
+    report: dict[str, Any] | None = None  # the report as sent (None: stored before 0004)
 
 
 class UnknownPool(LookupError):

@@ -110,6 +110,11 @@ class SynEloModel(RatingModel):
     def step(self, match: Match) -> float:
         if self._largest_team is not None:
             self._grow(match)
+        if match.participants is not None:  # P from the rosters, the participants rated
+            part_a, part_b = match.participants
+            return self._rater.play_with_participants(
+                self._book, match.team_a, match.team_b, part_a, part_b, match.winner
+            )
         return self._rater.play(self._book, match.team_a, match.team_b, match.winner)
 
     def ratings(self) -> dict[str, float]:
