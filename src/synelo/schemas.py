@@ -80,7 +80,7 @@ class TeamScores(BaseModel):
 class PlayedSpan(BaseModel):
     """When a player entered and left the round, in seconds from its start."""
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True, allow_inf_nan=False)
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     from_: Number = Field(alias="from", ge=0, le=MAX_DURATION)
     to: Number = Field(ge=0, le=MAX_DURATION)

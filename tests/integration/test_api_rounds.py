@@ -262,6 +262,11 @@ BAD_CASES = [
         ["body", "time_played", "76561197960265729"],
     ),
     (
+        "time_played span spelled from_",
+        {"time_played": {"76561197960265729": {"from_": 0, "to": 30}}},
+        ["body", "time_played", "76561197960265729"],
+    ),
+    (
         "time_played of a stranger",
         {"time_played": {"76561197960265731": 0.5}},
         ["body", "time_played", "76561197960265731"],

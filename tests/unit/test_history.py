@@ -136,7 +136,7 @@ def test_report_fields_round_trip() -> None:
         "names": {"a": "Ann"},
     }
     match = parse_match(line)
-    assert match.rated == (("a", "b"), ("x",))
+    assert match.participants == (("a", "b"), ("x",))
     assert match.time is not None and match.time.isoformat() == "2026-11-25T10:00:00+00:00"
     assert parse_match(match.to_json()) == match
     assert match.details == {

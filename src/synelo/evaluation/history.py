@@ -105,11 +105,6 @@ class Match:
             out.update(self.details)
         return out
 
-    @property
-    def rated(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
-        """The players rated, by side: the participants, else the teams."""
-        return self.participants or (self.team_a, self.team_b)
-
 
 @dataclass(frozen=True, slots=True)
 class HistoryError:
