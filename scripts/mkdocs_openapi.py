@@ -24,8 +24,10 @@ def _cell(text: str) -> str:
     return " ".join(str(text).split()).replace("|", "\\|")
 
 
-def _type(schema: dict[str, Any]) -> str:
-    """A short type: a model's name, list[…], a | b, an enum's values."""
+def _type(schema: dict[str, Any] | bool) -> str:
+    """A short type: a model's name, list[…], a | b, an enum's values (`true`: any value)."""
+    if isinstance(schema, bool):
+        return "any"
     if "$ref" in schema:
         name = schema["$ref"].rsplit("/", 1)[-1]
         return f"[{name}](#{name.lower()})"

@@ -402,6 +402,15 @@ def import_journal_cmd(
         console.print(f"  [yellow]{note}[/]")
 
 
+@app.command("models")
+def models_cmd() -> None:
+    """Print the rating models a pool can choose and `synelo replay` runs, one per line."""
+    from synelo.models import MODELS
+
+    for name in MODELS:
+        print(name)
+
+
 @app.command("replay")
 def replay_cmd(
     history: HistoryArg,

@@ -93,6 +93,7 @@ class PlayedSpan(BaseModel):
 
 
 PlayedFraction = Annotated[Number, Field(ge=0, le=1)]
+Label = Annotated[StrictStr, Field(min_length=1, max_length=MAX_LABEL)]  # a position, a side
 
 
 class RoundIn(BaseModel):
@@ -138,8 +139,8 @@ class RoundIn(BaseModel):
         description="per player: the fraction of the round played from its start (0–1), or "
         '{"from": s, "to": s} in seconds from the start',
     )
-    positions: dict[str, Annotated[StrictStr, Field(min_length=1, max_length=MAX_LABEL)]] | None = (
-        Field(None, max_length=2 * MAX_SIDE, description="per player, e.g. offense/defense")
+    positions: dict[str, Label] | None = Field(
+        None, max_length=2 * MAX_SIDE, description="per player, e.g. offense/defense"
     )
     player_scores: dict[str, Number] | None = Field(
         None, max_length=2 * MAX_SIDE, description="per player: scoreboard points"
@@ -165,7 +166,7 @@ class PlayerChangeOut(BaseModel):
     before: int
     after: int
     delta: int
-    k: float
+    k: float | None = Field(description="F5's K this round (SynElo pools; null otherwise)")
     visible: bool
     rounds_played: int
 
@@ -187,8 +188,14 @@ class PlayerOut(BaseModel):
     rounds_played: int
     stale: bool
     last_played: datetime | None
-    convergence: float = Field(description="F3's C for the next round")
-    k: float = Field(description="F5's K for the next round")
+    convergence: float | None = Field(
+        description="F3's C for the next round (SynElo pools; null otherwise)"
+    )
+    k: float | None = Field(description="F5's K for the next round (SynElo pools; null otherwise)")
+    skill: dict[str, float] = Field(
+        description="the pool's model's own figures of the player: SynElo's convergence and "
+        "k, Elo's rating, TrueSkill's and openskill's mu and sigma"
+    )
 
 
 class LookupIn(BaseModel):
@@ -289,7 +296,14 @@ class PoolIn(BaseModel):
         description="overrides SYNELO_THETA and the Θ of team_size",
     )
     player_ids: Literal["steam", "text"] = "steam"
-    params: ParamsIn | None = None
+    model: StrictStr = Field(
+        "synelo", max_length=32, description="the rating model (GET /v1/models lists them)"
+    )
+    params: dict[str, Any] | None = Field(
+        None,
+        description="the model's parameters over its defaults, each within its bounds (GET "
+        "/v1/models); every model also takes t_shadow and t_stale_days. For synelo: ParamsIn",
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -314,9 +328,10 @@ class PoolIn(BaseModel):
 
 class PoolOut(BaseModel):
     name: str
+    model: str
     team_size: int
     kmax: int = Field(deprecated=True, description="team_size under its old name")
-    theta: float
+    theta: float | None = Field(description="F1's Θ (SynElo pools; null otherwise)")
     player_ids: str
     rounds: int
     created_at: datetime
@@ -331,8 +346,9 @@ class QualityOut(BaseModel):
     players: int
     shadow: int
     stale: int
-    mean_convergence: float | None
-    theta: float
+    mean_convergence: float | None = Field(description="mean F3 C (SynElo pools; else null)")
+    model: str
+    theta: float | None = Field(description="F1's Θ (SynElo pools; null otherwise)")
     team_size: int
     kmax: int = Field(deprecated=True, description="team_size under its old name")
     brier_target: float
@@ -351,10 +367,11 @@ class QualityOut(BaseModel):
             "sums and outcomes), when theta_suggested_status is 'fit'; else null"
         )
     )
-    theta_suggested_status: Literal["fit", "no signal", "separated", "too few"] = Field(
+    theta_suggested_status: Literal["fit", "no signal", "separated", "too few", "n/a"] = Field(
         description="'fit': a finite 95 % interval; 'no signal': the ratings predict no "
         "better than a coin at 95 %, only a lower bound on Θ is known; 'separated': the gaps "
-        "order every outcome, no finite fit; 'too few': under 500 rounds, or none with a gap"
+        "order every outcome, no finite fit; 'too few': under 500 rounds, or none with a gap; "
+        "'n/a': the pool's model is not SynElo, which alone has a Θ"
     )
     theta_suggested_low: float | None = Field(
         description="the 95 % profile-likelihood interval's lower end (also for 'no signal')"
@@ -482,3 +499,61 @@ class AutobalanceOut(BaseModel):
     sum_b: int
     size_a: int
     size_b: int
+
+
+# --- models and prediction ---------------------------------------------------------------
+class ModelParamOut(BaseModel):
+    name: str
+    default: float | int | str
+    low: float | None = Field(description="the smallest value allowed (null: none)")
+    high: float | None = Field(description="the largest value allowed (null: none)")
+    above: bool = Field(description="the value must exceed `low`, not merely reach it")
+    integer: bool
+    log: bool = Field(description="scale-like: the tuner searches it on a log scale")
+    choices: list[str] = Field(description="the values allowed, for a parameter that is text")
+    doc: str
+
+
+class ModelOut(BaseModel):
+    name: str
+    summary: str
+    rating: str = Field(description="what the display rating is (e.g. μ − 3σ)")
+    balance_by: Literal["strength", "p"] = Field(
+        description="'strength': splits even out team sums of each player's strength; 'p': "
+        "only the model's prediction says how even two teams are"
+    )
+    parameters: list[ModelParamOut]
+
+
+class ModelsOut(BaseModel):
+    models: list[ModelOut]
+    pool_rules: list[ModelParamOut] = Field(
+        description="parameters every pool takes whatever its model: the shadow and stale rules"
+    )
+
+
+class PredictIn(BaseModel):
+    """Two teams as they would start a round, and any optional round field the pool's
+    model reads (validated as in a round report)."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "example": {"teams": {"A": ["76561197960265730"], "B": ["76561197960265731"]}}
+        },
+    )
+
+    teams: Sides
+    map: StrictStr = Field("", max_length=128)
+    mode: StrictStr | None = Field(None, min_length=1, max_length=MAX_LABEL)
+    sides: SideNames | None = None
+    commanders: Commanders | None = None
+    positions: dict[str, Label] | None = Field(
+        None, max_length=2 * MAX_SIDE, description="per player, e.g. offense/defense"
+    )
+
+
+class PredictOut(BaseModel):
+    p_a: float = Field(description="P(team A wins) from the current ratings")
+    strength_a: float = Field(description="Σ of team A's strengths (what balancing evens out)")
+    strength_b: float

@@ -51,6 +51,7 @@ def test_unknown_player_lookup_is_default_and_not_stored(
         "last_played": None,
         "convergence": 1.0,
         "k": 72.0,
+        "skill": {"convergence": 1.0, "k": 72.0},
     }
     assert admin.get(f"/v1/pools/{pool}/quality").json()["players"] == 0
 

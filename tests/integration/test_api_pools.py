@@ -166,9 +166,8 @@ def test_pool_stored_without_convergence_is_the_seeds(
     with live.store.engine.begin() as conn:
         conn.execute(update(pools).where(pools.c.name == name).values(params=json.dumps(old)))
     assert admin.get(f"/v1/pools/{name}").json()["params"]["convergence"] == "seed"
-    assert {p["name"]: p["params"]["convergence"] for p in admin.get("/v1/pools").json()}[
-        name
-    ] == "seed"
+    listed = {p["name"]: p["params"] for p in admin.get("/v1/pools").json()}
+    assert listed[name]["convergence"] == "seed"
     play(server, name, [steam(1)], [steam(2)])
     play(server, name, [steam(3)], [steam(1)])
     me = server.get(f"/v1/pools/{name}/players/{steam(1)}").json()

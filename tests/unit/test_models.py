@@ -26,13 +26,15 @@ from synelo.ratings import SynEloParams
 from tests.service_reference import rate_like_the_service
 
 README_MATCH = Match("readme", ("a", "b"), ("x", "y"), "A")
+# the packages' own defaults: the service's models use them times 60 (FAForever's scale)
+PACKAGE = {"mu": 25.0, "sigma": 25.0 / 3.0, "beta": 25.0 / 6.0, "tau": 25.0 / 300.0}
 
 
 def test_openskill_pl_reproduces_the_readme_example() -> None:
     """openskill's README: 2v2 of new players, [a, b] beat [x, y]:
     a = PlackettLuceRating(mu=26.964294621803063, sigma=8.177962604389991),
     x = PlackettLuceRating(mu=23.035705378196937, sigma=8.177962604389991), a == b, x == y."""
-    model = create_model("openskill-pl")
+    model = create_model("openskill-pl", PACKAGE)
     assert model.step(README_MATCH) == pytest.approx(0.5)
     a, b, x, y = (model.rating_of(p) for p in "abxy")  # type: ignore[attr-defined]
     assert (a.mu, a.sigma) == pytest.approx((26.964294621803063, 8.177962604389991), abs=1e-12)
@@ -57,16 +59,16 @@ def test_openskill_adapters_are_the_package_as_documented(name: str, package_mod
     teams = [[r(), r()], [r(), r()]]
     expected_p = direct.predict_win(teams)[0]
     [[a, b], [x, y]] = direct.rate(teams)
-    model = create_model(name)
+    model = create_model(name, PACKAGE)
     assert model.step(README_MATCH) == expected_p
     got = [model.rating_of(p) for p in "abxy"]  # type: ignore[attr-defined]
     assert [(g.mu, g.sigma) for g in got] == [(q.mu, q.sigma) for q in (a, b, x, y)]
     assert a.mu > 25 > x.mu  # the winners went up
     # B winning mirrors A winning; a draw between equals moves no mean
-    mirrored = create_model(name)
+    mirrored = create_model(name, PACKAGE)
     mirrored.step(Match("m", ("a", "b"), ("x", "y"), "B"))
     assert mirrored.ratings()["x"] == pytest.approx(a.mu, abs=1e-9)
-    drawn = create_model(name)
+    drawn = create_model(name, PACKAGE)
     drawn.step(Match("d", ("a", "b"), ("x", "y"), "draw"))
     assert drawn.ratings()["a"] == pytest.approx(25.0, abs=1e-9)
 
@@ -74,12 +76,12 @@ def test_openskill_adapters_are_the_package_as_documented(name: str, package_mod
 def test_trueskill_reproduces_the_documented_example() -> None:
     """trueskill.org: rate_1vs1(Rating(), Rating()) → (mu=29.396, sigma=7.171),
     (mu=20.604, sigma=7.171); drawn → both (mu=25.000, sigma=6.458)."""
-    model = create_model("trueskill")
+    model = create_model("trueskill", PACKAGE)
     assert model.step(Match("1", ("1P",), ("2P",), "A")) == pytest.approx(0.5)
     one, two = model.rating_of("1P"), model.rating_of("2P")  # type: ignore[attr-defined]
     assert (round(one.mu, 3), round(one.sigma, 3)) == (29.396, 7.171)
     assert (round(two.mu, 3), round(two.sigma, 3)) == (20.604, 7.171)
-    drawn = create_model("trueskill")
+    drawn = create_model("trueskill", PACKAGE)
     drawn.step(Match("1", ("1P",), ("2P",), "draw"))
     one = drawn.rating_of("1P")  # type: ignore[attr-defined]
     assert (round(one.mu, 3), round(one.sigma, 3)) == (25.0, 6.458)
@@ -91,13 +93,13 @@ def test_trueskill_reproduces_the_documented_example() -> None:
 def test_trueskill_win_probability_formula() -> None:
     """README example's players: Alice μ 25, Bob μ 30, σ 25/3 each, β 25/6:
     P(Alice) = Φ(−5 / sqrt(2·β² + 2·σ²))."""
-    model = create_model("trueskill")
+    model = create_model("trueskill", PACKAGE)
     alice, bob = trueskill.Rating(25), trueskill.Rating(30)
     sigma, beta = 25 / 3, 25 / 6
     z = -5 / math.sqrt(2 * beta**2 + 2 * sigma**2)
     expected = 0.5 * (1 + math.erf(z / math.sqrt(2)))
     # trueskill's own cdf is an erfc approximation good to ~1e-9
-    assert model.win_probability([alice], [bob]) == pytest.approx(expected, abs=1e-8)  # type: ignore[attr-defined]
+    assert model.model.win_probability([alice], [bob]) == pytest.approx(expected, abs=1e-8)  # type: ignore[attr-defined]
     assert expected < 0.5
 
 
@@ -267,7 +269,7 @@ def test_the_models_without_an_exact_scaling() -> None:
     assert MODELS["openskill-tm"].scalings == ()
     gap = max_gap(
         predictions("openskill-tm", {}, EQUAL),
-        predictions("openskill-tm", scaled("openskill-tm", tm, 3.7), EQUAL),
+        predictions("openskill-tm", scaled("openskill-tm", tm, 1 / 60), EQUAL),
     )
     assert gap > 1e-4
     assert MODELS["synelo"].scalings == ()

@@ -3,8 +3,9 @@
 Each rated round becomes a match, in `seq` order, from the report the pool stored: the
 rosters at round start as the teams, the participants where they differ, the winner, the
 map, the time (`started_at` if reported, else when it was rated) and every optional field.
-The history's header carries the pool's rating parameters, so that `synelo replay --model
-synelo` replays with the pool's own Θ, K_max, window… and reproduces the stored ratings.
+The history's header names the pool's rating model and carries its parameters, so that
+`synelo replay --model <the pool's model>` replays with the pool's own parameters (SynElo's
+Θ, K_max, window…; Elo's K…) and reproduces the stored ratings.
 
 Rounds stored before reports were kept (migration 0004) have only their participants: they
 are imported with the participants as the teams and marked ``rosters_known: false``; those
@@ -101,7 +102,8 @@ def import_journal(store: Store, pool_name: str) -> JournalImport:
     header = {
         "source": f"journal of pool {pool.name}",
         "notes": notes,
-        "params": pool.params.to_dict(),
+        "model": pool.model,
+        "params": dict(pool.model_params),
         "team_size": pool.team_size,
     }
     return JournalImport(matches, header, differs, admin)

@@ -18,7 +18,7 @@ from synelo.config import Settings
 from synelo.service.auth import TokenChecker
 from synelo.service.limits import BodyLimit
 from synelo.service.paths import EncodedSlashes
-from synelo.service.routers import balance, players, pools, rounds
+from synelo.service.routers import balance, models, players, pools, rounds
 from synelo.store.checkpoint import Checkpointer
 from synelo.store.engine import create_store_engine
 from synelo.store.repository import Clock, Store, utcnow
@@ -95,6 +95,7 @@ def create_app(
     app.include_router(pools.router)
     app.include_router(players.router)
     app.include_router(balance.router)
+    app.include_router(models.router)
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(EncodedSlashes)
     return app

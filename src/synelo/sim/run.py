@@ -239,8 +239,8 @@ def snapshot(admin: SyneloClient, players: list[SimPlayer], r: int) -> dict[str,
     skill = {p.id: p.skill for p in players}
     looked = admin.lookup([p.id for p in players])
     pairs = [(skill[x.steam_id], x.rating, x.rounds_played) for x in looked]
-    ks = [x.k for x in looked if x.rounds_played >= 100]
-    veterans_k = [x.k for x in looked if x.rounds_played >= 500]
+    ks = [x.k for x in looked if x.rounds_played >= 100 and x.k is not None]
+    veterans_k = [x.k for x in looked if x.rounds_played >= 500 and x.k is not None]
     rho = {}
     for least in (100, 10):
         chosen = [(s, r) for s, r, n in pairs if n >= least]

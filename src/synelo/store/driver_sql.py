@@ -77,7 +77,7 @@ def _timestamp_processor(dialect: Any) -> Any:
     return journal.c.created_at.type.dialect_impl(dialect).bind_processor(dialect)
 
 
-POOL = "SELECT id, params, rounds FROM pools WHERE name = ?"
+POOL = "SELECT id, params, rounds, model FROM pools WHERE name = ?"
 ROUND_SEEN = DriverSql("SELECT content_hash, result FROM rounds WHERE pool_id = ? AND round_id = ?")
 INSERT_PLAYER = DriverSql(
     "INSERT INTO players (pool_id, player_key, rating, rounds_played, convergence) "
@@ -107,6 +107,7 @@ class LockedPool(NamedTuple):
     id: int
     params: str  # the parameters' JSON
     rounds: int  # rated so far: the last seq
+    model: str  # the pool's rating model (synelo.models)
 
 
 class LockedPlayer(NamedTuple):
@@ -203,6 +204,24 @@ SAVE_CHUNK = DriverSql(
     "INSERT INTO window_chunks (player_id, chunk, data) VALUES (?, ?, ?) "
     "ON CONFLICT (player_id, chunk) DO UPDATE SET data = excluded.data"
 )
+# A player of a pool whose model is not SynElo: the model's state (JSON) in place of a window.
+UPDATE_STATE = DriverSql(
+    "UPDATE players SET rating = ?, rounds_played = ?, last_played = ?, state = ?, "
+    "last_journal = ? WHERE id = ?"
+)
+
+
+def lock_states(conn: Connection, pool_id: int, keys: Sequence[str]) -> list[tuple[Any, ...]]:
+    """(id, key, rounds_played, last_journal, state) of the stored players among `keys`, locked
+    in key order on PostgreSQL, as `lock_players`."""
+    marks = ", ".join("?" * len(keys))
+    stmt = DriverSql(
+        "SELECT id, player_key, rounds_played, last_journal, state FROM players "
+        f"WHERE pool_id = ? AND player_key IN ({marks}) ORDER BY player_key" + for_update(conn)
+    )
+    return stmt.rows(conn, (pool_id, *keys))
+
+
 DROP_CHUNKS_BEFORE = DriverSql("DELETE FROM window_chunks WHERE player_id = ? AND chunk < ?")
 
 

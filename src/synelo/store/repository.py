@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, nullcontext
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
@@ -21,6 +21,7 @@ import orjson
 from sqlalchemy import Connection, Engine, delete, func, insert, literal, select, update
 from sqlalchemy.exc import IntegrityError
 
+from synelo.models import Model, RoundFacts, create_model, score_a
 from synelo.ratings import (
     ConvergenceWindow,
     PlayerRecord,
@@ -47,6 +48,7 @@ from synelo.store.tables import (
     window_chunks,
 )
 from synelo.store.typedefs import (
+    POOL_RULES,
     JournalEntry,
     JournalRound,
     PlayerRow,
@@ -75,16 +77,90 @@ def hash_token(token: str) -> str:
 
 
 def _pool(row) -> Pool:  # type: ignore[no-untyped-def]
+    params, model_params = _pool_params(row.model, row.params)
     return Pool(
         row.id,
         row.name,
         row.kmax,  # the column keeps the team size's old name
         row.player_ids,
-        _params(row.params),
+        params,
         row.rounds,
         row.brier_sum,
         row.created_at,
+        row.model,
+        model_params,
     )
+
+
+@lru_cache(maxsize=256)
+def _pool_params(model: str, text: str) -> tuple[SynEloParams, dict[str, Any]]:
+    """A pool's SynEloParams (for another model: its shadow and stale rules in them) and
+    its model's own parameters, from the stored JSON."""
+    if model == "synelo":
+        params = _params(text)
+        return params, params.to_dict()
+    data = json.loads(text)
+    rules = {name: data.pop(name) for name in POOL_RULES if name in data}
+    return SynEloParams(**rules), data
+
+
+@lru_cache(maxsize=256)
+def served_model(model: str, text: str) -> Model[Any]:
+    """The rating model of a pool whose model and parameters (JSON) these are."""
+    return create_model(model, _pool_params(model, text)[1])
+
+
+def pool_model(pool: Pool) -> Model[Any]:
+    """The pool's rating model, with its parameters."""
+    return served_model(pool.model, _encode_params(pool.model, pool.params, pool.model_params))
+
+
+def _encode_params(model: str, params: SynEloParams, model_params: Mapping[str, Any]) -> str:
+    """What pools.params keeps (see POOL_RULES)."""
+    if model == "synelo":
+        return json.dumps(params.to_dict())
+    rules = {name: getattr(params, name) for name in POOL_RULES}
+    return json.dumps({**model_params, **rules})
+
+
+def _insert_round(
+    conn: Connection,
+    pool_id: int,
+    report: RoundReport,
+    rated: RatedRound,
+    digest: str,
+    stamp: object,
+) -> int:
+    """Store a rated round: the outcome's record and the whole report; its row id."""
+    return int(
+        sql.INSERT_ROUND.scalar(
+            conn,
+            (
+                pool_id,
+                rated.seq,
+                report.round_id,
+                report.server_id,
+                report.map,
+                report.winner,
+                rated.sum_a,
+                rated.sum_b,
+                rated.p_a,
+                digest,
+                encode_record(rated),
+                stamp,
+                orjson.dumps(report.stored()).decode(),
+            ),
+        )
+    )
+
+
+def _column_int(value: float) -> int:
+    """A display rating as the integer columns keep it (the state keeps it exactly),
+    clamped inside 32 bits."""
+    return max(-_INT_LIMIT, min(_INT_LIMIT, round(value)))
+
+
+_INT_LIMIT = 2**31 - 1
 
 
 _PLAYER_VIEW = (
@@ -93,6 +169,7 @@ _PLAYER_VIEW = (
     players.c.rounds_played,
     players.c.last_played,
     players.c.convergence,
+    players.c.state,
 )
 
 
@@ -102,6 +179,7 @@ class _Target(NamedTuple):
     id: int
     rating: int
     last_journal: int | None
+    state: str | None  # the model's state, outside SynElo pools
 
 
 @lru_cache(maxsize=256)
@@ -191,8 +269,16 @@ class Store:
 
     # --- pools ------------------------------------------------------------------------------
     def create_pool(
-        self, name: str, team_size: int, params: SynEloParams, player_ids: str = "steam"
+        self,
+        name: str,
+        team_size: int,
+        params: SynEloParams,
+        player_ids: str = "steam",
+        model: str = "synelo",
+        model_params: Mapping[str, Any] | None = None,
     ) -> Pool:
+        """A new pool. `params` are SynElo's; a pool of another `model` keeps only their
+        shadow and stale rules, and `model_params` (already checked) for its model."""
         try:
             with self.write_transaction() as conn:
                 conn.execute(
@@ -200,7 +286,8 @@ class Store:
                         name=name,
                         kmax=team_size,
                         player_ids=player_ids,
-                        params=json.dumps(params.to_dict()),
+                        model=model,
+                        params=_encode_params(model, params, model_params or {}),
                         rounds=0,
                         brier_sum=0.0,
                         created_at=self.clock(),
@@ -241,26 +328,42 @@ class Store:
             return {r.player_key: PlayerRow(*r) for r in rows}
 
     def set_rating(self, pool_name: str, key: str, rating: int) -> PlayerRow:
-        """Admin override, journaled as "set". The convergence window restarts: the old
-        ratings no longer describe this player, so C = 1 until two rounds are rated."""
+        """Admin override, journaled as "set". SynElo's convergence window restarts: the old
+        ratings no longer describe this player, so C = 1 until two rounds are rated. In
+        another model's pool the model's `with_rating` says what the set keeps."""
         with self.write_transaction() as conn:
             pool = self._locked_pool(conn, pool_name)
             row = self._locked_player(conn, pool, key)
+            changes: dict[str, Any] = {"rating": rating}
+            if not pool.is_synelo:
+                model = pool_model(pool)
+                state = model.decode(orjson.loads(row.state) if row and row.state else {})
+                state = model.with_rating(state, rating)
+                changes["state"] = orjson.dumps(model.encode(state)).decode()
+                changes["rating"] = _column_int(model.rating(state))
             if row is None:
                 pid = conn.execute(
                     insert(players)
                     .values(
                         pool_id=pool.id,
                         player_key=key,
-                        rating=rating,
+                        rating=changes["rating"],
                         rounds_played=0,
                         convergence=1.0,
                     )
                     .returning(players.c.id)
                 ).scalar_one()
-                row = _Target(pid, pool.params.r0, None)
-            self._journal_admin(conn, pool, row, "set", rating, rating=rating)
+                row = _Target(pid, self._new_rating(pool), None, None)
+            self._journal_admin(conn, pool, row, "set", changes["rating"], **changes)
             return self._player_view(conn, row.id)
+
+    @staticmethod
+    def _new_rating(pool: Pool) -> int:
+        """The display rating of a player the pool has not seen."""
+        if pool.is_synelo:
+            return pool.params.r0
+        model = pool_model(pool)
+        return _column_int(model.rating(model.new_state()))
 
     def reset_player(self, pool_name: str, key: str) -> PlayerRow | None:
         """Back to R_0 with 0 rounds (shadow again), journaled as "reset"; None if unknown."""
@@ -269,15 +372,17 @@ class Store:
             row = self._locked_player(conn, pool, key)
             if row is None:
                 return None
+            r0 = self._new_rating(pool)
             self._journal_admin(
                 conn,
                 pool,
                 row,
                 "reset",
-                pool.params.r0,
-                rating=pool.params.r0,
+                r0,
+                rating=r0,
                 rounds_played=0,
                 last_played=None,
+                state=None,
             )
             return self._player_view(conn, row.id)
 
@@ -285,7 +390,7 @@ class Store:
     def _locked_player(conn: Connection, pool: Pool, key: str) -> _Target | None:
         """A stored player, its row locked."""
         row = conn.execute(
-            select(players.c.id, players.c.rating, players.c.last_journal)
+            select(players.c.id, players.c.rating, players.c.last_journal, players.c.state)
             .where(players.c.pool_id == pool.id, players.c.player_key == key)
             .with_for_update()
         ).first()
@@ -296,7 +401,7 @@ class Store:
     ) -> None:
         """Journal an admin change at the head of the player's chain and apply `changes`;
         the convergence window restarts (C = 1)."""
-        pid, before, last_journal = row
+        pid, before, last_journal, _ = row
         jid = conn.execute(
             insert(journal)
             .values(
@@ -426,7 +531,7 @@ class Store:
             ).all()
             fit_rows = (
                 []
-                if pool.rounds < THETA_MIN_ROUNDS
+                if pool.rounds < THETA_MIN_ROUNDS or not pool.is_synelo
                 else conn.execute(
                     select(rounds.c.sum_a - rounds.c.sum_b, rounds.c.winner)
                     .where(rounds.c.pool_id == pool.id)
@@ -440,7 +545,7 @@ class Store:
             [round_score(w, "A") for _, w in fit_rows],
             pool.params.theta,
         )
-        mean_c = None if counts.mean_c is None else float(counts.mean_c)
+        mean_c = None if counts.mean_c is None or not pool.is_synelo else float(counts.mean_c)
         return pool, PoolQuality(
             rounds=pool.rounds,
             players=counts.players,
@@ -533,10 +638,109 @@ class Store:
             if content_hash != digest:
                 raise RoundConflict(report.round_id)
             return SubmitResult(False, decode_record(record))
+        if pool.model != "synelo":
+            rated = self._rate_served(conn, pool, report, digest, self.clock())
+            return SubmitResult(True, rated)
         rated = self._rate(
             conn, pool.id, _params(pool.params), pool.rounds + 1, report, digest, self.clock()
         )
         return SubmitResult(True, rated)
+
+    def _rate_served(
+        self,
+        conn: Connection,
+        pool: sql.LockedPool,
+        report: RoundReport,
+        digest: str,
+        now: datetime,
+    ) -> RatedRound:
+        """Rate a round of a pool whose model is not SynElo: its players' states in, the
+        model's `rate`, their new states, the round and the journal out."""
+        model = served_model(pool.model, pool.params)
+        t_shadow = _pool_params(pool.model, pool.params)[0].t_shadow
+        seq = pool.rounds + 1
+        keys = sorted(
+            {*report.team_a, *report.team_b, *report.participants_a, *report.participants_b}
+        )
+        stored = {row[1]: row for row in sql.lock_states(conn, pool.id, keys)}
+        states = {
+            key: model.decode(orjson.loads(row[4]) if row[4] else {}) for key, row in stored.items()
+        }
+        display = {key: _column_int(model.rating(state)) for key, state in states.items()}
+        new_display = _column_int(model.rating(model.new_state()))
+        strength_a = sum(model.strength(model.state_of(states, p)) for p in report.team_a)
+        strength_b = sum(model.strength(model.state_of(states, p)) for p in report.team_b)
+        facts = RoundFacts(
+            report.team_a,
+            report.team_b,
+            report.winner,
+            report.participants_a,
+            report.participants_b,
+            report.extras,
+        )
+        outcome = model.rate(states, facts)
+        p_a, s_a = outcome.p_a, score_a(report.winner)
+
+        stamp = sql.timestamp(conn, now)
+        ids = {key: row[0] for key, row in stored.items()}
+        for key, _ in facts.rated():
+            if key not in ids:
+                ids[key] = sql.INSERT_PLAYER.scalar(conn, (pool.id, key, new_display))
+        changes = []
+        for key, side in facts.rated():
+            after = _column_int(model.rating(outcome.states[key]))
+            rounds_played = (stored[key][2] if key in stored else 0) + 1
+            changes.append((key, side, display.get(key, new_display), after, rounds_played))
+        rated = RatedRound(
+            report.round_id,
+            seq,
+            report.winner,
+            p_a,
+            _column_int(strength_a),
+            _column_int(strength_b),
+            tuple(
+                RatedPlayer(
+                    key, side, before, after, after - before, None, rounds >= t_shadow, rounds
+                )
+                for key, side, before, after, rounds in changes
+            ),
+        )
+        round_pk = _insert_round(conn, pool.id, report, rated, digest, stamp)
+        journal_ids = sql.insert_journal(
+            conn,
+            [
+                (
+                    pool.id,
+                    ids[key],
+                    round_pk,
+                    side,
+                    before,
+                    after,
+                    None,
+                    p_a if side == "A" else 1.0 - p_a,
+                    s_a if side == "A" else 1.0 - s_a,
+                    stamp,
+                    stored[key][3] if key in stored else None,
+                )
+                for key, side, before, after, _ in changes
+            ],
+        )
+        sql.UPDATE_STATE.many(
+            conn,
+            [
+                (
+                    after,
+                    rounds,
+                    stamp,
+                    orjson.dumps(model.encode(outcome.states[key])).decode(),
+                    journal_ids[ids[key]],
+                    ids[key],
+                )
+                for key, _, _, after, rounds in changes
+            ],
+        )
+        sql.COUNT_ROUND.many(conn, [(seq, (p_a - s_a) ** 2, pool.id)])
+        return rated
 
     def _rate(
         self,
@@ -619,24 +823,7 @@ class Store:
                 ]
             ),
         )
-        round_pk = sql.INSERT_ROUND.scalar(
-            conn,
-            (
-                pool_id,
-                seq,
-                report.round_id,
-                report.server_id,
-                report.map,
-                report.winner,
-                outcome.sum_a,
-                outcome.sum_b,
-                outcome.p_a,
-                digest,
-                encode_record(rated),
-                stamp,
-                orjson.dumps(report.stored()).decode(),
-            ),
-        )
+        round_pk = _insert_round(conn, pool_id, report, rated, digest, stamp)
         journal_ids = sql.insert_journal(
             conn,
             [

@@ -53,7 +53,10 @@ pools = Table(
     Column("name", String(64), nullable=False, unique=True),
     Column("kmax", Integer, nullable=False),  # the largest team size (Pool.team_size)
     Column("player_ids", String(8), nullable=False),  # "steam" or "text"
-    Column("params", Text, nullable=False),  # JSON snapshot of SynEloParams (Θ included)
+    # the rating model (synelo.models) and its parameters as JSON: SynEloParams for "synelo";
+    # for any other model, its own parameters with the pool's t_shadow and t_stale_days
+    Column("model", String(32), nullable=False, server_default="synelo"),
+    Column("params", Text, nullable=False),
     Column("rounds", BigInteger, nullable=False, default=0),  # rounds rated = last seq
     Column("brier_sum", Float, nullable=False, default=0.0),  # F6 running Σ(P_A − O_A)²
     Column("created_at", UtcDateTime(), nullable=False),
@@ -80,6 +83,9 @@ players = Table(
     Column("window_tail", LargeBinary, nullable=True),
     Column("window_appended", BigInteger, nullable=True),
     Column("last_journal", BigInteger, nullable=True),  # newest journal row (see journal)
+    # the player's state in a model other than SynElo (Model.encode's JSON); NULL: a new
+    # player, or a SynElo pool's player, whose state is `rating`, the window and its columns
+    Column("state", Text, nullable=True),
     UniqueConstraint("pool_id", "player_key", name="uq_players_pool_key"),
 )
 

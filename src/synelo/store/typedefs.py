@@ -14,9 +14,17 @@ from synelo.ratings import SynEloParams
 from synelo.ratings.synelo import Side, Winner
 from synelo.ratings.theta import ThetaFit
 
+# The rules every pool keeps besides its model's parameters: when a player leaves the shadow
+# period and when they turn stale. A SynElo pool keeps them in its SynEloParams.
+POOL_RULES = ("t_shadow", "t_stale_days")
+
 
 @dataclass(frozen=True, slots=True)
 class Pool:
+    """A pool as stored. `params` are SynElo's for a SynElo pool; for a pool of another
+    model only their t_shadow and t_stale_days count (the shadow and stale rules every
+    model shares), and `model_params` are that model's own."""
+
     id: int
     name: str
     team_size: int  # largest team size (stored in the column pools.kmax, its old name)
@@ -25,6 +33,12 @@ class Pool:
     rounds: int
     brier_sum: float
     created_at: datetime
+    model: str = "synelo"
+    model_params: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def is_synelo(self) -> bool:
+        return self.model == "synelo"
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,7 +49,8 @@ class PlayerRow:
     rating: int
     rounds_played: int
     last_played: datetime | None
-    convergence: float
+    convergence: float  # F3's C (SynElo pools; 1.0 in other models' pools)
+    state: str | None = None  # the model's state (Model.encode, JSON) outside SynElo pools
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,7 +109,7 @@ class RatedPlayer(NamedTuple):
     before: int
     after: int
     delta: int
-    k: float  # F5's K this round
+    k: float | None  # F5's K this round (SynElo); None in other models' pools
     visible: bool  # after this round: out of the shadow (T_shadow rounds played)
     rounds_played: int  # after this round
 

@@ -75,7 +75,9 @@ class SynEloModel(RatingModel):
 
     @classmethod
     def create(cls, options: Mapping[str, float], info: HistoryInfo) -> SynEloModel:
-        stored = info.header.get("params")
+        # a pool's export names its model: only a SynElo pool's parameters are SynElo's
+        synelo_pool = info.header.get("model", cls.name) == cls.name
+        stored = info.header.get("params") if synelo_pool else None
         base = dict(stored or {})
         team_size = info.header.get("team_size")
         theta_from_teams = "theta" not in base and "theta" not in options and team_size is None

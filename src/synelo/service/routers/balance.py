@@ -1,23 +1,37 @@
-"""Scramble splits and mid-round autobalance, on the pool's current ratings."""
+"""Scramble splits, mid-round autobalance and predictions, on the pool's current ratings.
+
+Balancing evens out team sums of each player's strength (the pool's model says what it is:
+SynElo's and Elo's rating, TrueSkill's μ…); the win chance of a split is the model's own
+prediction for it.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
 
+import orjson
 from fastapi import APIRouter, Request
 
 from synelo.balance import best_splits, min_swaps, place_joiner, transfer_moves
 from synelo.balance.autobalance import Move, Rebalance
+from synelo.models import Model, RoundFacts
+from synelo.ratings import win_probability
 from synelo.schemas import (
     AutobalanceIn,
     AutobalanceOut,
     MoveOut,
+    PredictIn,
+    PredictOut,
     SplitOut,
     SplitsIn,
     SplitsOut,
 )
 from synelo.service.deps import PoolDep, ServerAuth, StoreDep
 from synelo.service.ids import Loc, invalid, normalize_ids
+from synelo.service.routers.rounds import round_extras
+from synelo.store.repository import pool_model
 from synelo.store.typedefs import Pool
 
 router = APIRouter(prefix="/v1/pools/{pool}", tags=["balance"])
@@ -49,10 +63,21 @@ class Roster:
         return [self.members(p, ("body", "parties", j), seen, where) for j, p in enumerate(parties)]
 
     def ratings(self, store: StoreDep) -> list[int]:
-        """Current ratings; players the pool has never seen count at R_0."""
+        """Each player's strength, in whole points: a SynElo rating (R_0 for a player the pool
+        has never seen), or the strength of the model's state, rounded."""
+        if self.pool.is_synelo:
+            rows = store.lookup(self.pool, self.keys)
+            r0 = self.pool.params.r0
+            return [rows[k].rating if k in rows else r0 for k in self.keys]
+        model, states = self.states(store)
+        return [round(model.strength(model.state_of(states, k))) for k in self.keys]
+
+    def states(self, store: StoreDep) -> tuple[Model[Any], dict[str, Any]]:
+        """The pool's model and the stored states of this request's players (a pool whose
+        model is not SynElo)."""
+        model = pool_model(self.pool)
         rows = store.lookup(self.pool, self.keys)
-        r0 = self.pool.params.r0
-        return [rows[k].rating if k in rows else r0 for k in self.keys]
+        return model, {k: model.decode(orjson.loads(r.state)) for k, r in rows.items() if r.state}
 
 
 @router.post("/splits", response_model=SplitsOut, dependencies=[ServerAuth])
@@ -89,7 +114,7 @@ def splits(pool: PoolDep, body: SplitsIn, store: StoreDep, request: Request) -> 
     settings = request.app.state.settings
     result = best_splits(
         roster.ratings(store),
-        theta=pool.params.theta,
+        theta=pool.params.theta,  # SynElo's Θ; the model's own P replaces it below otherwise
         min_k=body.min_k,
         max_k=max_k,
         must_play=must,
@@ -100,6 +125,19 @@ def splits(pool: PoolDep, body: SplitsIn, store: StoreDep, request: Request) -> 
         budget_s=settings.balance_budget_ms / 1000,
     )
     keys = roster.keys
+    splits = result.splits
+    if not pool.is_synelo:
+        model, states = roster.states(store)
+        splits = tuple(
+            replace(
+                s,
+                p_a=model.predict(
+                    states,
+                    RoundFacts(tuple(keys[i] for i in s.a), tuple(keys[i] for i in s.b), "A"),
+                ),
+            )
+            for s in splits
+        )
     return SplitsOut(
         solver=result.solver,
         elapsed_ms=round(result.elapsed_ms, 3),
@@ -118,7 +156,7 @@ def splits(pool: PoolDep, body: SplitsIn, store: StoreDep, request: Request) -> 
                 moved_optimal=s.moved_optimal,
                 split_parties=[[keys[i] for i in p] for p in s.split_parties],
             )
-            for s in result.splits
+            for s in splits
         ],
     )
 
@@ -181,3 +219,27 @@ def _answer(
         size_a=outcome.size_a,
         size_b=outcome.size_b,
     )
+
+
+@router.post("/predict", response_model=PredictOut, dependencies=[ServerAuth])
+def predict(pool: PoolDep, body: PredictIn, store: StoreDep) -> PredictOut:
+    """P(team A wins) if these teams started a round now, from the pool's current ratings,
+    with the optional round fields the model reads (validated as in a round report)."""
+    kind = pool.player_ids
+    seen: dict[str, Loc] = {}
+    team_a = tuple(normalize_ids(body.teams.A, kind, ("body", "teams", "A"), seen))
+    team_b = tuple(normalize_ids(body.teams.B, kind, ("body", "teams", "B"), seen))
+    extras = round_extras(body, kind, {"A": set(team_a), "B": set(team_b)})
+    facts = RoundFacts(team_a, team_b, "A", extras=extras)
+    roster = Roster(pool, [*team_a, *team_b])
+    if pool.is_synelo:
+        ratings = dict(zip(roster.keys, roster.ratings(store), strict=True))
+        strength_a = float(sum(ratings[k] for k in team_a))
+        strength_b = float(sum(ratings[k] for k in team_b))
+        p_a = win_probability(strength_a, strength_b, pool.params.theta)
+    else:
+        model, states = roster.states(store)
+        strength_a = sum(model.strength(model.state_of(states, k)) for k in team_a)
+        strength_b = sum(model.strength(model.state_of(states, k)) for k in team_b)
+        p_a = model.predict(states, facts)
+    return PredictOut(p_a=p_a, strength_a=strength_a, strength_b=strength_b)

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated
 
+import orjson
 from fastapi import APIRouter, HTTPException, Query
 
-from synelo.ratings import SynEloParams, is_stale, is_visible, k_factor
+from synelo.ratings import is_stale, is_visible, k_factor
 from synelo.schemas import (
     HistoryOut,
     JournalOut,
@@ -20,31 +21,49 @@ from synelo.schemas import (
 from synelo.service.deps import AdminAuth, PoolDep, ServerAuth, StoreDep
 from synelo.service.ids import invalid, normalize_id
 from synelo.service.paths import PlayerPathId
-from synelo.store.typedefs import PlayerRow, UnknownPool
+from synelo.store.repository import pool_model
+from synelo.store.typedefs import PlayerRow, Pool, UnknownPool
 
 router = APIRouter(prefix="/v1/pools/{pool}", tags=["players"])
+SET_LIMIT = 1_000_000_000  # the display ratings an admin may set outside SynElo pools
 
 
-def player_out(key: str, row: PlayerRow | None, params: SynEloParams, store: StoreDep) -> PlayerOut:
-    """A player as the game server sees it; unknown players get R_0, 0 rounds, C = 1."""
-    if row is None:
-        row = PlayerRow(key, params.r0, 0, None, 1.0)
+def player_out(key: str, row: PlayerRow | None, pool: Pool, store: StoreDep) -> PlayerOut:
+    """A player as the game server sees it. Unknown players are new: in SynElo R_0, 0
+    rounds, C = 1; in another model its new player's state."""
+    params = pool.params
+    if pool.is_synelo:
+        if row is None:
+            row = PlayerRow(key, params.r0, 0, None, 1.0)
+        k_next = k_factor(row.convergence, row.rating, params)
+        convergence_now: float = row.convergence
+        k: float | None = k_next
+        skill = {"convergence": convergence_now, "k": k_next}
+        rating = row.rating
+    else:
+        model = pool_model(pool)
+        state = model.decode(orjson.loads(row.state) if row and row.state else {})
+        k = None
+        skill = model.fields(state)
+        rating = row.rating if row else round(model.rating(state))
+    rounds = row.rounds_played if row else 0
     return PlayerOut(
         steam_id=key,
-        rating=row.rating,
-        visible=is_visible(row.rounds_played, params),
-        rounds_played=row.rounds_played,
-        stale=is_stale(row.last_played, store.clock(), params),
-        last_played=row.last_played,
-        convergence=row.convergence,
-        k=k_factor(row.convergence, row.rating, params),
+        rating=rating,
+        visible=is_visible(rounds, params),
+        rounds_played=rounds,
+        stale=is_stale(row.last_played if row else None, store.clock(), params),
+        last_played=row.last_played if row else None,
+        convergence=skill["convergence"] if pool.is_synelo else None,
+        k=k,
+        skill=skill,
     )
 
 
 @router.get("/players/{steam_id}", response_model=PlayerOut, dependencies=[ServerAuth])
 def get_player(pool: PoolDep, steam_id: PlayerPathId, store: StoreDep) -> PlayerOut:
     key = normalize_id(steam_id, pool.player_ids, ("path", "steam_id"))
-    return player_out(key, store.lookup(pool, [key]).get(key), pool.params, store)
+    return player_out(key, store.lookup(pool, [key]).get(key), pool, store)
 
 
 @router.post("/players/lookup", response_model=LookupOut, dependencies=[ServerAuth])
@@ -56,18 +75,18 @@ def lookup_players(pool: PoolDep, body: LookupIn, store: StoreDep) -> LookupOut:
         )
     )
     found = store.lookup(pool, keys)
-    return LookupOut(players=[player_out(k, found.get(k), pool.params, store) for k in keys])
+    return LookupOut(players=[player_out(k, found.get(k), pool, store) for k in keys])
 
 
 @router.put("/players/{steam_id}", response_model=PlayerOut, dependencies=[AdminAuth])
 def set_rating(pool: PoolDep, steam_id: PlayerPathId, body: RatingIn, store: StoreDep) -> PlayerOut:
     key = normalize_id(steam_id, pool.player_ids, ("path", "steam_id"))
-    p = pool.params
-    if not p.r_min <= body.rating <= p.r_max:
-        raise invalid(
-            ("body", "rating"), f"rating must be within {p.r_min}…{p.r_max}", value=body.rating
-        )
-    return player_out(key, store.set_rating(pool.name, key, body.rating), p, store)
+    low, high = (
+        (pool.params.r_min, pool.params.r_max) if pool.is_synelo else (-SET_LIMIT, SET_LIMIT)
+    )
+    if not low <= body.rating <= high:
+        raise invalid(("body", "rating"), f"rating must be within {low}…{high}", value=body.rating)
+    return player_out(key, store.set_rating(pool.name, key, body.rating), pool, store)
 
 
 @router.delete("/players/{steam_id}", response_model=PlayerOut, dependencies=[AdminAuth])
@@ -77,7 +96,7 @@ def reset_player(pool: PoolDep, steam_id: PlayerPathId, store: StoreDep) -> Play
         row = store.reset_player(pool.name, key)
     except UnknownPool:  # pragma: no cover - pools are never deleted
         raise HTTPException(404, "unknown pool") from None
-    return player_out(key, row, pool.params, store)
+    return player_out(key, row, pool, store)
 
 
 @router.get("/players/{steam_id}/history", response_model=HistoryOut, dependencies=[AdminAuth])

@@ -2,29 +2,39 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Path, Request
+from fastapi.exceptions import RequestValidationError
+from pydantic import ValidationError
 
+from synelo.config import Settings
+from synelo.models import MODELS, ParameterError, resolve_params
+from synelo.models.synelo import SynElo
+from synelo.ratings import SynEloParams
 from synelo.ratings.brier import BRIER_TARGET
-from synelo.schemas import PoolIn, PoolOut, QualityOut
+from synelo.schemas import ParamsIn, PoolIn, PoolOut, QualityOut
 from synelo.service.deps import AdminAuth, PoolDep, StoreDep
 from synelo.service.ids import invalid
-from synelo.store.typedefs import Pool, PoolExists, UnknownPool
+from synelo.store.typedefs import POOL_RULES, Pool, PoolExists, UnknownPool
 
 router = APIRouter(prefix="/v1/pools", tags=["pools"], dependencies=[AdminAuth])
 
 
 def pool_out(pool: Pool) -> PoolOut:
+    params = dict(pool.model_params)
+    if not pool.is_synelo:
+        params.update({name: getattr(pool.params, name) for name in POOL_RULES})
     return PoolOut(
         name=pool.name,
+        model=pool.model,
         team_size=pool.team_size,
         kmax=pool.team_size,
-        theta=pool.params.theta,
+        theta=pool.params.theta if pool.is_synelo else None,
         player_ids=pool.player_ids,
         rounds=pool.rounds,
         created_at=pool.created_at,
-        params=pool.params.to_dict(),
+        params=params,
     )
 
 
@@ -32,16 +42,62 @@ def pool_out(pool: Pool) -> PoolOut:
 def create_pool(body: PoolIn, request: Request, store: StoreDep) -> PoolOut:
     settings = request.app.state.settings
     team_size = body.team_size if body.team_size is not None else settings.team_size
-    theta = settings.pool_theta(team_size, body.theta)
-    overrides = body.params.model_dump(exclude_none=True) if body.params else {}
+    given = body.params or {}
+    if body.model not in MODELS:
+        raise invalid(
+            ("body", "model"), f"unknown model (known: {', '.join(MODELS)})", value=body.model
+        )
+    if body.model == "synelo":
+        params = _synelo_params(settings, team_size, body.theta, given)
+        model_params: dict[str, Any] = {}
+    else:
+        if body.theta is not None:
+            raise invalid(("body", "theta"), f"Θ is SynElo's; model {body.model!r} has none")
+        rules = {name: value for name, value in given.items() if name in POOL_RULES}
+        try:
+            params = pool_rules(settings, rules)
+            model_params = resolve_params(
+                MODELS[body.model], {k: v for k, v in given.items() if k not in POOL_RULES}
+            )
+        except ParameterError as exc:
+            raise invalid(
+                ("body", "params", exc.name), str(exc), value=given.get(exc.name)
+            ) from None
     try:
-        params = settings.rating_params(theta, **overrides).within_bounds()
-    except ValueError as exc:
-        raise invalid(("body", "params"), str(exc)) from None
-    try:
-        return pool_out(store.create_pool(body.name, team_size, params, body.player_ids))
+        pool = store.create_pool(
+            body.name, team_size, params, body.player_ids, body.model, model_params
+        )
     except PoolExists:
         raise HTTPException(409, f"pool {body.name!r} exists already") from None
+    return pool_out(pool)
+
+
+def pool_rules(settings: Settings, given: dict[str, Any]) -> SynEloParams:
+    """The shadow and stale rules of a pool whose model is not SynElo: the settings', with
+    `given` over them (ParameterError naming a bad one), in a SynEloParams (its other
+    fields are unused)."""
+    rules = {name: getattr(settings, name) for name in POOL_RULES}
+    rules.update({name: SynElo.parameters[name].check(name, v) for name, v in given.items()})
+    return SynEloParams(**rules)
+
+
+def _synelo_params(
+    settings: Settings, team_size: int, theta: float | None, given: dict[str, Any]
+) -> SynEloParams:
+    """A new SynElo pool's parameters: the settings, its Θ and `given` (checked as
+    ParamsIn, every error named under body.params)."""
+    try:
+        overrides = ParamsIn.model_validate(given).model_dump(exclude_none=True)
+    except ValidationError as exc:
+        raise RequestValidationError(
+            [{**e, "loc": ("body", "params", *e["loc"])} for e in exc.errors()]
+        ) from None
+    try:
+        return settings.rating_params(
+            settings.pool_theta(team_size, theta), **overrides
+        ).within_bounds()
+    except ValueError as exc:
+        raise invalid(("body", "params"), str(exc)) from None
 
 
 @router.get("", response_model=list[PoolOut])
@@ -73,7 +129,8 @@ def pool_quality(
         shadow=q.shadow,
         stale=q.stale,
         mean_convergence=q.mean_convergence,
-        theta=info.params.theta,
+        model=info.model,
+        theta=info.params.theta if info.is_synelo else None,
         team_size=info.team_size,
         kmax=info.team_size,
         brier_target=BRIER_TARGET,
@@ -83,7 +140,7 @@ def pool_quality(
         brier_recent_distance=distance(q.brier_recent),
         brier_recent_rounds=q.recent_rounds,
         theta_suggested=q.theta_fit.theta,
-        theta_suggested_status=q.theta_fit.status,
+        theta_suggested_status=q.theta_fit.status if info.is_synelo else "n/a",
         theta_suggested_low=q.theta_fit.theta_low,
         theta_suggested_high=q.theta_fit.theta_high,
         theta_suggested_p_value=q.theta_fit.p_value_vs_coin,

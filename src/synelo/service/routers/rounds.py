@@ -9,7 +9,7 @@ from typing import Any
 import orjson
 from fastapi import APIRouter, HTTPException, Request, Response
 
-from synelo.schemas import PlayedSpan, RoundIn, RoundOut
+from synelo.schemas import PlayedSpan, PredictIn, RoundIn, RoundOut
 from synelo.service.deps import PoolDep, ServerAuth
 from synelo.service.ids import Loc, invalid, normalize_id, normalize_ids
 from synelo.store.typedefs import Pool, RatedRound, RoundConflict, RoundReport
@@ -39,7 +39,7 @@ def to_report(body: RoundIn, pool: Pool) -> RoundReport:
                         ("body", "participants", side, i),
                         f"player {key} is on the other team in teams",
                     )
-    extras = _extras(body, kind, {"A": {*team_a, *part_a}, "B": {*team_b, *part_b}})
+    extras = round_extras(body, kind, {"A": {*team_a, *part_a}, "B": {*team_b, *part_b}})
     return RoundReport(
         body.round_id, body.server_id, body.map, body.winner, team_a, team_b, part_a, part_b, extras
     )
@@ -52,23 +52,29 @@ def _utc(moment: datetime) -> str:
     return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
-def _extras(body: RoundIn, kind: str, players: dict[str, set[str]]) -> dict[str, Any]:
+def round_extras(
+    body: RoundIn | PredictIn, kind: str, players: dict[str, set[str]]
+) -> dict[str, Any]:
     """The optional fields in canonical form (`RoundReport.extras`). A player named in a
     per-player field must be in the round (a roster or the participants), and a commander
-    on their own team: else a 422 naming the field."""
+    on their own team: else a 422 naming the field. A prediction's body has some of the
+    fields only."""
     extras: dict[str, Any] = {}
     if body.mode is not None:
         extras["mode"] = body.mode
-    if body.started_at is not None:
-        extras["started_at"] = _utc(body.started_at)
-    if body.ended_at is not None:
-        extras["ended_at"] = _utc(body.ended_at)
-    if body.duration is not None:
-        extras["duration"] = body.duration
+    started, ended = getattr(body, "started_at", None), getattr(body, "ended_at", None)
+    if started is not None:
+        extras["started_at"] = _utc(started)
+    if ended is not None:
+        extras["ended_at"] = _utc(ended)
+    for name in ("duration",):
+        if getattr(body, name, None) is not None:
+            extras[name] = getattr(body, name)
     if body.sides is not None:
         extras["sides"] = {"A": body.sides.A, "B": body.sides.B}
-    if body.scores is not None:
-        extras["scores"] = {"A": body.scores.A, "B": body.scores.B}
+    scores = getattr(body, "scores", None)
+    if scores is not None:
+        extras["scores"] = {"A": scores.A, "B": scores.B}
     if body.commanders is not None:
         commanders = {}
         for side, named in (("A", body.commanders.A), ("B", body.commanders.B)):
@@ -80,7 +86,7 @@ def _extras(body: RoundIn, kind: str, players: dict[str, set[str]]) -> dict[str,
         extras["commanders"] = commanders
     everyone = players["A"] | players["B"]
     for name in PER_PLAYER:
-        given: dict[str, Any] | None = getattr(body, name)
+        given: dict[str, Any] | None = getattr(body, name, None)
         if given is None:
             continue
         canonical: dict[str, Any] = {}

@@ -1,0 +1,79 @@
+"""The replay of a service model: `synelo.models`' code with the players' states in memory.
+
+A pool of that model rates its rounds with the very same `predict` and `rate`; the replay
+only keeps the states itself, so that an export of a pool replays to its stored ratings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from synelo.evaluation.history import Match
+from synelo.evaluation.models.base import HistoryInfo, RatingModel
+from synelo.models import Model, RoundFacts
+
+
+def round_facts(match: Match) -> RoundFacts:
+    """What a model reads of a match: rosters, participants, result and the report's
+    optional fields."""
+    extras: dict[str, Any] = dict(match.details or {})
+    if match.time_played is not None:
+        extras["time_played"] = match.time_played
+    if match.scores is not None:
+        extras["scores"] = {"A": match.scores[0], "B": match.scores[1]}
+    if match.mode is not None:
+        extras["mode"] = match.mode
+    part_a, part_b = match.participants if match.participants is not None else (None, None)
+    return RoundFacts(match.team_a, match.team_b, match.winner, part_a, part_b, extras)
+
+
+def numeric_defaults(model: type[Model[Any]]) -> dict[str, float]:
+    """A service model's numeric parameters with their defaults (replay options are
+    numbers)."""
+    return {
+        name: spec.default
+        for name, spec in model.parameters.items()
+        if isinstance(spec.default, int | float)
+    }
+
+
+class ServedModel(RatingModel):
+    """A `synelo.models` model under replay; subclasses name it in `served`."""
+
+    served: ClassVar[type[Model[Any]]]
+
+    def __init__(self, **options: float) -> None:
+        self.model = self.served(options)
+        self.states: dict[str, Any] = {}
+
+    @classmethod
+    def create(cls, options: Mapping[str, float], info: HistoryInfo) -> ServedModel:
+        """With `options` over the parameters of the pool a history was exported from, when
+        that pool rated with this model."""
+        header = info.header
+        stored = header.get("params") if header.get("model") == cls.name else None
+        return cls(**{**(stored or {}), **options})
+
+    def predict(self, match: Match) -> float:
+        return self.model.predict(self.states, round_facts(match))
+
+    def update(self, match: Match) -> None:
+        self.step(match)
+
+    def step(self, match: Match) -> float:
+        rated = self.model.rate(self.states, round_facts(match))
+        self.states.update(rated.states)
+        return rated.p_a
+
+    def ratings(self) -> dict[str, float]:
+        """Each player's strength (Elo's rating, the Gaussian models' μ)."""
+        strength = self.model.strength
+        return {p: strength(s) for p, s in self.states.items()}
+
+    def rating_of(self, player: str) -> Any:
+        """The model's state of a player (a new one if never seen)."""
+        return self.model.state_of(self.states, player)
+
+    def parameters(self) -> dict[str, Any]:
+        return dict(self.model.params)

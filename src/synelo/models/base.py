@@ -1,0 +1,182 @@
+"""The rating-model boundary that the service, the replay and the simulator share.
+
+A model rates one round at a time from the states of the players in it. A state is the
+model's own (SynElo's player record, Elo's rating, TrueSkill's μ and σ…); `encode` turns it
+into a JSON object the store keeps per player and `decode` reads one back, an empty object
+being a new player. The model holds no players itself: whoever calls it owns the states, so
+the service keeps them in its database, and the replay and simulator in memory.
+
+Besides predicting and rating, a model answers what the service shows and balances by: the
+player's display `rating`, and the additive `strength` whose team sums the split solver
+evens out. A model whose predictions do not follow from such sums says so in `balance_by`.
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Generic, Literal, TypeVar
+
+from synelo.ratings.synelo import Side, Winner
+
+S = TypeVar("S")
+ParamValue = float | int | str
+
+
+class ParameterError(ValueError):
+    """A model parameter that is unknown, of the wrong type or out of its bounds."""
+
+    def __init__(self, name: str, message: str) -> None:
+        super().__init__(f"{name}: {message}")
+        self.name = name
+
+
+@dataclass(frozen=True, slots=True)
+class Param:
+    """One parameter of a model: its default and the values a pool may choose.
+
+    Numbers lie in [low, high]; `log` says the parameter is scale-like (the tuner searches
+    it on a log scale). A parameter with `choices` is one of those strings instead."""
+
+    default: ParamValue
+    low: float | None = None
+    high: float | None = None
+    log: bool = False
+    integer: bool = False
+    above: bool = False  # the value must exceed `low`, not merely reach it
+    choices: tuple[str, ...] = ()
+    doc: str = ""
+
+    def check(self, name: str, value: object) -> ParamValue:
+        """`value` as this parameter takes it, or ParameterError naming `name`."""
+        if self.choices:
+            if value not in self.choices:
+                raise ParameterError(name, f"must be one of {', '.join(self.choices)}")
+            return str(value)
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ParameterError(name, "must be a number")
+        if not math.isfinite(value):
+            raise ParameterError(name, "must be a finite number")
+        if self.integer:
+            if not float(value).is_integer():
+                raise ParameterError(name, "must be a whole number")
+            value = int(value)
+        if self.low is not None and (value <= self.low if self.above else value < self.low):
+            relation = "above" if self.above else "at least"
+            raise ParameterError(name, f"must be {relation} {self.low:g}")
+        if self.high is not None and value > self.high:
+            raise ParameterError(name, f"must be at most {self.high:g}")
+        return value
+
+
+@dataclass(frozen=True, slots=True)
+class RoundFacts:
+    """What a model may read of a round: the round-start rosters (they decide P), the
+    players rated on each side (default: the rosters), the result and the report's
+    optional fields as the service stores them (time_played, sides, positions…)."""
+
+    team_a: tuple[str, ...]
+    team_b: tuple[str, ...]
+    winner: Winner
+    participants_a: tuple[str, ...] | None = None
+    participants_b: tuple[str, ...] | None = None
+    extras: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def rated_a(self) -> tuple[str, ...]:
+        return self.team_a if self.participants_a is None else self.participants_a
+
+    @property
+    def rated_b(self) -> tuple[str, ...]:
+        return self.team_b if self.participants_b is None else self.participants_b
+
+    def rated(self) -> list[tuple[str, Side]]:
+        """Every rated player with their side, A first, in report order."""
+        return [(p, "A") for p in self.rated_a] + [(p, "B") for p in self.rated_b]
+
+
+@dataclass(frozen=True, slots=True)
+class Rated(Generic[S]):
+    """A rated round: P(A wins) before it, and the new state of every rated player."""
+
+    p_a: float
+    states: dict[str, S]
+
+
+class Model(ABC, Generic[S]):
+    """A rating model with one pool's parameters. Subclasses set `name`, `summary` and
+    `parameters`, and register with `synelo.models.register`."""
+
+    name: ClassVar[str]
+    summary: ClassVar[str]
+    parameters: ClassVar[Mapping[str, Param]] = {}
+    # "strength": teams are even when their strength sums are (the solver's F7 on strengths);
+    # "p": only the model's prediction says how even two teams are.
+    balance_by: ClassVar[Literal["strength", "p"]] = "strength"
+    display: ClassVar[str] = "rating"  # what `rating` is, for the docs and the model list
+
+    def __init__(self, params: Mapping[str, object] | None = None) -> None:
+        self.params: dict[str, ParamValue] = resolve_params(type(self), params or {})
+
+    # --- rating -----------------------------------------------------------------------------
+    @abstractmethod
+    def new_state(self) -> S:
+        """The state of a player never rated."""
+
+    @abstractmethod
+    def predict(self, states: Mapping[str, S], round: RoundFacts) -> float:
+        """P(side A wins) from the states before the round (a player absent is new)."""
+
+    @abstractmethod
+    def rate(self, states: Mapping[str, S], round: RoundFacts) -> Rated[S]:
+        """P(A wins) and every rated player's state after the round. A mutable state given
+        may be updated in place: the caller hands over states it owns."""
+
+    # --- what the service shows and balances by ---------------------------------------------
+    @abstractmethod
+    def rating(self, state: S) -> float:
+        """The display rating (the leaderboard's order)."""
+
+    def strength(self, state: S) -> float:
+        """The additive strength the split solver balances team sums of."""
+        return self.rating(state)
+
+    def fields(self, state: S) -> dict[str, float]:
+        """The model's own figures of a player, shown by the lookup (μ and σ…)."""
+        return {k: float(v) for k, v in self.encode(state).items() if isinstance(v, int | float)}
+
+    @abstractmethod
+    def with_rating(self, state: S, rating: float) -> S:
+        """The state after an admin sets the display rating to `rating`."""
+
+    # --- storage ----------------------------------------------------------------------------
+    @abstractmethod
+    def encode(self, state: S) -> dict[str, Any]:
+        """The state as a JSON object."""
+
+    @abstractmethod
+    def decode(self, data: Mapping[str, Any]) -> S:
+        """A state from `encode`'s object; an empty object is a new player."""
+
+    def state_of(self, states: Mapping[str, S], player: str) -> S:
+        found = states.get(player)
+        return self.new_state() if found is None else found
+
+
+def resolve_params(model: type[Model[Any]], given: Mapping[str, object]) -> dict[str, ParamValue]:
+    """The model's defaults with `given` over them, each checked against its bounds."""
+    out: dict[str, ParamValue] = {n: p.default for n, p in model.parameters.items()}
+    for name, value in given.items():
+        spec = model.parameters.get(name)
+        if spec is None:
+            known = ", ".join(model.parameters) or "none"
+            raise ParameterError(name, f"model {model.name!r} has no such parameter ({known})")
+        out[name] = spec.check(name, value)
+    return out
+
+
+def score_a(winner: Winner) -> float:
+    """S for side A: 1 for a win, ½ for a draw, 0 for a loss."""
+    return 0.5 if winner == "draw" else float(winner == "A")

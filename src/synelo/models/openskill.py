@@ -1,0 +1,95 @@
+"""`openskill-pl`, `openskill-bt`, `openskill-tm`: the `openskill` package's Weng–Lin models.
+
+Used as the package documents them: ``model.rating()`` for a new player, ``model.rate(teams,
+ranks=…)`` after a round (lower rank wins, equal ranks draw) and ``model.predict_win(teams)``
+for the prediction, over the round-start rosters. Parameters as the package names them, on
+the scale of `synelo.models.trueskill.SCALE` (its defaults times 60; κ is a ratio).
+
+For PlackettLuce and BradleyTerryFull μ, σ, β and τ are one scale, so this changes no
+prediction. ThurstoneMostellerFull's draw margin ε (0.1) is absolute: on this scale it is
+600 times smaller relative to β than at the package's defaults.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+
+from openskill.models import BradleyTerryFull, PlackettLuce, ThurstoneMostellerFull
+
+from synelo.models.base import Model, Param, Rated, RoundFacts
+from synelo.models.trueskill import conservative, skill_params
+
+_RANKS = {"A": [1, 2], "B": [2, 1], "draw": [1, 1]}
+
+
+class OpenSkill(Model[Any]):
+    """One of openskill's models; subclasses name the package class. The display rating is
+    the ordinal μ − 3σ; the strength balanced is μ."""
+
+    package_model: ClassVar[type]
+    display = "μ − 3σ"
+    parameters = {
+        **skill_params(),
+        "kappa": Param(0.0001, 1e-12, 1.0, log=True, doc="κ: the smallest σ² shrink factor"),
+    }
+
+    def __init__(self, params: Mapping[str, object] | None = None) -> None:
+        super().__init__(params)
+        self.model = self.package_model(**{k: float(v) for k, v in self.params.items()})
+
+    def new_state(self) -> Any:
+        return self.model.rating()
+
+    def _team(self, states: Mapping[str, Any], players: Sequence[str]) -> list[Any]:
+        return [self.state_of(states, p) for p in players]
+
+    def predict(self, states: Mapping[str, Any], round: RoundFacts) -> float:
+        teams = [self._team(states, round.team_a), self._team(states, round.team_b)]
+        return float(self.model.predict_win(teams)[0])
+
+    def rate(self, states: Mapping[str, Any], round: RoundFacts) -> Rated[Any]:
+        p_a = self.predict(states, round)
+        rated_a, rated_b = round.rated_a, round.rated_b
+        if not rated_a or not rated_b:  # one side rated alone: there is no one to compare with
+            return Rated(p_a, {p: self.state_of(states, p) for p in (*rated_a, *rated_b)})
+        teams = [self._team(states, rated_a), self._team(states, rated_b)]
+        after = self.model.rate(teams, ranks=list(_RANKS[round.winner]))
+        new = dict(zip(rated_a, after[0], strict=True))
+        new.update(zip(rated_b, after[1], strict=True))
+        return Rated(p_a, new)
+
+    def rating(self, state: Any) -> float:
+        return conservative(state.mu, state.sigma)
+
+    def strength(self, state: Any) -> float:
+        return float(state.mu)
+
+    def with_rating(self, state: Any, rating: float) -> Any:
+        return self.model.rating(mu=rating + 3.0 * state.sigma, sigma=state.sigma)
+
+    def encode(self, state: Any) -> dict[str, Any]:
+        return {"mu": state.mu, "sigma": state.sigma}
+
+    def decode(self, data: Mapping[str, Any]) -> Any:
+        if not data:
+            return self.new_state()
+        return self.model.rating(mu=float(data["mu"]), sigma=float(data["sigma"]))
+
+
+class OpenSkillPlackettLuce(OpenSkill):
+    name = "openskill-pl"
+    summary = "openskill PlackettLuce"
+    package_model = PlackettLuce
+
+
+class OpenSkillBradleyTerry(OpenSkill):
+    name = "openskill-bt"
+    summary = "openskill BradleyTerryFull"
+    package_model = BradleyTerryFull
+
+
+class OpenSkillThurstoneMosteller(OpenSkill):
+    name = "openskill-tm"
+    summary = "openskill ThurstoneMostellerFull"
+    package_model = ThurstoneMostellerFull

@@ -1,0 +1,115 @@
+"""`synelo`: SynElo F1–F6, through the very functions the service's own path rates with."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from synelo.models.base import Model, Param, Rated, RoundFacts
+from synelo.ratings import (
+    PlayerRecord,
+    Rater,
+    RecordBook,
+    SynEloParams,
+    default_k_min,
+    k_factor,
+    linear_theta,
+    new_window,
+    win_probability,
+)
+from synelo.ratings.params import MAX_K, MAX_STALE_DAYS, MAX_T_SHADOW
+
+
+def _parameters() -> dict[str, Param]:
+    """SynEloParams' fields with the defaults of a new pool (F3 revised, its K_min) and the
+    bounds a pool's parameters must keep."""
+    d = SynEloParams()
+
+    def rating(default: int, doc: str) -> Param:
+        return Param(default, 1, 10_000, integer=True, doc=doc)
+
+    return {
+        "r0": rating(d.r0, "R_0: a new player's rating"),
+        "r_min": rating(d.r_min, "R_min: the rating floor"),
+        "r_max": rating(d.r_max, "the highest rating an admin may set"),
+        "r_shadow_cap": rating(d.r_shadow_cap, "R at shadow graduation, at most"),
+        "t_shadow": Param(d.t_shadow, 0, MAX_T_SHADOW, integer=True, doc="rounds in shadow"),
+        "t_stale_days": Param(d.t_stale_days, 0, MAX_STALE_DAYS, above=True, doc="days to stale"),
+        "k_min": Param(default_k_min("revised"), 0, MAX_K, doc="K_min (12 with F3 revised)"),
+        "k_max": Param(d.k_max, 0, MAX_K, above=True, log=True, doc="K_max"),
+        "theta": Param(
+            linear_theta(12), 0, 1e6, above=True, log=True, doc="F1's Θ: 100·max(team size, 2)"
+        ),
+        "window": Param(d.window, 2, 5000, integer=True, doc="W: rounds in F3's window"),
+        "w_vel": Param(d.w_vel, 0, 1e6, doc="seed F3: velocity weight"),
+        "w_wre": Param(d.w_wre, 0, 1e6, doc="seed F3: win-rate-excess weight"),
+        "w_vol": Param(d.w_vol, 0, 1e6, doc="seed F3: volatility weight"),
+        "wre_scale": Param(d.wre_scale, 0, 1e6, above=True, doc="seed F3: win-rate scale"),
+        "sigma": Param(d.sigma, 0, 1e6, above=True, log=True, doc="F4's compression width"),
+        "convergence": Param("revised", choices=("revised", "seed"), doc="F3's version"),
+    }
+
+
+class SynElo(Model[PlayerRecord]):
+    """P_A from the round-start rosters' rating sums (F1), then F2–F5 for each participant on
+    their side, by `Rater`, which the service's `rate_round` and the replay use as well. The
+    state is the player's record: rating, rounds played and F3's convergence window. The
+    service keeps SynElo pools' windows in chunks of its own (`synelo.store`); this model's
+    `encode` is the plain form, for any other owner of states."""
+
+    name = "synelo"
+    summary = "SynElo F1–F6 (F3 revised by default)"
+    parameters = _parameters()
+
+    def __init__(self, params: Mapping[str, object] | None = None) -> None:
+        super().__init__(params)
+        self.synelo = SynEloParams.from_dict(dict(self.params))
+        self._rater = Rater(self.synelo)
+
+    def new_state(self) -> PlayerRecord:
+        return PlayerRecord(self.synelo.r0, 0, new_window(self.synelo))
+
+    def predict(self, states: Mapping[str, PlayerRecord], round: RoundFacts) -> float:
+        r0 = self.synelo.r0
+
+        def total(players: tuple[str, ...]) -> int:
+            return sum(states[p].rating if p in states else r0 for p in players)
+
+        return win_probability(total(round.team_a), total(round.team_b), self.synelo.theta)
+
+    def rate(self, states: Mapping[str, PlayerRecord], round: RoundFacts) -> Rated[PlayerRecord]:
+        book = RecordBook(self.synelo)
+        book.records.update(states)
+        p_a = self._rater.play_with_participants(
+            book, round.team_a, round.team_b, round.rated_a, round.rated_b, round.winner
+        )
+        return Rated(p_a, {p: book.records[p] for p in (*round.rated_a, *round.rated_b)})
+
+    def rating(self, state: PlayerRecord) -> float:
+        return state.rating
+
+    def fields(self, state: PlayerRecord) -> dict[str, float]:
+        c = state.current_convergence(self.synelo)
+        return {"convergence": c, "k": k_factor(c, state.rating, self.synelo)}
+
+    def with_rating(self, state: PlayerRecord, rating: float) -> PlayerRecord:
+        """An admin set: the window restarts (C = 1 until two rounds are rated)."""
+        return PlayerRecord(int(rating), state.rounds_played, new_window(self.synelo))
+
+    def encode(self, state: PlayerRecord) -> dict[str, Any]:
+        win = state.window
+        return {
+            "rating": state.rating,
+            "rounds_played": state.rounds_played,
+            "window": [list(e) for e in zip(win.ratings, win.probs, win.scores2, strict=True)],
+            "appended": win.appended,
+        }
+
+    def decode(self, data: Mapping[str, Any]) -> PlayerRecord:
+        if not data:
+            return self.new_state()
+        win = new_window(self.synelo)
+        for rating, p, s2 in data["window"]:
+            win.append(rating, p, s2 / 2)
+        win.appended = data["appended"]
+        return PlayerRecord(data["rating"], data["rounds_played"], win)

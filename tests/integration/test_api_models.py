@@ -1,0 +1,237 @@
+"""Pools of every rating model, end to end over real HTTP on SQLite and PostgreSQL: the model
+list, creating a pool with a model and checked parameters, rounds (joiners, leavers, draws),
+lookups with the model's own fields, admin set and reset, history, leaderboard, quality,
+splits, autobalance, prediction, and the export that replays to the stored states."""
+
+from __future__ import annotations
+
+import random
+import uuid
+from typing import Any
+
+import httpx
+import pytest
+
+from synelo.evaluation.history import Match
+from synelo.evaluation.journal import import_journal
+from synelo.evaluation.models import HistoryInfo, create_model
+from synelo.evaluation.replay import replay
+from synelo.models import MODELS, RoundFacts
+from synelo.models import create_model as service_model
+from tests.conftest import LiveServer, steam
+
+OTHER_MODELS = [name for name in MODELS if name != "synelo"]
+PLAYERS = [steam(n) for n in range(1, 11)]
+
+
+def new_pool(admin: httpx.Client, model: str, **params: Any) -> str:
+    name = f"m{uuid.uuid4().hex[:12]}"
+    body = {"name": name, "team_size": 4, "model": model, "params": params}
+    r = admin.post("/v1/pools", json=body)
+    assert r.status_code == 201, r.text
+    assert r.json()["model"] == model
+    return name
+
+
+def random_rounds(count: int, seed: int = 5) -> list[dict[str, Any]]:
+    """Rounds of 1v1 to 4v4 among 10 players; every fifth has a joiner and a leaver."""
+    rng = random.Random(seed)
+    bodies = []
+    for i in range(count):
+        size = rng.randint(1, 4)
+        picked = rng.sample(PLAYERS, 2 * size + 1)
+        team_a, team_b, joiner = picked[:size], picked[size : 2 * size], picked[-1]
+        body: dict[str, Any] = {
+            "round_id": f"r{i}-{uuid.uuid4().hex[:6]}",
+            "server_id": "s1",
+            "winner": rng.choice(["A", "B", "A", "B", "draw"]),
+            "teams": {"A": team_a, "B": team_b},
+        }
+        if i % 5 == 4 and size > 1:  # A's last player left, a joiner came in for B
+            body["participants"] = {"A": team_a[:-1], "B": [*team_b, joiner]}
+        bodies.append(body)
+    return bodies
+
+
+def facts(body: dict[str, Any]) -> RoundFacts:
+    part = body.get("participants")
+    return RoundFacts(
+        tuple(body["teams"]["A"]),
+        tuple(body["teams"]["B"]),
+        body["winner"],
+        None if part is None else tuple(part["A"]),
+        None if part is None else tuple(part["B"]),
+    )
+
+
+def test_the_model_list_names_every_model_with_its_parameters(server: httpx.Client) -> None:
+    r = server.get("/v1/models")
+    assert r.status_code == 200
+    listed = {m["name"]: m for m in r.json()["models"]}
+    assert list(listed) == list(MODELS)
+    for name, model in MODELS.items():
+        params = {p["name"]: p for p in listed[name]["parameters"]}
+        assert list(params) == list(model.parameters)
+        for pname, spec in model.parameters.items():
+            assert params[pname]["default"] == spec.default
+            assert (params[pname]["low"], params[pname]["high"]) == (spec.low, spec.high)
+    assert listed["trueskill"]["rating"] == "μ − 3σ"
+    assert [p["name"] for p in r.json()["pool_rules"]] == ["t_shadow", "t_stale_days"]
+
+
+def test_a_pool_of_an_unknown_model_or_with_a_bad_parameter_is_refused(
+    admin: httpx.Client,
+) -> None:
+    name = f"m{uuid.uuid4().hex[:12]}"
+    cases = [
+        ({"model": "glicko"}, ["body", "model"]),
+        ({"model": "elo", "params": {"k": -1}}, ["body", "params", "k"]),
+        ({"model": "elo", "params": {"kk": 1}}, ["body", "params", "kk"]),
+        ({"model": "trueskill", "params": {"sigma": 0}}, ["body", "params", "sigma"]),
+        ({"model": "trueskill", "params": {"beta": "big"}}, ["body", "params", "beta"]),
+        ({"model": "openskill-pl", "params": {"t_shadow": -3}}, ["body", "params", "t_shadow"]),
+        ({"model": "elo", "theta": 400}, ["body", "theta"]),
+        ({"model": "synelo", "params": {"k_max": -1}}, ["body", "params", "k_max"]),
+        ({"model": "synelo", "params": {"mu": 3}}, ["body", "params", "mu"]),
+    ]
+    for extra, loc in cases:
+        r = admin.post("/v1/pools", json={"name": name, **extra})
+        assert r.status_code == 422, (extra, r.text)
+        assert r.json()["detail"][0]["loc"] == loc, (extra, r.text)
+    assert admin.get(f"/v1/pools/{name}").status_code == 404  # nothing was created
+
+
+@pytest.mark.parametrize("model", OTHER_MODELS)
+def test_a_pool_of_each_model_rates_as_the_model_does(
+    live: LiveServer, admin: httpx.Client, server: httpx.Client, model: str
+) -> None:
+    """Every answer is the model's own arithmetic on the states: P per round, the display
+    rating and the model's fields per player, the stored states after an export's replay."""
+    chosen = {"k": 24.0} if model == "elo" else {"beta": 200.0}
+    pool = new_pool(admin, model, t_shadow=3, **chosen)
+    shown = admin.get(f"/v1/pools/{pool}").json()
+    assert shown["theta"] is None and shown["params"]["t_shadow"] == 3
+    reference = service_model(model, chosen)
+    states: dict[str, Any] = {}
+    bodies = random_rounds(60)
+    answers = []
+    for body in bodies:
+        r = server.post(f"/v1/pools/{pool}/rounds", json=body)
+        assert r.status_code == 201, r.text
+        answer = r.json()
+        rated = reference.rate(states, facts(body))
+        assert answer["p_a"] == rated.p_a
+        for change in answer["players"]:
+            before = round(reference.rating(reference.state_of(states, change["steam_id"])))
+            assert change["before"] == before and change["k"] is None
+            assert change["after"] == round(reference.rating(rated.states[change["steam_id"]]))
+        states.update(rated.states)
+        answers.append(answer)
+    # a retry answers the stored outcome, changing nothing
+    again = server.post(f"/v1/pools/{pool}/rounds", json=bodies[-1])
+    assert again.status_code == 200 and again.json() == answers[-1]
+
+    looked = server.post(f"/v1/pools/{pool}/players/lookup", json={"steam_ids": PLAYERS}).json()
+    for player in looked["players"]:
+        state = states[player["steam_id"]]
+        assert player["rating"] == round(reference.rating(state))
+        assert player["skill"] == reference.fields(state)
+        assert player["convergence"] is None and player["k"] is None
+        assert player["visible"] == (player["rounds_played"] >= 3)
+
+    # the export replays to every stored P and state
+    exported = import_journal(live.store, pool)
+    assert exported.header["model"] == model
+    replayed = create_model(model, {}, HistoryInfo(4, exported.header))
+    result = replay(replayed, exported.matches)
+    assert result.predictions.tolist() == [a["p_a"] for a in answers]
+    for player in looked["players"]:
+        state = replayed.rating_of(player["steam_id"])  # type: ignore[attr-defined]
+        assert reference.fields(state) == player["skill"]
+
+    # prediction, splits and autobalance use the current states
+    teams = {"A": PLAYERS[:3], "B": PLAYERS[3:6]}
+    predicted = server.post(f"/v1/pools/{pool}/predict", json={"teams": teams})
+    assert predicted.status_code == 200, predicted.text
+    expected = reference.predict(states, RoundFacts(tuple(teams["A"]), tuple(teams["B"]), "A"))
+    assert predicted.json()["p_a"] == expected
+    strength = {p: reference.strength(reference.state_of(states, p)) for p in PLAYERS}
+    assert predicted.json()["strength_a"] == pytest.approx(sum(strength[p] for p in teams["A"]))
+    splits = server.post(f"/v1/pools/{pool}/splits", json={"players": PLAYERS[:6]}).json()
+    for split in splits["splits"]:
+        facts_ = RoundFacts(tuple(split["A"]), tuple(split["B"]), "A")
+        assert split["p_a"] == reference.predict(states, facts_)
+        assert split["sum_a"] == sum(round(strength[p]) for p in split["A"])
+    best = splits["splits"][-1]  # 3v3: the most even strength sums of all 20 splits
+    assert best["gap"] == min(
+        abs(
+            sum(round(strength[p]) for p in a)
+            - sum(round(strength[p]) for p in PLAYERS[:6] if p not in a)
+        )
+        for a in _threes(PLAYERS[:6])
+    )
+    moved = server.post(
+        f"/v1/pools/{pool}/autobalance", json={"teams": {"A": PLAYERS[:5], "B": []}}
+    )
+    assert moved.status_code == 200 and moved.json()["moves"]
+
+    # history, leaderboard and quality
+    history = admin.get(f"/v1/pools/{pool}/players/{PLAYERS[0]}/history").json()["entries"]
+    assert history and all(e["kind"] == "round" for e in history)
+    board = admin.get(f"/v1/pools/{pool}/leaderboard").json()["players"]
+    assert [p["rating"] for p in board] == sorted((p["rating"] for p in board), reverse=True)
+    quality = admin.get(f"/v1/pools/{pool}/quality").json()
+    assert quality["model"] == model and quality["rounds"] == 60
+    assert quality["theta"] is None and quality["theta_suggested_status"] == "n/a"
+    assert quality["mean_convergence"] is None
+
+    # admin set and reset are the model's, journaled
+    target = PLAYERS[0]
+    put = admin.put(f"/v1/pools/{pool}/players/{target}", json={"rating": 1234})
+    assert put.status_code == 200, put.text
+    assert put.json()["rating"] == 1234
+    set_state = reference.with_rating(states[target], 1234)
+    assert put.json()["skill"] == reference.fields(set_state)
+    reset = admin.delete(f"/v1/pools/{pool}/players/{target}").json()
+    assert reset["rounds_played"] == 0
+    assert reset["skill"] == reference.fields(reference.new_state())
+    kinds = [
+        e["kind"] for e in admin.get(f"/v1/pools/{pool}/players/{target}/history").json()["entries"]
+    ]
+    assert kinds[:2] == ["reset", "set"]
+
+
+def _threes(players: list[str]) -> list[tuple[str, ...]]:
+    from itertools import combinations
+
+    return list(combinations(players, 3))
+
+
+def test_prediction_checks_its_body_and_answers_synelo_pools_too(
+    admin: httpx.Client, server: httpx.Client, pool: str
+) -> None:
+    teams = {"A": [steam(1), steam(2)], "B": [steam(3)]}
+    r = server.post(f"/v1/pools/{pool}/predict", json={"teams": teams})
+    assert r.status_code == 200
+    # Θ 2400, everyone at R_0 1000: 2000 against 1000
+    assert r.json()["p_a"] == pytest.approx(1 / (1 + pow(2.718281828459045, -1000 / 2400)))
+    bad = [
+        ({"teams": teams, "score": [10, 4]}, ["body", "score"]),
+        ({"teams": {"A": [steam(1)], "B": [steam(1)]}}, ["body", "teams", "B", 0]),
+        ({"teams": teams, "positions": {steam(9): "offense"}}, ["body", "positions", steam(9)]),
+        (
+            {"teams": teams, "commanders": {"A": steam(3), "B": steam(3)}},
+            ["body", "commanders", "A"],
+        ),
+    ]
+    for body, loc in bad:
+        r = server.post(f"/v1/pools/{pool}/predict", json=body)
+        assert r.status_code == 422, (body, r.text)
+        assert r.json()["detail"][0]["loc"] == loc, (body, r.text)
+    assert admin.get(f"/v1/pools/{pool}/quality").json()["players"] == 0  # nothing stored
+
+
+def test_the_replay_accepts_every_listed_model() -> None:
+    matches = [Match(str(i), ("a", "b"), ("c", "d"), "AB"[i % 2]) for i in range(4)]
+    for name in MODELS:
+        assert len(replay(create_model(name, {}, HistoryInfo(2)), matches).predictions) == 4
