@@ -94,6 +94,7 @@ class PlayedSpan(BaseModel):
 
 PlayedFraction = Annotated[Number, Field(ge=0, le=1)]
 Label = Annotated[StrictStr, Field(min_length=1, max_length=MAX_LABEL)]  # a position, a side
+DisplayName = Annotated[StrictStr, Field(min_length=1, max_length=MAX_NAME)]
 
 
 class RoundIn(BaseModel):
@@ -145,7 +146,7 @@ class RoundIn(BaseModel):
     player_scores: dict[str, Number] | None = Field(
         None, max_length=2 * MAX_SIDE, description="per player: scoreboard points"
     )
-    names: dict[str, Annotated[StrictStr, Field(min_length=1, max_length=MAX_NAME)]] | None = Field(
+    names: dict[str, DisplayName] | None = Field(
         None, max_length=2 * MAX_SIDE, description="per player: display name"
     )
 
@@ -183,6 +184,7 @@ class RoundOut(BaseModel):
 
 class PlayerOut(BaseModel):
     steam_id: str
+    name: str | None = Field(description="the display name last reported; never an id")
     rating: int
     visible: bool
     rounds_played: int
@@ -199,7 +201,15 @@ class PlayerOut(BaseModel):
 
 
 class LookupIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
     steam_ids: list[PlayerId] = Field(min_length=1, max_length=256)
+    names: dict[str, DisplayName] | None = Field(
+        None,
+        max_length=256,
+        description="display names of players among steam_ids, recorded for players the "
+        "pool has stored (a player not yet rated keeps none until a round names them)",
+    )
 
 
 class LookupOut(BaseModel):
@@ -227,12 +237,14 @@ class JournalOut(BaseModel):
 
 class HistoryOut(BaseModel):
     steam_id: str
+    name: str | None
     entries: list[JournalOut]
 
 
 class LeaderOut(BaseModel):
     rank: int
     steam_id: str
+    name: str | None
     rating: int
     rounds_played: int
     stale: bool

@@ -44,6 +44,7 @@ def test_unknown_player_lookup_is_default_and_not_stored(
     assert r.status_code == 200
     assert r.json() == {
         "steam_id": steam(42),
+        "name": None,
         "rating": 1000,
         "visible": False,
         "rounds_played": 0,
@@ -244,3 +245,43 @@ def test_set_rating_restarts_the_window_the_writer_had(
     # The window restarted: C = 1, G(1500) = exp(−500²/(2·400²)) = exp(−0.78125) = 0.457833
     # → K = 2 + 70·0.457833 = 34.0483 (the old window would give 2 + 70·0.2547·0.4578 = 10.16).
     assert abs(me["k"] - 34.0483) < 1e-3
+
+
+def test_a_players_name_is_the_latest_reported_and_shown_everywhere(
+    server: httpx.Client, admin: httpx.Client
+) -> None:
+    pool = f"n{uuid.uuid4().hex[:12]}"
+    made = admin.post("/v1/pools", json={"name": pool, "params": {"t_shadow": 1}})
+    assert made.status_code == 201, made.text
+    a, b, stranger = steam(71), steam(72), steam(73)
+    body = {
+        "round_id": uuid.uuid4().hex,
+        "server_id": "s",
+        "winner": "A",
+        "teams": {"A": [a], "B": [b]},
+        "names": {a: "Alice", b: "Bob"},
+    }
+    assert server.post(f"/v1/pools/{pool}/rounds", json=body).status_code == 201
+    assert server.get(f"/v1/pools/{pool}/players/{a}").json()["name"] == "Alice"
+    body = {**body, "round_id": uuid.uuid4().hex, "names": {a: "Alice [RED]"}}
+    assert server.post(f"/v1/pools/{pool}/rounds", json=body).status_code == 201
+    looked = server.post(
+        f"/v1/pools/{pool}/players/lookup",
+        json={"steam_ids": [a, b, stranger], "names": {b: "Robert", stranger: "Nobody"}},
+    ).json()["players"]
+    assert [p["name"] for p in looked] == ["Alice [RED]", "Robert", None]
+    assert looked[2]["rounds_played"] == 0  # a name does not store a player
+    assert admin.get(f"/v1/pools/{pool}/quality").json()["players"] == 2
+    board = admin.get(f"/v1/pools/{pool}/leaderboard").json()["players"]
+    assert [(p["steam_id"], p["name"]) for p in board] == [(a, "Alice [RED]"), (b, "Robert")]
+    assert admin.get(f"/v1/pools/{pool}/players/{b}/history").json()["name"] == "Robert"
+    bad = server.post(
+        f"/v1/pools/{pool}/players/lookup", json={"steam_ids": [a], "names": {b: "Bob"}}
+    )
+    assert bad.status_code == 422 and bad.json()["detail"][0]["loc"] == ["body", "names", b]
+    assert server.get(f"/v1/pools/{pool}/players/{b}").json()["name"] == "Robert"
+    long = server.post(
+        f"/v1/pools/{pool}/players/lookup", json={"steam_ids": [a], "names": {a: "x" * 65}}
+    )
+    assert long.status_code == 422
+    assert server.get(f"/v1/pools/{pool}/players/{a}").json()["name"] == "Alice [RED]"

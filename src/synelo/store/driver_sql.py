@@ -204,6 +204,19 @@ SAVE_CHUNK = DriverSql(
     "INSERT INTO window_chunks (player_id, chunk, data) VALUES (?, ?, ?) "
     "ON CONFLICT (player_id, chunk) DO UPDATE SET data = excluded.data"
 )
+# The display name last reported, written only when it changes.
+SET_NAME = DriverSql(
+    "UPDATE players SET name = ? WHERE pool_id = ? AND player_key = ? "
+    "AND (name IS NULL OR name <> ?)"
+)
+
+
+def save_names(conn: Connection, pool_id: int, names: dict[str, str]) -> None:
+    """Record the display names of these players (those stored; others are skipped)."""
+    if names:
+        SET_NAME.many(conn, [(name, pool_id, key, name) for key, name in names.items()])
+
+
 # A player of a pool whose model is not SynElo: the model's state (JSON) in place of a window.
 UPDATE_STATE = DriverSql(
     "UPDATE players SET rating = ?, rounds_played = ?, last_played = ?, state = ?, "

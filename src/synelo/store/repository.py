@@ -170,6 +170,7 @@ _PLAYER_VIEW = (
     players.c.last_played,
     players.c.convergence,
     players.c.state,
+    players.c.name,
 )
 
 
@@ -326,6 +327,20 @@ class Store:
                 )
             )
             return {r.player_key: PlayerRow(*r) for r in rows}
+
+    def save_names(self, pool: Pool, names: dict[str, str]) -> None:
+        """Record display names reported outside a round (a lookup's), for stored players."""
+        if names:
+            with self.write_transaction() as conn:
+                sql.save_names(conn, pool.id, names)
+
+    def name_of(self, pool: Pool, key: str) -> str | None:
+        with self._read() as conn:
+            return conn.execute(
+                select(players.c.name).where(
+                    players.c.pool_id == pool.id, players.c.player_key == key
+                )
+            ).scalar()
 
     def set_rating(self, pool_name: str, key: str, rating: int) -> PlayerRow:
         """Admin override, journaled as "set". SynElo's convergence window restarts: the old
@@ -740,6 +755,7 @@ class Store:
             ],
         )
         sql.COUNT_ROUND.many(conn, [(seq, (p_a - s_a) ** 2, pool.id)])
+        sql.save_names(conn, pool.id, report.extras.get("names", {}))
         return rated
 
     def _rate(
@@ -868,6 +884,7 @@ class Store:
         if dropped:
             sql.DROP_CHUNKS_BEFORE.many(conn, dropped)
         sql.COUNT_ROUND.many(conn, [(seq, outcome.brier_term(report.winner), pool_id)])
+        sql.save_names(conn, pool_id, report.extras.get("names", {}))
         return rated
 
     # --- tokens -----------------------------------------------------------------------------

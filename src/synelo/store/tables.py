@@ -86,6 +86,8 @@ players = Table(
     # the player's state in a model other than SynElo (Model.encode's JSON); NULL: a new
     # player, or a SynElo pool's player, whose state is `rating`, the window and its columns
     Column("state", Text, nullable=True),
+    # the display name last reported (a round's `names`, a lookup's); it never identifies
+    Column("name", String(64), nullable=True),
     UniqueConstraint("pool_id", "player_key", name="uq_players_pool_key"),
 )
 

@@ -51,6 +51,7 @@ class PlayerRow:
     last_played: datetime | None
     convergence: float  # F3's C (SynElo pools; 1.0 in other models' pools)
     state: str | None = None  # the model's state (Model.encode, JSON) outside SynElo pools
+    name: str | None = None  # the display name last reported
 
 
 @dataclass(frozen=True, slots=True)

@@ -49,6 +49,7 @@ def player_out(key: str, row: PlayerRow | None, pool: Pool, store: StoreDep) -> 
     rounds = row.rounds_played if row else 0
     return PlayerOut(
         steam_id=key,
+        name=row.name if row else None,
         rating=rating,
         visible=is_visible(rounds, params),
         rounds_played=rounds,
@@ -74,6 +75,13 @@ def lookup_players(pool: PoolDep, body: LookupIn, store: StoreDep) -> LookupOut:
             for i, v in enumerate(body.steam_ids)
         )
     )
+    names: dict[str, str] = {}
+    for raw, name in (body.names or {}).items():
+        key = normalize_id(raw, pool.player_ids, ("body", "names", raw))
+        if key not in keys:
+            raise invalid(("body", "names", raw), f"player {key} is not in steam_ids", value=raw)
+        names[key] = name
+    store.save_names(pool, names)
     found = store.lookup(pool, keys)
     return LookupOut(players=[player_out(k, found.get(k), pool, store) for k in keys])
 
@@ -130,7 +138,7 @@ def player_history(
         )
         for e in store.history(pool, key, limit, before)
     ]
-    return HistoryOut(steam_id=key, entries=entries)
+    return HistoryOut(steam_id=key, name=store.name_of(pool, key), entries=entries)
 
 
 @router.get("/leaderboard", response_model=LeaderboardOut, dependencies=[AdminAuth])
@@ -143,6 +151,7 @@ def leaderboard(
             LeaderOut(
                 rank=i,
                 steam_id=r.player_key,
+                name=r.name,
                 rating=r.rating,
                 rounds_played=r.rounds_played,
                 stale=is_stale(r.last_played, now, pool.params),
