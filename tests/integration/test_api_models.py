@@ -235,3 +235,29 @@ def test_the_replay_accepts_every_listed_model() -> None:
     matches = [Match(str(i), ("a", "b"), ("c", "d"), "AB"[i % 2]) for i in range(4)]
     for name in MODELS:
         assert len(replay(create_model(name, {}, HistoryInfo(2)), matches).predictions) == 4
+
+
+def test_an_admin_set_the_model_could_not_rate_from_is_refused(
+    admin: httpx.Client, server: httpx.Client
+) -> None:
+    """TrueSkill's package overflows when one skill lies too far from the other: a set that
+    far would make every later round of the player fail, so it is refused."""
+    pool = new_pool(admin, "trueskill")
+    target = steam(5)
+    assert admin.put(f"/v1/pools/{pool}/players/{target}", json={"rating": 900}).status_code == 200
+    for rating in (40_000, 1_000_001):
+        r = admin.put(f"/v1/pools/{pool}/players/{target}", json={"rating": rating})
+        assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["body", "rating"]
+    assert server.get(f"/v1/pools/{pool}/players/{target}").json()["rating"] == 900
+    body = {
+        "round_id": "x",
+        "server_id": "s",
+        "winner": "B",
+        "teams": {"A": [target], "B": [steam(6)]},
+    }
+    assert server.post(f"/v1/pools/{pool}/rounds", json=body).status_code == 201
+    elo = new_pool(admin, "elo")
+    assert (
+        admin.put(f"/v1/pools/{elo}/players/{target}", json={"rating": 1_000_000}).status_code
+        == 200
+    )

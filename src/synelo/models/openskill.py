@@ -7,7 +7,7 @@ the scale of `synelo.models.trueskill.SCALE` (its defaults times 60; κ is a rat
 
 For PlackettLuce and BradleyTerryFull μ, σ, β and τ are one scale, so this changes no
 prediction. ThurstoneMostellerFull's draw margin ε (0.1) is absolute: on this scale it is
-600 times smaller relative to β than at the package's defaults.
+60 times smaller relative to β than at the package's defaults.
 """
 
 from __future__ import annotations

@@ -212,9 +212,10 @@ SET_NAME = DriverSql(
 
 
 def save_names(conn: Connection, pool_id: int, names: dict[str, str]) -> None:
-    """Record the display names of these players (those stored; others are skipped)."""
+    """Record the display names of these players (those stored; others are skipped), in
+    key order: the order rounds lock players in, so that PostgreSQL never deadlocks."""
     if names:
-        SET_NAME.many(conn, [(name, pool_id, key, name) for key, name in names.items()])
+        SET_NAME.many(conn, [(names[key], pool_id, key, names[key]) for key in sorted(names)])
 
 
 # A player of a pool whose model is not SynElo: the model's state (JSON) in place of a window.

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, nullcontext
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
+from types import MappingProxyType
 from typing import Any, NamedTuple
 
 import orjson
@@ -93,15 +94,15 @@ def _pool(row) -> Pool:  # type: ignore[no-untyped-def]
 
 
 @lru_cache(maxsize=256)
-def _pool_params(model: str, text: str) -> tuple[SynEloParams, dict[str, Any]]:
+def _pool_params(model: str, text: str) -> tuple[SynEloParams, Mapping[str, Any]]:
     """A pool's SynEloParams (for another model: its shadow and stale rules in them) and
     its model's own parameters, from the stored JSON."""
     if model == "synelo":
         params = _params(text)
-        return params, params.to_dict()
+        return params, MappingProxyType(params.to_dict())
     data = json.loads(text)
     rules = {name: data.pop(name) for name in POOL_RULES if name in data}
-    return SynEloParams(**rules), data
+    return SynEloParams(**rules), MappingProxyType(data)  # shared by the cache: read-only
 
 
 @lru_cache(maxsize=256)

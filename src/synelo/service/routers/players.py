@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import math
 from typing import Annotated
 
 import orjson
 from fastapi import APIRouter, HTTPException, Query
 
+from synelo.models import RoundFacts
 from synelo.ratings import is_stale, is_visible, k_factor
 from synelo.schemas import (
     HistoryOut,
@@ -25,7 +27,23 @@ from synelo.store.repository import pool_model
 from synelo.store.typedefs import PlayerRow, Pool, UnknownPool
 
 router = APIRouter(prefix="/v1/pools/{pool}", tags=["players"])
-SET_LIMIT = 1_000_000_000  # the display ratings an admin may set outside SynElo pools
+SET_LIMIT = 1_000_000  # the display ratings an admin may set outside SynElo pools
+
+
+def _ratable(pool: Pool, rating: int) -> bool:
+    """Whether the pool's model can still predict and rate a round of a player set to
+    `rating` against a new player, won or lost: a Gaussian model's package overflows when
+    one skill lies too many σ from the other (TrueSkill from a few tens of thousands)."""
+    model = pool_model(pool)
+    state = model.with_rating(model.new_state(), rating)
+    try:
+        for winner in ("A", "B"):
+            rated = model.rate({"set": state}, RoundFacts(("set",), ("new",), winner))
+            if not all(math.isfinite(model.rating(s)) for s in rated.states.values()):
+                return False
+    except (ArithmeticError, ValueError):
+        return False
+    return True
 
 
 def player_out(key: str, row: PlayerRow | None, pool: Pool, store: StoreDep) -> PlayerOut:
@@ -94,6 +112,12 @@ def set_rating(pool: PoolDep, steam_id: PlayerPathId, body: RatingIn, store: Sto
     )
     if not low <= body.rating <= high:
         raise invalid(("body", "rating"), f"rating must be within {low}…{high}", value=body.rating)
+    if not pool.is_synelo and not _ratable(pool, body.rating):
+        raise invalid(
+            ("body", "rating"),
+            f"model {pool.model} cannot rate a round from a rating of {body.rating}",
+            value=body.rating,
+        )
     return player_out(key, store.set_rating(pool.name, key, body.rating), pool, store)
 
 
