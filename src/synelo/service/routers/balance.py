@@ -43,6 +43,7 @@ class Roster:
     def __init__(self, pool: Pool, keys: Sequence[str]) -> None:
         self.pool, self.keys = pool, list(keys)
         self.index = {k: i for i, k in enumerate(self.keys)}
+        self._states: tuple[Model[Any], dict[str, Any]] | None = None
 
     def members(
         self,
@@ -75,9 +76,12 @@ class Roster:
     def states(self, store: StoreDep) -> tuple[Model[Any], dict[str, Any]]:
         """The pool's model and the stored states of this request's players (a pool whose
         model is not SynElo)."""
-        model = pool_model(self.pool)
-        rows = store.lookup(self.pool, self.keys)
-        return model, {k: model.decode(orjson.loads(r.state)) for k, r in rows.items() if r.state}
+        if self._states is None:  # read once: the balancing and its predictions share them
+            model = pool_model(self.pool)
+            rows = store.lookup(self.pool, self.keys)
+            decoded = {k: model.decode(orjson.loads(r.state)) for k, r in rows.items() if r.state}
+            self._states = model, decoded
+        return self._states
 
 
 @router.post("/splits", response_model=SplitsOut, dependencies=[ServerAuth])

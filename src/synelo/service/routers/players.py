@@ -53,15 +53,14 @@ def player_out(key: str, row: PlayerRow | None, pool: Pool, store: StoreDep) -> 
     if pool.is_synelo:
         if row is None:
             row = PlayerRow(key, params.r0, 0, None, 1.0)
-        k_next = k_factor(row.convergence, row.rating, params)
-        convergence_now: float = row.convergence
-        k: float | None = k_next
-        skill = {"convergence": convergence_now, "k": k_next}
+        skill = {
+            "convergence": row.convergence,
+            "k": k_factor(row.convergence, row.rating, params),
+        }
         rating = row.rating
     else:
         model = pool_model(pool)
         state = model.decode(orjson.loads(row.state) if row and row.state else {})
-        k = None
         skill = model.fields(state)
         rating = row.rating if row else round(model.rating(state))
     rounds = row.rounds_played if row else 0
@@ -74,7 +73,7 @@ def player_out(key: str, row: PlayerRow | None, pool: Pool, store: StoreDep) -> 
         stale=is_stale(row.last_played if row else None, store.clock(), params),
         last_played=row.last_played if row else None,
         convergence=skill["convergence"] if pool.is_synelo else None,
-        k=k,
+        k=skill["k"] if pool.is_synelo else None,
         skill=skill,
     )
 
