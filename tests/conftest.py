@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -91,6 +92,7 @@ class LiveServer:
     store: Store
     clock: MovableClock
     settings: Settings  # the app's own: a test may change a setting and put it back
+    app: Any = None  # the FastAPI app (its state: the writer, the re-rate jobs)
 
     def client(self, token: str | None = ADMIN) -> httpx.Client:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
@@ -112,9 +114,10 @@ def live(backend: Engine, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
         data_dir=tmp_path_factory.mktemp("data"), admin_tokens=[ADMIN], server_tokens=[SERVER]
     )
     port = _free_port()
+    app = create_app(settings, store=store)
     server = uvicorn.Server(
         uvicorn.Config(
-            create_app(settings, store=store),
+            app,
             host="127.0.0.1",
             port=port,
             log_level="warning",
@@ -128,7 +131,7 @@ def live(backend: Engine, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
         if time.monotonic() > deadline or not thread.is_alive():
             raise RuntimeError("uvicorn did not start")
         time.sleep(0.02)
-    yield LiveServer(f"http://127.0.0.1:{port}", store, clock, settings)
+    yield LiveServer(f"http://127.0.0.1:{port}", store, clock, settings, app)
     server.should_exit = True
     thread.join(10)
 

@@ -396,7 +396,7 @@ def import_journal_cmd(
         result = import_journal(_store(_settings()), pool)
     except UnknownPool:
         raise _fail(f"unknown pool {pool!r}") from None
-    n = write_history(output, result.matches, result.header)
+    n = write_history(output, result.matches, result.header, result.trailing)
     console.print(f"wrote {n:,} rounds of pool {pool} to {output}")
     for note in result.header["notes"][1:]:
         console.print(f"  [yellow]{note}[/]")

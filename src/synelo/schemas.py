@@ -216,8 +216,82 @@ class LookupOut(BaseModel):
     players: list[PlayerOut]
 
 
+Reason = Annotated[
+    str, Field(min_length=1, max_length=500, description="why, kept in the pool's admin log")
+]
+
+
 class RatingIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
     rating: StrictInt
+    reason: Reason | None = None
+
+
+class PoolPatchIn(BaseModel):
+    """A change of a pool's model or parameters, applied by re-rating every stored round."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: StrictStr | None = Field(
+        None, max_length=32, description="a new rating model (default: the pool's)"
+    )
+    params: dict[str, Any] | None = Field(
+        None,
+        description="parameters over the pool's own (same model) or over the new model's "
+        "defaults (another model), each within its bounds",
+    )
+    theta: float | None = Field(None, gt=0, le=1e6, allow_inf_nan=False, description="SynElo's Θ")
+    reason: Reason | None = None
+
+
+class VoidIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    reason: Reason
+
+
+class UnvoidIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    reason: Reason | None = None
+
+
+class ChangeOut(BaseModel):
+    """An entry of a pool's admin log."""
+
+    id: int
+    seq: int = Field(description="rounds the pool had stored when it was made")
+    kind: Literal["set", "reset", "void", "unvoid", "patch"]
+    steam_id: str | None = Field(description="the player set or reset")
+    round_id: str | None = Field(description="the round voided or unvoided")
+    value: dict[str, Any] | None = Field(description='{"rating"} or {"model", "params"}')
+    actor: str = Field(description="the token that made it: its label, or config:<role>#<n>")
+    reason: str | None
+    at: datetime
+
+
+class ChangesOut(BaseModel):
+    changes: list[ChangeOut]
+
+
+class JobOut(BaseModel):
+    """A background re-rate: running until the new ratings replace the old at once."""
+
+    id: int
+    pool: str
+    kind: Literal["patch", "void", "unvoid"]
+    status: Literal["running", "done", "failed"]
+    phase: str = Field(description="queued, rating, swapping or done")
+    total: int = Field(description="rounds to rate (those stored when the job started)")
+    done: int = Field(description="rounds rated so far")
+    error: str | None
+    actor: str = Field(description="who asked for it")
+    reason: str | None
+    spec: dict[str, Any]
+    created_at: datetime
+    updated_at: datetime
+    finished_at: datetime | None
 
 
 class JournalOut(BaseModel):
@@ -346,6 +420,7 @@ class PoolOut(BaseModel):
     theta: float | None = Field(description="F1's Θ (SynElo pools; null otherwise)")
     player_ids: str
     rounds: int
+    voided: int = Field(0, description="rounds voided (stored, not rated)")
     created_at: datetime
     params: dict[str, float | int | str] = Field(
         description="the rating parameters; convergence is F3's version ('seed' for pools "

@@ -20,6 +20,19 @@ service round report, kept as they are for the models that use them: ``ended_at`
 ``rosters_known`` (false: a pool's round stored before rosters were kept, whose participants
 stand in for its rosters). Other keys are ignored.
 
+Event lines record what an admin changed, where it happened among the matches:
+
+    {"event": "set", "player": "76561198000000001", "rating": 1700, "time": "...",
+     "by": "ops", "reason": "smurf"}
+    {"event": "reset", "player": "76561198000000001"}
+    {"event": "void", "round": "r17", "reason": "server crashed"}
+    {"event": "unvoid", "round": "r17"}
+
+A set or reset applies to the player's rating before the next match (a replay applies it
+there). Voids and unvoids name an earlier match: the history's last word on a match decides
+whether it counts, so a replay leaves a voided match out entirely (not rated, not scored).
+``time``, ``by`` and ``reason`` are optional.
+
 An optional first line ``{"synelo_history": 1, ...}`` is the header: where the history comes
 from, the choices its importer made (``notes``) and, for a pool's journal, the pool's rating
 parameters (``params``).
@@ -31,7 +44,7 @@ The reader reports a malformed line by its number and goes on, or stops at the f
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -54,6 +67,63 @@ DETAIL_KEYS = (
 )
 
 
+EventKind = Literal["set", "reset", "void", "unvoid"]
+
+
+@dataclass(frozen=True, slots=True)
+class AdminEvent:
+    """An admin change: a set or reset of `player` (to `rating`), or a void or unvoid of
+    the match `round`."""
+
+    kind: EventKind
+    player: str | None = None
+    rating: float | None = None
+    round: str | None = None
+    time: datetime | None = None
+    by: str | None = None
+    reason: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"event": self.kind}
+        for key in ("player", "rating", "round", "by", "reason"):
+            if (value := getattr(self, key)) is not None:
+                out[key] = value
+        if self.time is not None:
+            out["time"] = self.time.isoformat()
+        return out
+
+
+def parse_event(obj: dict[str, Any]) -> AdminEvent:
+    """An AdminEvent from an event line; ValueError says what is wrong."""
+    kind = obj["event"]
+    if kind not in ("set", "reset", "void", "unvoid"):
+        raise ValueError(f'event must be "set", "reset", "void" or "unvoid", not {kind!r}')
+    known = {"event", "player", "rating", "round", "time", "by", "reason"}
+    if unknown := set(obj) - known:
+        raise ValueError(f"unknown event field(s): {', '.join(sorted(unknown))}")
+    player, target = obj.get("player"), obj.get("round")
+    rating = None
+    if kind in ("set", "reset"):
+        if not isinstance(player, str) or not player:
+            raise ValueError(f"a {kind} event names its player")
+        if kind == "set":
+            rating = _number(obj.get("rating"), "rating")
+    elif not isinstance(target, str) or not target:
+        raise ValueError(f"a {kind} event names its round")
+    time = obj.get("time")
+    if time is not None and not isinstance(time, str):
+        raise ValueError("time must be an ISO 8601 string")
+    return AdminEvent(
+        kind,
+        player if kind in ("set", "reset") else None,
+        rating,
+        target if kind in ("void", "unvoid") else None,
+        None if time is None else datetime.fromisoformat(time),
+        _optional_str(obj, "by"),
+        _optional_str(obj, "reason"),
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class Match:
     """One match: the two sides' players and the result, with what else is known."""
@@ -71,6 +141,8 @@ class Match:
     scored: bool = True
     participants: tuple[tuple[str, ...], tuple[str, ...]] | None = None  # None: the teams
     details: dict[str, Any] | None = None  # the report's other fields (DETAIL_KEYS)
+    events: tuple[AdminEvent, ...] = ()  # admin changes made before this match
+    voided: bool = False  # taken out by a void: neither rated nor scored
 
     def __post_init__(self) -> None:
         # the sides are tuples whatever was passed (the compiled rating loop reads tuples)
@@ -130,6 +202,7 @@ class History:
     matches: list[Match]
     header: dict[str, Any] = field(default_factory=dict)
     errors: list[HistoryError] = field(default_factory=list)
+    trailing: tuple[AdminEvent, ...] = ()  # admin changes after the last match
 
     @property
     def max_team_size(self) -> int:
@@ -257,7 +330,9 @@ def read_history(path: Path | str, *, strict: bool = False) -> History:
     skipped; with `strict` the first one raises HistoryFormatError instead."""
     path = Path(path)
     history = History([])
-    seen: set[str] = set()
+    seen: dict[str, int] = {}  # match id → its index
+    pending: list[AdminEvent] = []
+    voided: dict[str, bool] = {}
     for number, line in _lines(path):
         try:
             obj = orjson.loads(line)
@@ -265,6 +340,14 @@ def read_history(path: Path | str, *, strict: bool = False) -> History:
                 if obj["synelo_history"] != FORMAT_VERSION:
                     raise ValueError(f"unknown history format {obj['synelo_history']!r}")
                 history.header = obj
+                continue
+            if isinstance(obj, dict) and "event" in obj:
+                event = parse_event(obj)
+                if event.round is not None:
+                    if event.round not in seen:
+                        raise ValueError(f"{event.kind}: no earlier match {event.round!r}")
+                    voided[event.round] = event.kind == "void"
+                pending.append(event)
                 continue
             match = parse_match(obj)
             if match.id in seen:
@@ -275,20 +358,35 @@ def read_history(path: Path | str, *, strict: bool = False) -> History:
                 raise HistoryFormatError(path, error) from None
             history.errors.append(error)
             continue
-        seen.add(match.id)
+        if pending:
+            match = replace(match, events=tuple(pending))
+            pending.clear()
+        seen[match.id] = len(history.matches)
         history.matches.append(match)
+    history.trailing = tuple(pending)
+    for match_id, void in voided.items():
+        at = seen[match_id]
+        history.matches[at] = replace(history.matches[at], voided=void)
     return history
 
 
 def write_history(
-    path: Path | str, matches: Iterable[Match], header: dict[str, Any] | None = None
+    path: Path | str,
+    matches: Iterable[Match],
+    header: dict[str, Any] | None = None,
+    trailing: Iterable[AdminEvent] = (),
 ) -> int:
-    """Write a history file (header first when given); the number of matches written."""
+    """Write a history file (header first when given), each match's admin events before it
+    and the `trailing` ones last; the number of matches written."""
     n = 0
     with Path(path).open("wb") as f:
         if header is not None:
             f.write(orjson.dumps({"synelo_history": FORMAT_VERSION, **header}) + b"\n")
         for match in matches:
+            for event in match.events:
+                f.write(orjson.dumps(event.to_json()) + b"\n")
             f.write(orjson.dumps(match.to_json()) + b"\n")
             n += 1
+        for event in trailing:
+            f.write(orjson.dumps(event.to_json()) + b"\n")
     return n

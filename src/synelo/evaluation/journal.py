@@ -11,20 +11,23 @@ Rounds stored before reports were kept (migration 0004) have only their particip
 are imported with the participants as the teams and marked ``rosters_known: false``; those
 whose rosters differed from their participants (a mid-round joiner, a leaver: found by
 comparing the participants' ratings before the round with the stored sums) are counted
-(`roster_differs`), as their replayed P will differ. Admin changes (set, reset) are not
-matches; they are counted, and a replay does not apply them, so the players they touched end
-with other ratings than the service's.
+(`roster_differs`), as their replayed P will differ.
+
+The pool's admin log becomes event lines at their place among the rounds: sets and resets,
+which a replay applies before the next match, and voids and unvoids, whose last word on a
+round decides whether the replay counts it. With them, replaying the export with the pool's
+model and parameters gives back every stored rating.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from synelo.evaluation.history import DETAIL_KEYS, Match
+from synelo.evaluation.history import DETAIL_KEYS, AdminEvent, Match
 from synelo.store.repository import Store
-from synelo.store.typedefs import JournalRound
+from synelo.store.typedefs import Change, JournalRound
 
 
 @dataclass(slots=True)
@@ -33,6 +36,20 @@ class JournalImport:
     header: dict[str, Any]
     roster_differs: int
     admin_changes: int
+    trailing: tuple[AdminEvent, ...] = ()  # admin changes after the last round
+
+
+def _event(change: Change) -> AdminEvent:
+    rating = (change.value or {}).get("rating")
+    return AdminEvent(
+        change.kind,  # type: ignore[arg-type]  # set, reset, void or unvoid (not patch)
+        change.player_key,
+        None if rating is None else float(rating),
+        change.round_id,
+        change.created_at,
+        change.actor,
+        change.reason,
+    )
 
 
 def _from_report(rnd: JournalRound, report: dict[str, Any]) -> Match:
@@ -58,35 +75,28 @@ def _from_report(rnd: JournalRound, report: dict[str, Any]) -> Match:
 
 
 def import_journal(store: Store, pool_name: str) -> JournalImport:
-    """The pool's rated rounds, in `seq` order, as a history (see the module)."""
-    pool, rounds, admin = store.journal_rounds(pool_name)
+    """The pool's stored rounds, in `seq` order, and its admin log, as a history (see the
+    module)."""
+    pool, rounds, log = store.journal_rounds(pool_name)
+    events = [c for c in log if c.kind in ("set", "reset", "void", "unvoid")]
     matches: list[Match] = []
     differs = unknown = 0
+    at = 0  # the next admin event to place
     for rnd in rounds:
-        if rnd.report is not None:
-            matches.append(_from_report(rnd, rnd.report))
-            continue
-        unknown += 1
-        team_a = tuple(key for key, team, _, _ in rnd.participants if team == "A")
-        team_b = tuple(key for key, team, _, _ in rnd.participants if team == "B")
-        before_a = sum(before for _, team, before, _ in rnd.participants if team == "A")
-        before_b = sum(before for _, team, before, _ in rnd.participants if team == "B")
-        if (before_a, before_b) != (rnd.sum_a, rnd.sum_b) or not team_a or not team_b:
-            differs += 1
-        if not team_a or not team_b:
+        before: list[AdminEvent] = []
+        while at < len(events) and events[at].seq < rnd.seq:
+            before.append(_event(events[at]))
+            at += 1
+        match = _match(rnd)
+        if rnd.report is None or rnd.report.get("rosters_known") is False:
+            unknown += 1
+            if _roster_differs(rnd):
+                differs += 1
+        if match is None:
             continue  # a side with no participant cannot be a match of the history format
-        matches.append(
-            Match(
-                rnd.round_id,
-                team_a,
-                team_b,
-                rnd.winner,
-                time=rnd.created_at,
-                map=rnd.map or None,
-                details={"rosters_known": False},
-            )
-        )
-    notes = [f"pool {pool.name}: {len(rounds)} rated rounds in seq order, as reported"]
+        matches.append(replace(match, events=tuple(before), voided=rnd.voided))
+    trailing = tuple(_event(c) for c in events[at:])
+    notes = [f"pool {pool.name}: {len(rounds)} rounds in seq order, as reported"]
     if unknown:
         notes.append(
             f"{unknown} rounds were stored before reports were kept: their participants "
@@ -97,8 +107,12 @@ def import_journal(store: Store, pool_name: str) -> JournalImport:
             f"{differs} of them had round-start rosters other than their "
             "participants (not stored): their replayed P will differ"
         )
-    if admin:
-        notes.append(f"{admin} admin changes (set/reset) are not part of the history")
+    admin = sum(c.kind in ("set", "reset") for c in events)
+    if events:
+        notes.append(
+            f"{len(events)} admin changes (sets, resets, voids, unvoids) are event lines "
+            "at their place"
+        )
     header = {
         "source": f"journal of pool {pool.name}",
         "notes": notes,
@@ -106,4 +120,35 @@ def import_journal(store: Store, pool_name: str) -> JournalImport:
         "params": dict(pool.model_params),
         "team_size": pool.team_size,
     }
-    return JournalImport(matches, header, differs, admin)
+    return JournalImport(matches, header, differs, admin, trailing)
+
+
+def _match(rnd: JournalRound) -> Match | None:
+    """A round as a match: from its report, else from its participants (None: a side
+    without one)."""
+    if rnd.report is not None:
+        return _from_report(rnd, rnd.report)
+    team_a = tuple(key for key, team, _, _ in rnd.participants if team == "A")
+    team_b = tuple(key for key, team, _, _ in rnd.participants if team == "B")
+    if not team_a or not team_b:
+        return None
+    return Match(
+        rnd.round_id,
+        team_a,
+        team_b,
+        rnd.winner,
+        time=rnd.created_at,
+        map=rnd.map or None,
+        details={"rosters_known": False},
+    )
+
+
+def _roster_differs(rnd: JournalRound) -> bool:
+    """Whether a round stored without its rosters had other rosters than its participants:
+    their ratings before the round do not add up to the stored round-start sums."""
+    if not rnd.participants:
+        return False  # voided: its participants are not in the journal in force
+    before_a = sum(before for _, team, before, _ in rnd.participants if team == "A")
+    before_b = sum(before for _, team, before, _ in rnd.participants if team == "B")
+    sides = {team for _, team, _, _ in rnd.participants}
+    return (before_a, before_b) != (rnd.sum_a, rnd.sum_b) or sides != {"A", "B"}

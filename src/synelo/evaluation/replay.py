@@ -1,5 +1,8 @@
 """Replay: every match in order, predict P(A wins) from the current ratings, then update.
 
+A match's admin events (sets and resets before it) are applied to the model first; a
+voided match is neither rated nor scored (its prediction is recorded as 0.5 and masked).
+
 Scores are computed afterwards from the recorded predictions, so the throughput measured is
 the model's alone (predict + update, plus one list append). The first `warmup` matches are
 learned from but not scored; so are matches marked ``"scored": false``. A warm-up that leaves
@@ -23,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from synelo.evaluation.history import Match
+from synelo.evaluation.history import AdminEvent, Match
 from synelo.evaluation.metrics import Scores, outcome, score
 from synelo.evaluation.models.base import RatingModel
 
@@ -72,20 +75,38 @@ def predict_all(
     objects alive before it frozen out of the collector's sight; see the module)."""
     predictions = array("d")
     append, step = predictions.append, model.step
+    plain = not any(m.events or m.voided for m in matches)
     gc.collect()
     gc.freeze()
     try:
         start = time.perf_counter()
         for at in range(0, len(matches), CHUNK):
             chunk = matches[at : at + CHUNK]
-            for match in chunk:
-                append(step(match))
+            if plain:
+                for match in chunk:
+                    append(step(match))
+            else:
+                for match in chunk:
+                    apply_events(model, match.events)
+                    append(0.5 if match.voided else step(match))
             if progress is not None:
                 progress(len(chunk))
         seconds = time.perf_counter() - start
     finally:
         gc.unfreeze()
     return predictions, seconds
+
+
+def apply_events(model: RatingModel, events: Sequence[AdminEvent]) -> None:
+    """Apply admin sets and resets to the model's ratings, in order (voids and unvoids
+    are already in the matches' `voided`)."""
+    for event in events:
+        if event.kind == "set":
+            assert event.player is not None and event.rating is not None
+            model.set_rating(event.player, event.rating)
+        elif event.kind == "reset":
+            assert event.player is not None
+            model.reset(event.player)
 
 
 def scored_mask(matches: Sequence[Match], warmup: int = 0) -> np.ndarray:
@@ -98,7 +119,7 @@ def scored_mask(matches: Sequence[Match], warmup: int = 0) -> np.ndarray:
             f"warmup {warmup:,} is at or above the number of matches ({len(matches):,}): "
             "no match would be scored"
         )
-    mask = np.fromiter((m.scored for m in matches), dtype=bool, count=len(matches))
+    mask = np.fromiter((m.scored and not m.voided for m in matches), dtype=bool, count=len(matches))
     mask[:warmup] = False
     return mask
 

@@ -15,13 +15,15 @@ from fastapi.responses import JSONResponse
 
 from synelo import __version__
 from synelo.config import Settings
+from synelo.rerate.job import JobRunner
 from synelo.service.auth import TokenChecker
 from synelo.service.limits import BodyLimit
 from synelo.service.paths import EncodedSlashes
-from synelo.service.routers import balance, models, players, pools, rounds
+from synelo.service.routers import balance, models, players, pools, rerate, rounds
 from synelo.store.checkpoint import Checkpointer
 from synelo.store.engine import create_store_engine
 from synelo.store.repository import Clock, Store, utcnow
+from synelo.store.rerate import RerateStore
 from synelo.store.writer import RoundWriter
 
 log = logging.getLogger("synelo")
@@ -42,11 +44,13 @@ def create_app(
     # writer's own included
     checkpointer = Checkpointer(store.engine) if store.engine.dialect.name == "sqlite" else None
     writer = RoundWriter(store)
+    jobs = JobRunner(RerateStore(store))
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         yield
         writer.close()
+        jobs.wait(timeout=5.0)  # a job cut short fails by its heartbeat; its rows are swept
         if checkpointer is not None:
             checkpointer.stop()
 
@@ -59,13 +63,15 @@ def create_app(
     app.state.settings = settings
     app.state.store = store
     app.state.writer = writer
+    app.state.rerate = jobs.rerate
+    app.state.jobs = jobs
     # Configured tokens, when there are any, are the only tokens (the token table is not
     # consulted); otherwise the generated and created ones of the token table are.
     configured = bool(settings.admin_tokens or settings.server_tokens)
     app.state.tokens = TokenChecker(
         settings.admin_tokens,
         settings.server_tokens,
-        (lambda _token: None) if configured else store.token_role,
+        (lambda _token: None) if configured else store.token_identity,
     )
 
     @app.exception_handler(RequestValidationError)
@@ -96,6 +102,7 @@ def create_app(
     app.include_router(players.router)
     app.include_router(balance.router)
     app.include_router(models.router)
+    app.include_router(rerate.router)
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(EncodedSlashes)
     return app

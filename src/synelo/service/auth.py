@@ -1,4 +1,8 @@
-"""Bearer tokens with two roles: "server" (game servers) and "admin" (everything)."""
+"""Bearer tokens with two roles: "server" (game servers) and "admin" (everything).
+
+Each token also names who holds it, for the admin change log: a stored token by its label,
+a configured one as ``config:<role>#<n>`` (its place in the settings' list, never the token).
+"""
 
 from __future__ import annotations
 
@@ -12,6 +16,7 @@ from fastapi import HTTPException, Request
 from starlette.concurrency import run_in_threadpool
 
 Role = Literal["server", "admin"]
+Identity = tuple[str, str]  # (role, who)
 
 
 class TokenChecker:
@@ -23,40 +28,43 @@ class TokenChecker:
         self,
         admin: list[str],
         server: list[str],
-        stored: Callable[[str], str | None],
+        stored: Callable[[str], Identity | None],
         remember_s: float = 60.0,
     ) -> None:
-        self._configured = [(t.encode(), "admin") for t in admin] + [
-            (t.encode(), "server") for t in server
+        self._configured = [
+            (t.encode(), (role, f"config:{role}#{n}"))
+            for role, tokens in (("admin", admin), ("server", server))
+            for n, t in enumerate(tokens, start=1)
         ]
         self._stored = stored
         self._remember_s = remember_s
-        self._seen: dict[str, tuple[str, float]] = {}  # token hash → (role, when looked up)
+        # token hash → (role, who), when looked up
+        self._seen: dict[str, tuple[Identity, float]] = {}
 
-    def configured_role(self, token: str) -> str | None:
-        """The role of a configured token; every one is compared, in constant time."""
+    def configured_role(self, token: str) -> Identity | None:
+        """Who a configured token is; every one is compared, in constant time."""
         given = token.encode()
         found = None
-        for known, role in self._configured:
+        for known, identity in self._configured:
             if hmac.compare_digest(known, given) and found is None:
-                found = role
+                found = identity
         return found
 
-    def remembered_role(self, token: str) -> str | None:
-        """The role of a stored token looked up in the last minute (no database read)."""
+    def remembered_role(self, token: str) -> Identity | None:
+        """Who a stored token looked up in the last minute is (no database read)."""
         hit = self._seen.get(_digest(token))
         if hit is not None and time.monotonic() - hit[1] < self._remember_s:
             return hit[0]
         return None
 
-    def stored_role(self, token: str) -> str | None:
-        """The role of a token in the token table (a database read), then remembered."""
-        role = self._stored(token)
-        if role is not None:
+    def stored_role(self, token: str) -> Identity | None:
+        """Who a token of the token table is (a database read), then remembered."""
+        identity = self._stored(token)
+        if identity is not None:
             if len(self._seen) > 10_000:
                 self._seen.clear()
-            self._seen[_digest(token)] = (role, time.monotonic())
-        return role
+            self._seen[_digest(token)] = (identity, time.monotonic())
+        return identity
 
 
 def _digest(token: str) -> str:
@@ -64,7 +72,8 @@ def _digest(token: str) -> str:
 
 
 def require(role: Role) -> Callable[[Request], Awaitable[str]]:
-    """A dependency: 401 without a valid token, 403 when a server token calls an admin route."""
+    """A dependency: 401 without a valid token, 403 when a server token calls an admin route.
+    Who holds the token is left in ``request.state.actor`` (see `actor`)."""
 
     async def check(request: Request) -> str:
         header = request.headers.get("authorization", "")
@@ -78,8 +87,14 @@ def require(role: Role) -> Callable[[Request], Awaitable[str]]:
             found = await run_in_threadpool(tokens.stored_role, token)
         if found is None:
             raise HTTPException(401, "invalid token", headers={"WWW-Authenticate": "Bearer"})
-        if role == "admin" and found != "admin":
+        if role == "admin" and found[0] != "admin":
             raise HTTPException(403, "this route needs an admin token")
-        return found
+        request.state.actor = found[1]
+        return found[0]
 
     return check
+
+
+def actor(request: Request) -> str:
+    """Who made the request, as its token was checked (for the admin change log)."""
+    return str(getattr(request.state, "actor", "unknown"))

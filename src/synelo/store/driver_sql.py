@@ -77,7 +77,7 @@ def _timestamp_processor(dialect: Any) -> Any:
     return journal.c.created_at.type.dialect_impl(dialect).bind_processor(dialect)
 
 
-POOL = "SELECT id, params, rounds, model FROM pools WHERE name = ?"
+POOL = "SELECT id, params, rounds, model, generation FROM pools WHERE name = ?"
 ROUND_SEEN = DriverSql("SELECT content_hash, result FROM rounds WHERE pool_id = ? AND round_id = ?")
 INSERT_PLAYER = DriverSql(
     "INSERT INTO players (pool_id, player_key, rating, rounds_played, convergence) "
@@ -95,9 +95,9 @@ INSERT_ROUND = DriverSql(
 )
 _JOURNAL_COLUMNS = (
     "INSERT INTO journal (pool_id, player_id, round_pk, kind, team, before, "
-    "after, k, p, s, created_at, prev_id) VALUES "
+    "after, k, p, s, created_at, prev_id, generation) VALUES "
 )
-_JOURNAL_ROW = "(?, ?, ?, 'round', ?, ?, ?, ?, ?, ?, ?, ?)"
+_JOURNAL_ROW = "(?, ?, ?, 'round', ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 COUNT_ROUND = DriverSql("UPDATE pools SET rounds = ?, brier_sum = brier_sum + ? WHERE id = ?")
 
 
@@ -108,6 +108,7 @@ class LockedPool(NamedTuple):
     params: str  # the parameters' JSON
     rounds: int  # rated so far: the last seq
     model: str  # the pool's rating model (synelo.models)
+    generation: int  # the journal generation in force (a re-rate swaps in the next)
 
 
 class LockedPlayer(NamedTuple):

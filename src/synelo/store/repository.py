@@ -19,7 +19,7 @@ from types import MappingProxyType
 from typing import Any, NamedTuple
 
 import orjson
-from sqlalchemy import Connection, Engine, delete, func, insert, literal, select, update
+from sqlalchemy import Connection, Engine, delete, false, func, insert, literal, select, update
 from sqlalchemy.exc import IntegrityError
 
 from synelo.models import Model, RoundFacts, create_model, score_a
@@ -35,6 +35,7 @@ from synelo.ratings.brier import brier_score
 from synelo.ratings.synelo import Side, new_window, round_score
 from synelo.ratings.theta import MIN_ROUNDS as THETA_MIN_ROUNDS
 from synelo.ratings.theta import fit_theta_interval
+from synelo.rerate.engine import column_int, served_round
 from synelo.store import driver_sql as sql
 from synelo.store import window_codec
 from synelo.store.engine import IMMEDIATE
@@ -42,6 +43,7 @@ from synelo.store.round_record import decode_record, encode_record
 from synelo.store.tables import (
     WINDOW_CHUNK,
     api_tokens,
+    changes,
     journal,
     players,
     pools,
@@ -50,6 +52,7 @@ from synelo.store.tables import (
 )
 from synelo.store.typedefs import (
     POOL_RULES,
+    Change,
     JournalEntry,
     JournalRound,
     PlayerRow,
@@ -90,6 +93,8 @@ def _pool(row) -> Pool:  # type: ignore[no-untyped-def]
         row.created_at,
         row.model,
         model_params,
+        row.generation,
+        row.voided,
     )
 
 
@@ -155,15 +160,6 @@ def _insert_round(
     )
 
 
-def _column_int(value: float) -> int:
-    """A display rating as the integer columns keep it (the state keeps it exactly),
-    clamped inside 32 bits."""
-    return max(-_INT_LIMIT, min(_INT_LIMIT, round(value)))
-
-
-_INT_LIMIT = 2**31 - 1
-
-
 _PLAYER_VIEW = (
     players.c.player_key,
     players.c.rating,
@@ -182,6 +178,20 @@ class _Target(NamedTuple):
     rating: int
     last_journal: int | None
     state: str | None  # the model's state, outside SynElo pools
+
+
+def _change(row) -> Change:  # type: ignore[no-untyped-def]
+    return Change(
+        row.id,
+        row.seq,
+        row.kind,
+        row.player_key,
+        row.round_id,
+        None if row.value is None else json.loads(row.value),
+        row.actor,
+        row.reason,
+        row.created_at,
+    )
 
 
 @lru_cache(maxsize=256)
@@ -310,24 +320,41 @@ class Store:
         return pool
 
     def known_pool(self, name: str) -> Pool | None:
-        """The pool's settings if it was read before (they never change once it is
-        created; its counters are those of that read), without touching the database."""
+        """The pool as it was last read in this process, without touching the database: its
+        name, id, team size and id kind never change, but a re-rate may have changed its
+        model and parameters since (the reads that use them re-read the pool)."""
         return self._pools.get(name)
 
     def list_pools(self) -> list[Pool]:
         with self._read() as conn:
             return [_pool(r) for r in conn.execute(select(pools).order_by(pools.c.name))]
 
-    # --- players ----------------------------------------------------------------------------
+    # --- players ---------------------------------------------------------------------------
     def lookup(self, pool: Pool, keys: Sequence[str]) -> dict[str, PlayerRow]:
         """Stored players among `keys`; unknown players are simply absent (nothing stored)."""
+        return self.read_players(pool, keys)[1]
+
+    def read_players(self, pool: Pool, keys: Sequence[str]) -> tuple[Pool, dict[str, PlayerRow]]:
+        """The pool as it stands and its stored players among `keys`, read in one snapshot
+        (a re-rate may change the pool's model: the states are read with the pool they
+        belong to); unknown players are simply absent."""
         with self._read() as conn:
+            pool = self._pool_by_id(conn, pool)
             rows = conn.execute(
                 select(*_PLAYER_VIEW).where(
                     players.c.pool_id == pool.id, players.c.player_key.in_(list(set(keys)))
                 )
             )
-            return {r.player_key: PlayerRow(*r) for r in rows}
+            return pool, {r.player_key: PlayerRow(*r) for r in rows}
+
+    def _pool_by_id(self, conn: Connection, pool: Pool) -> Pool:
+        """The pool's row now (its settings may have changed since `pool` was read)."""
+        row = conn.execute(select(pools).where(pools.c.id == pool.id)).first()
+        if row is None:
+            raise UnknownPool(pool.name)
+        fresh = _pool(row)
+        self._pools[fresh.name] = fresh
+        return fresh
 
     def save_names(self, pool: Pool, names: dict[str, str]) -> None:
         """Record display names reported outside a round (a lookup's), for stored players."""
@@ -343,35 +370,46 @@ class Store:
                 )
             ).scalar()
 
-    def set_rating(self, pool_name: str, key: str, rating: int) -> PlayerRow:
-        """Admin override, journaled as "set". SynElo's convergence window restarts: the old
-        ratings no longer describe this player, so C = 1 until two rounds are rated. In
-        another model's pool the model's `with_rating` says what the set keeps."""
+    def set_rating(
+        self,
+        pool_name: str,
+        key: str,
+        rating: int,
+        actor: str = "admin",
+        reason: str | None = None,
+    ) -> tuple[Pool, PlayerRow]:
+        """Admin override, journaled as "set" and logged with who and why. SynElo's
+        convergence window restarts: the old ratings no longer describe this player, so
+        C = 1 until two rounds are rated. In another model's pool the model's `with_rating`
+        says what the set keeps."""
         with self.write_transaction() as conn:
             pool = self._locked_pool(conn, pool_name)
             row = self._locked_player(conn, pool, key)
-            changes: dict[str, Any] = {"rating": rating}
+            values: dict[str, Any] = {"rating": rating}
             if not pool.is_synelo:
                 model = pool_model(pool)
                 state = model.decode(orjson.loads(row.state) if row and row.state else {})
                 state = model.with_rating(state, rating)
-                changes["state"] = orjson.dumps(model.encode(state)).decode()
-                changes["rating"] = _column_int(model.rating(state))
+                values["state"] = orjson.dumps(model.encode(state)).decode()
+                values["rating"] = column_int(model.rating(state))
             if row is None:
                 pid = conn.execute(
                     insert(players)
                     .values(
                         pool_id=pool.id,
                         player_key=key,
-                        rating=changes["rating"],
+                        rating=values["rating"],
                         rounds_played=0,
                         convergence=1.0,
                     )
                     .returning(players.c.id)
                 ).scalar_one()
                 row = _Target(pid, self._new_rating(pool), None, None)
-            self._journal_admin(conn, pool, row, "set", changes["rating"], **changes)
-            return self._player_view(conn, row.id)
+            self._journal_admin(conn, pool, row, "set", values["rating"], **values)
+            self._log_change(
+                conn, pool, "set", actor, reason, player_key=key, value={"rating": rating}
+            )
+            return pool, self._player_view(conn, row.id)
 
     @staticmethod
     def _new_rating(pool: Pool) -> int:
@@ -379,15 +417,18 @@ class Store:
         if pool.is_synelo:
             return pool.params.r0
         model = pool_model(pool)
-        return _column_int(model.rating(model.new_state()))
+        return column_int(model.rating(model.new_state()))
 
-    def reset_player(self, pool_name: str, key: str) -> PlayerRow | None:
-        """Back to R_0 with 0 rounds (shadow again), journaled as "reset"; None if unknown."""
+    def reset_player(
+        self, pool_name: str, key: str, actor: str = "admin", reason: str | None = None
+    ) -> tuple[Pool, PlayerRow | None]:
+        """Back to R_0 with 0 rounds (shadow again), journaled as "reset" and logged; no row
+        (and no change) for a player the pool does not know."""
         with self.write_transaction() as conn:
             pool = self._locked_pool(conn, pool_name)
             row = self._locked_player(conn, pool, key)
             if row is None:
-                return None
+                return pool, None
             r0 = self._new_rating(pool)
             self._journal_admin(
                 conn,
@@ -400,7 +441,43 @@ class Store:
                 last_played=None,
                 state=None,
             )
-            return self._player_view(conn, row.id)
+            self._log_change(conn, pool, "reset", actor, reason, player_key=key)
+            return pool, self._player_view(conn, row.id)
+
+    def _log_change(
+        self,
+        conn: Connection,
+        pool: Pool,
+        kind: str,
+        actor: str,
+        reason: str | None,
+        *,
+        player_key: str | None = None,
+        round_id: str | None = None,
+        value: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Append to the pool's admin log, after the rounds rated so far."""
+        conn.execute(
+            insert(changes).values(
+                pool_id=pool.id,
+                seq=pool.rounds,
+                kind=kind,
+                player_key=player_key,
+                round_id=round_id,
+                value=None if value is None else json.dumps(value),
+                actor=actor[:64],
+                reason=reason,
+                created_at=self.clock(),
+            )
+        )
+
+    def changes(self, pool: Pool, kinds: Sequence[str] | None = None) -> list[Change]:
+        """The pool's admin log in order (only `kinds` if given)."""
+        stmt = select(changes).where(changes.c.pool_id == pool.id)
+        if kinds is not None:
+            stmt = stmt.where(changes.c.kind.in_(list(kinds)))
+        with self._read() as conn:
+            return [_change(r) for r in conn.execute(stmt.order_by(changes.c.seq, changes.c.id))]
 
     @staticmethod
     def _locked_player(conn: Connection, pool: Pool, key: str) -> _Target | None:
@@ -424,6 +501,7 @@ class Store:
                 pool_id=pool.id,
                 player_id=pid,
                 round_pk=None,
+                generation=pool.generation,
                 kind=kind,
                 team=None,
                 before=before,
@@ -471,7 +549,12 @@ class Store:
             if before is not None:
                 start = conn.execute(
                     select(journal.c.prev_id).where(
-                        journal.c.id == before, journal.c.player_id == head.id
+                        journal.c.id == before,
+                        journal.c.player_id == head.id,
+                        journal.c.generation
+                        == select(pools.c.generation)
+                        .where(pools.c.id == pool.id)
+                        .scalar_subquery(),
                     )
                 ).scalar()
             if start is None:
@@ -509,16 +592,22 @@ class Store:
             )
             return [JournalEntry(*r) for r in conn.execute(stmt)]
 
-    def leaderboard(self, pool: Pool, limit: int) -> list[PlayerRow]:
-        """Visible players by rating (ties: more rounds first, then id)."""
-        stmt = (
-            select(*_PLAYER_VIEW)
-            .where(players.c.pool_id == pool.id, players.c.rounds_played >= pool.params.t_shadow)
-            .order_by(players.c.rating.desc(), players.c.rounds_played.desc(), players.c.player_key)
-            .limit(limit)
-        )
+    def leaderboard(self, pool: Pool, limit: int) -> tuple[Pool, list[PlayerRow]]:
+        """The pool as it stands and its visible players by rating (ties: more rounds
+        first, then id)."""
         with self._read() as conn:
-            return [PlayerRow(*r) for r in conn.execute(stmt)]
+            pool = self._pool_by_id(conn, pool)
+            stmt = (
+                select(*_PLAYER_VIEW)
+                .where(
+                    players.c.pool_id == pool.id, players.c.rounds_played >= pool.params.t_shadow
+                )
+                .order_by(
+                    players.c.rating.desc(), players.c.rounds_played.desc(), players.c.player_key
+                )
+                .limit(limit)
+            )
+            return pool, [PlayerRow(*r) for r in conn.execute(stmt)]
 
     def quality(self, pool_name: str, recent: int) -> tuple[Pool, PoolQuality]:
         """F6 and the pool's health counts, read in one snapshot."""
@@ -541,7 +630,7 @@ class Store:
             ).one()
             last = conn.execute(
                 select(rounds.c.p_a, rounds.c.winner)
-                .where(rounds.c.pool_id == pool.id)
+                .where(rounds.c.pool_id == pool.id, rounds.c.voided == false())
                 .order_by(rounds.c.seq.desc())
                 .limit(recent)
             ).all()
@@ -550,7 +639,7 @@ class Store:
                 if pool.rounds < THETA_MIN_ROUNDS or not pool.is_synelo
                 else conn.execute(
                     select(rounds.c.sum_a - rounds.c.sum_b, rounds.c.winner)
-                    .where(rounds.c.pool_id == pool.id)
+                    .where(rounds.c.pool_id == pool.id, rounds.c.voided == false())
                     .order_by(rounds.c.seq.desc())
                     .limit(THETA_FIT_ROUNDS)
                 ).all()
@@ -563,42 +652,71 @@ class Store:
         )
         mean_c = None if counts.mean_c is None or not pool.is_synelo else float(counts.mean_c)
         return pool, PoolQuality(
-            rounds=pool.rounds,
+            rounds=pool.rated,
             players=counts.players,
             shadow=counts.shadow,
             stale=counts.stale,
             mean_convergence=mean_c,
-            brier_all=pool.brier_sum / pool.rounds if pool.rounds else None,
+            brier_all=pool.brier_sum / pool.rated if pool.rated else None,
             brier_recent=recent_brier,
             recent_rounds=len(last),
             theta_fit=theta,
         )
 
-    def journal_rounds(self, pool_name: str) -> tuple[Pool, list[JournalRound], int]:
-        """Every rated round of a pool in `seq` order with its participants as the journal
-        recorded them, and the number of admin changes (set, reset) in the pool's journal."""
+    def journal_rounds(self, pool_name: str) -> tuple[Pool, list[JournalRound], list[Change]]:
+        """Every stored round of a pool in `seq` order (voided ones too), each with its
+        participants as the journal in force recorded them, and the pool's admin log."""
         with self._read() as conn:
             row = conn.execute(select(pools).where(pools.c.name == pool_name)).first()
             if row is None:
                 raise UnknownPool(pool_name)
             pool = _pool(row)
-            admin = conn.execute(
-                select(func.count())
-                .select_from(journal)
-                .where(journal.c.pool_id == pool.id, journal.c.kind != "round")
-            ).scalar_one()
+            log = [
+                _change(r)
+                for r in conn.execute(
+                    select(changes)
+                    .where(changes.c.pool_id == pool.id)
+                    .order_by(changes.c.seq, changes.c.id)
+                )
+            ]
+            out = [
+                JournalRound(
+                    r.seq,
+                    r.round_id,
+                    r.server_id,
+                    r.map,
+                    r.winner,
+                    r.sum_a,
+                    r.sum_b,
+                    r.p_a,
+                    r.created_at,
+                    [],
+                    None if r.report is None else orjson.loads(r.report),
+                    r.voided,
+                )
+                for r in conn.execute(
+                    select(
+                        rounds.c.id,
+                        rounds.c.seq,
+                        rounds.c.round_id,
+                        rounds.c.server_id,
+                        rounds.c.map,
+                        rounds.c.winner,
+                        rounds.c.sum_a,
+                        rounds.c.sum_b,
+                        rounds.c.p_a,
+                        rounds.c.created_at,
+                        rounds.c.report,
+                        rounds.c.voided,
+                    )
+                    .where(rounds.c.pool_id == pool.id)
+                    .order_by(rounds.c.seq)
+                )
+            ]
+            by_seq = {rnd.seq: rnd for rnd in out}
             stmt = (
                 select(
                     rounds.c.seq,
-                    rounds.c.round_id,
-                    rounds.c.server_id,
-                    rounds.c.map,
-                    rounds.c.winner,
-                    rounds.c.sum_a,
-                    rounds.c.sum_b,
-                    rounds.c.p_a,
-                    rounds.c.created_at,
-                    rounds.c.report,
                     players.c.player_key,
                     journal.c.team,
                     journal.c.before,
@@ -609,29 +727,12 @@ class Store:
                         players, players.c.id == journal.c.player_id
                     )
                 )
-                .where(rounds.c.pool_id == pool.id)
-                .order_by(rounds.c.seq, journal.c.id)
+                .where(rounds.c.pool_id == pool.id, journal.c.generation == pool.generation)
+                .order_by(journal.c.id)
             )
-            out: list[JournalRound] = []
             for r in conn.execute(stmt):
-                if not out or out[-1].seq != r.seq:
-                    out.append(
-                        JournalRound(
-                            r.seq,
-                            r.round_id,
-                            r.server_id,
-                            r.map,
-                            r.winner,
-                            r.sum_a,
-                            r.sum_b,
-                            r.p_a,
-                            r.created_at,
-                            [],
-                            None if r.report is None else orjson.loads(r.report),
-                        )
-                    )
-                out[-1].participants.append((r.player_key, r.team, r.before, r.after))
-        return pool, out, admin
+                by_seq[r.seq].participants.append((r.player_key, r.team, r.before, r.after))
+        return pool, out, log
 
     # --- rounds -----------------------------------------------------------------------------
     def submit_round(self, pool_name: str, report: RoundReport) -> SubmitResult:
@@ -657,9 +758,7 @@ class Store:
         if pool.model != "synelo":
             rated = self._rate_served(conn, pool, report, digest, self.clock())
             return SubmitResult(True, rated)
-        rated = self._rate(
-            conn, pool.id, _params(pool.params), pool.rounds + 1, report, digest, self.clock()
-        )
+        rated = self._rate(conn, pool, _params(pool.params), report, digest, self.clock())
         return SubmitResult(True, rated)
 
     def _rate_served(
@@ -682,10 +781,6 @@ class Store:
         states = {
             key: model.decode(orjson.loads(row[4]) if row[4] else {}) for key, row in stored.items()
         }
-        display = {key: _column_int(model.rating(state)) for key, state in states.items()}
-        new_display = _column_int(model.rating(model.new_state()))
-        strength_a = sum(model.strength(model.state_of(states, p)) for p in report.team_a)
-        strength_b = sum(model.strength(model.state_of(states, p)) for p in report.team_b)
         facts = RoundFacts(
             report.team_a,
             report.team_b,
@@ -694,26 +789,26 @@ class Store:
             report.participants_b,
             report.extras,
         )
-        outcome = model.rate(states, facts)
+        outcome = served_round(model, states, facts)
         p_a, s_a = outcome.p_a, score_a(report.winner)
+        new_display = column_int(model.rating(model.new_state()))
 
         stamp = sql.timestamp(conn, now)
         ids = {key: row[0] for key, row in stored.items()}
         for key, _ in facts.rated():
             if key not in ids:
                 ids[key] = sql.INSERT_PLAYER.scalar(conn, (pool.id, key, new_display))
-        changes = []
-        for key, side in facts.rated():
-            after = _column_int(model.rating(outcome.states[key]))
-            rounds_played = (stored[key][2] if key in stored else 0) + 1
-            changes.append((key, side, display.get(key, new_display), after, rounds_played))
+        changes = [
+            (key, side, before, after, (stored[key][2] if key in stored else 0) + 1)
+            for key, side, before, after in outcome.changes
+        ]
         rated = RatedRound(
             report.round_id,
             seq,
             report.winner,
             p_a,
-            _column_int(strength_a),
-            _column_int(strength_b),
+            outcome.sum_a,
+            outcome.sum_b,
             tuple(
                 RatedPlayer(
                     key, side, before, after, after - before, None, rounds >= t_shadow, rounds
@@ -737,6 +832,7 @@ class Store:
                     s_a if side == "A" else 1.0 - s_a,
                     stamp,
                     stored[key][3] if key in stored else None,
+                    pool.generation,
                 )
                 for key, side, before, after, _ in changes
             ],
@@ -762,14 +858,14 @@ class Store:
     def _rate(
         self,
         conn: Connection,
-        pool_id: int,
+        pool: sql.LockedPool,
         params: SynEloParams,
-        seq: int,
         report: RoundReport,
         digest: str,
         now: datetime,
     ) -> RatedRound:
         """Read the players, rate with the pure math, write players, round and journal."""
+        pool_id, seq = pool.id, pool.rounds + 1
         keys = sorted(
             {*report.team_a, *report.team_b, *report.participants_a, *report.participants_b}
         )
@@ -856,6 +952,7 @@ class Store:
                     c.s,
                     stamp,
                     last.get(ids[c.player]),
+                    pool.generation,
                 )
                 for c in outcome.changes
             ],
@@ -897,8 +994,12 @@ class Store:
                 )
             )
 
-    def token_role(self, token: str) -> str | None:
+    def token_identity(self, token: str) -> tuple[str, str] | None:
+        """(role, label) of a stored token; None for an unknown one."""
         with self._read() as conn:
-            return conn.execute(
-                select(api_tokens.c.role).where(api_tokens.c.token_hash == hash_token(token))
-            ).scalar()
+            row = conn.execute(
+                select(api_tokens.c.role, api_tokens.c.label).where(
+                    api_tokens.c.token_hash == hash_token(token)
+                )
+            ).first()
+        return None if row is None else (row.role, row.label)

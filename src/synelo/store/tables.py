@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 
 from sqlalchemy import (
     BigInteger,
+    Boolean,
     Column,
     DateTime,
     Float,
@@ -18,6 +19,7 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    false,
 )
 from sqlalchemy.engine import Dialect
 from sqlalchemy.types import TypeDecorator
@@ -60,6 +62,9 @@ pools = Table(
     Column("rounds", BigInteger, nullable=False, default=0),  # rounds rated = last seq
     Column("brier_sum", Float, nullable=False, default=0.0),  # F6 running Σ(P_A − O_A)²
     Column("created_at", UtcDateTime(), nullable=False),
+    # the journal generation in force: a re-rate writes the next one, then swaps (0006)
+    Column("generation", BigInteger, nullable=False, server_default="0"),
+    Column("voided", BigInteger, nullable=False, server_default="0"),  # rounds voided
 )
 
 players = Table(
@@ -125,6 +130,8 @@ rounds = Table(
     # truth for re-rating. NULL for rounds stored before it was kept (migration 0004), whose
     # rosters are unknown: their participants stand in for them.
     Column("report", Text, nullable=True),
+    # taken out of the ratings by an admin (kept, and put back by an unvoid)
+    Column("voided", Boolean, nullable=False, server_default=false()),
     UniqueConstraint("pool_id", "round_id", name="uq_rounds_pool_round_id"),
     UniqueConstraint("pool_id", "seq", name="uq_rounds_pool_seq"),
 )
@@ -149,7 +156,49 @@ journal = Table(
     Column("s", Float, nullable=True),
     Column("created_at", UtcDateTime(), nullable=False),
     Column("prev_id", BigInteger, nullable=True),  # this player's previous journal row
+    # the pool's generation this row belongs to: only pools.generation's rows are in force
+    Column("generation", BigInteger, nullable=False, server_default="0"),
     Index("ix_journal_round", "round_pk"),
+)
+
+# A pool's admin log, in the order it was made: sets, resets, voids, unvoids and changes of
+# model or parameters, each with who made it and why. `seq` is the number of rounds the pool
+# had rated then: a re-rate applies a set or reset after round `seq`, before the next.
+changes = Table(
+    "changes",
+    metadata,
+    Column("id", Id, primary_key=True, autoincrement=True),
+    Column("pool_id", ForeignKey("pools.id", ondelete="CASCADE"), nullable=False),
+    Column("seq", BigInteger, nullable=False),
+    Column("kind", String(8), nullable=False),  # set, reset, void, unvoid, patch
+    Column("player_key", String(64), nullable=True),  # set, reset
+    Column("round_id", String(128), nullable=True),  # void, unvoid
+    Column("value", Text, nullable=True),  # JSON: {"rating"} or {"model", "params"}
+    Column("actor", String(64), nullable=False),  # the token that made it
+    Column("reason", String(500), nullable=True),
+    Column("created_at", UtcDateTime(), nullable=False),
+    Index("ix_changes_pool", "pool_id", "seq", "id"),
+)
+
+# Background re-rates: one running per pool. `updated_at` is the runner's heartbeat; a
+# running job whose heartbeat stopped (its process died) counts as failed.
+jobs = Table(
+    "jobs",
+    metadata,
+    Column("id", Id, primary_key=True, autoincrement=True),
+    Column("pool_id", ForeignKey("pools.id", ondelete="CASCADE"), nullable=False),
+    Column("kind", String(8), nullable=False),  # patch, void, unvoid
+    Column("spec", Text, nullable=False),  # JSON: what the re-rate changes
+    Column("status", String(8), nullable=False),  # running, done, failed
+    Column("phase", String(16), nullable=False),
+    Column("total", BigInteger, nullable=False),  # rounds to rate
+    Column("done", BigInteger, nullable=False),
+    Column("error", Text, nullable=True),
+    Column("actor", String(64), nullable=False),
+    Column("created_at", UtcDateTime(), nullable=False),
+    Column("updated_at", UtcDateTime(), nullable=False),
+    Column("finished_at", UtcDateTime(), nullable=True),
+    Index("ix_jobs_pool", "pool_id", "status"),
 )
 
 api_tokens = Table(

@@ -35,10 +35,17 @@ class Pool:
     created_at: datetime
     model: str = "synelo"
     model_params: Mapping[str, Any] = field(default_factory=dict)
+    generation: int = 0  # re-rates so far: the journal generation in force
+    voided: int = 0  # rounds voided (they keep their seq, and are not rated)
 
     @property
     def is_synelo(self) -> bool:
         return self.model == "synelo"
+
+    @property
+    def rated(self) -> int:
+        """Rounds whose ratings count: those stored, less those voided."""
+        return self.rounds - self.voided
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,6 +142,52 @@ class SubmitResult:
 
 
 @dataclass(frozen=True, slots=True)
+class Change:
+    """An entry of a pool's admin log (`changes`), in order."""
+
+    id: int
+    seq: int  # rounds the pool had rated when it was made
+    kind: Literal["set", "reset", "void", "unvoid", "patch"]
+    player_key: str | None
+    round_id: str | None
+    value: dict[str, Any] | None
+    actor: str
+    reason: str | None
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    """A background re-rate, as its row says."""
+
+    id: int
+    pool: str
+    kind: str  # patch, void, unvoid
+    spec: dict[str, Any]
+    status: Literal["running", "done", "failed"]
+    phase: str
+    total: int
+    done: int
+    error: str | None
+    actor: str
+    created_at: datetime
+    updated_at: datetime
+    finished_at: datetime | None
+
+
+class JobRunning(RuntimeError):
+    """A re-rate of the pool is running already: `job_id` is its id."""
+
+    def __init__(self, job_id: int) -> None:
+        super().__init__(f"job {job_id} is re-rating this pool")
+        self.job_id = job_id
+
+
+class UnknownRound(LookupError):
+    """No round of that id in the pool."""
+
+
+@dataclass(frozen=True, slots=True)
 class JournalEntry:
     id: int
     kind: Literal["round", "set", "reset"]  # journal.kind: a rated round or an admin change
@@ -177,6 +230,7 @@ class JournalRound:
     created_at: datetime
     participants: list[tuple[str, str, int, int]]
     report: dict[str, Any] | None = None  # the report as sent (None: stored before 0004)
+    voided: bool = False
 
 
 class UnknownPool(LookupError):

@@ -87,6 +87,14 @@ class RatingModel(ABC):
     def ratings(self) -> dict[str, float]:
         """Each player's current rating (the model's own scale)."""
 
+    def set_rating(self, player: str, rating: float) -> None:
+        """An admin set, as a pool of this model applies it (a history's event line)."""
+        raise ValueError(f"model {self.name!r} cannot apply an admin set")
+
+    def reset(self, player: str) -> None:
+        """An admin reset: the player starts again as new."""
+        raise ValueError(f"model {self.name!r} cannot apply an admin reset")
+
     @abstractmethod
     def parameters(self) -> dict[str, Any]:
         """The parameters in use, for reports."""

@@ -66,6 +66,13 @@ class ServedModel(RatingModel):
         self.states.update(rated.states)
         return rated.p_a
 
+    def set_rating(self, player: str, rating: float) -> None:
+        self.states[player] = self.model.with_rating(self.rating_of(player), rating)
+
+    def reset(self, player: str) -> None:
+        if player in self.states:
+            self.states[player] = self.model.new_state()
+
     def ratings(self) -> dict[str, float]:
         """Each player's strength (Elo's rating, the Gaussian models' μ)."""
         strength = self.model.strength

@@ -9,11 +9,13 @@ from typing import Any
 from synelo.evaluation.history import Match
 from synelo.evaluation.models.base import Bounds, HistoryInfo, RatingModel, register
 from synelo.ratings import (
+    PlayerRecord,
     Rater,
     RecordBook,
     SynEloParams,
     default_k_min,
     linear_theta,
+    new_window,
     win_probability,
 )
 
@@ -118,6 +120,17 @@ class SynEloModel(RatingModel):
                 self._book, match.team_a, match.team_b, part_a, part_b, match.winner
             )
         return self._rater.play(self._book, match.team_a, match.team_b, match.winner)
+
+    def set_rating(self, player: str, rating: float) -> None:
+        """As a SynElo pool sets: the rating, and the window restarts (C = 1)."""
+        rec = self._book.get(player)
+        self._book.records[player] = PlayerRecord(
+            int(rating), rec.rounds_played, new_window(self.params)
+        )
+
+    def reset(self, player: str) -> None:
+        if player in self._book.records:
+            self._book.records[player] = PlayerRecord(self.params.r0, 0, new_window(self.params))
 
     def ratings(self) -> dict[str, float]:
         return {player: rec.rating for player, rec in self._book.records.items()}

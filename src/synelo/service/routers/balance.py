@@ -32,7 +32,7 @@ from synelo.service.deps import PoolDep, ServerAuth, StoreDep
 from synelo.service.ids import Loc, invalid, normalize_ids
 from synelo.service.routers.rounds import round_extras
 from synelo.store.repository import pool_model
-from synelo.store.typedefs import Pool
+from synelo.store.typedefs import PlayerRow, Pool
 
 router = APIRouter(prefix="/v1/pools/{pool}", tags=["balance"])
 
@@ -43,7 +43,15 @@ class Roster:
     def __init__(self, pool: Pool, keys: Sequence[str]) -> None:
         self.pool, self.keys = pool, list(keys)
         self.index = {k: i for i, k in enumerate(self.keys)}
+        self._rows: dict[str, PlayerRow] | None = None
         self._states: tuple[Model[Any], dict[str, Any]] | None = None
+
+    def read(self, store: StoreDep) -> Pool:
+        """The pool as it stands, with this request's stored players, read once in one
+        snapshot (a re-rate may have changed the pool's model since `pool` was read)."""
+        if self._rows is None:
+            self.pool, self._rows = store.read_players(self.pool, self.keys)
+        return self.pool
 
     def members(
         self,
@@ -66,8 +74,9 @@ class Roster:
     def ratings(self, store: StoreDep) -> list[int]:
         """Each player's strength, in whole points: a SynElo rating (R_0 for a player the pool
         has never seen), or the strength of the model's state, rounded."""
+        self.read(store)
         if self.pool.is_synelo:
-            rows = store.lookup(self.pool, self.keys)
+            rows = self._rows or {}
             r0 = self.pool.params.r0
             return [rows[k].rating if k in rows else r0 for k in self.keys]
         model, states = self.states(store)
@@ -77,8 +86,9 @@ class Roster:
         """The pool's model and the stored states of this request's players (a pool whose
         model is not SynElo)."""
         if self._states is None:  # read once: the balancing and its predictions share them
+            self.read(store)
             model = pool_model(self.pool)
-            rows = store.lookup(self.pool, self.keys)
+            rows = self._rows or {}
             decoded = {k: model.decode(orjson.loads(r.state)) for k, r in rows.items() if r.state}
             self._states = model, decoded
         return self._states
@@ -116,6 +126,7 @@ def splits(pool: PoolDep, body: SplitsIn, store: StoreDep, request: Request) -> 
             value=len(must),
         )
     settings = request.app.state.settings
+    pool = roster.read(store)
     result = best_splits(
         roster.ratings(store),
         theta=pool.params.theta,  # SynElo's Θ; the model's own P replaces it below otherwise
@@ -236,6 +247,7 @@ def predict(pool: PoolDep, body: PredictIn, store: StoreDep) -> PredictOut:
     extras = round_extras(body, kind, {"A": set(team_a), "B": set(team_b)})
     facts = RoundFacts(team_a, team_b, "A", extras=extras)
     roster = Roster(pool, [*team_a, *team_b])
+    pool = roster.read(store)
     if pool.is_synelo:
         ratings = dict(zip(roster.keys, roster.ratings(store), strict=True))
         strength_a = float(sum(ratings[k] for k in team_a))

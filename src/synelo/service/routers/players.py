@@ -6,7 +6,7 @@ import math
 from typing import Annotated
 
 import orjson
-from fastapi import APIRouter, HTTPException, Query
+from fastapi import APIRouter, HTTPException, Query, Request
 
 from synelo.models import RoundFacts
 from synelo.ratings import is_stale, is_visible, k_factor
@@ -20,6 +20,7 @@ from synelo.schemas import (
     PlayerOut,
     RatingIn,
 )
+from synelo.service.auth import actor
 from synelo.service.deps import AdminAuth, PoolDep, ServerAuth, StoreDep
 from synelo.service.ids import invalid, normalize_id
 from synelo.service.paths import PlayerPathId
@@ -81,7 +82,8 @@ def player_out(key: str, row: PlayerRow | None, pool: Pool, store: StoreDep) -> 
 @router.get("/players/{steam_id}", response_model=PlayerOut, dependencies=[ServerAuth])
 def get_player(pool: PoolDep, steam_id: PlayerPathId, store: StoreDep) -> PlayerOut:
     key = normalize_id(steam_id, pool.player_ids, ("path", "steam_id"))
-    return player_out(key, store.lookup(pool, [key]).get(key), pool, store)
+    pool, found = store.read_players(pool, [key])
+    return player_out(key, found.get(key), pool, store)
 
 
 @router.post("/players/lookup", response_model=LookupOut, dependencies=[ServerAuth])
@@ -99,12 +101,19 @@ def lookup_players(pool: PoolDep, body: LookupIn, store: StoreDep) -> LookupOut:
             raise invalid(("body", "names", raw), f"player {key} is not in steam_ids", value=raw)
         names[key] = name
     store.save_names(pool, names)
-    found = store.lookup(pool, keys)
+    pool, found = store.read_players(pool, keys)
     return LookupOut(players=[player_out(k, found.get(k), pool, store) for k in keys])
 
 
 @router.put("/players/{steam_id}", response_model=PlayerOut, dependencies=[AdminAuth])
-def set_rating(pool: PoolDep, steam_id: PlayerPathId, body: RatingIn, store: StoreDep) -> PlayerOut:
+def set_rating(
+    pool: PoolDep, steam_id: PlayerPathId, body: RatingIn, store: StoreDep, request: Request
+) -> PlayerOut:
+    """Set a player's rating (an admin change, logged with who and why): it is an event
+    among the rounds, which a re-rate and an export's replay apply at its place."""
+    pool = store.get_pool(
+        pool.name
+    )  # its model and bounds as they stand (a re-rate may change them)
     key = normalize_id(steam_id, pool.player_ids, ("path", "steam_id"))
     low, high = (
         (pool.params.r_min, pool.params.r_max) if pool.is_synelo else (-SET_LIMIT, SET_LIMIT)
@@ -117,14 +126,22 @@ def set_rating(pool: PoolDep, steam_id: PlayerPathId, body: RatingIn, store: Sto
             f"model {pool.model} cannot rate a round from a rating of {body.rating}",
             value=body.rating,
         )
-    return player_out(key, store.set_rating(pool.name, key, body.rating), pool, store)
+    pool, row = store.set_rating(pool.name, key, body.rating, actor(request), body.reason)
+    return player_out(key, row, pool, store)
 
 
 @router.delete("/players/{steam_id}", response_model=PlayerOut, dependencies=[AdminAuth])
-def reset_player(pool: PoolDep, steam_id: PlayerPathId, store: StoreDep) -> PlayerOut:
+def reset_player(
+    pool: PoolDep,
+    steam_id: PlayerPathId,
+    store: StoreDep,
+    request: Request,
+    reason: Annotated[str | None, Query(min_length=1, max_length=500)] = None,
+) -> PlayerOut:
+    """Reset a player to a new player's rating and 0 rounds (logged, as a set is)."""
     key = normalize_id(steam_id, pool.player_ids, ("path", "steam_id"))
     try:
-        row = store.reset_player(pool.name, key)
+        pool, row = store.reset_player(pool.name, key, actor(request), reason)
     except UnknownPool:  # pragma: no cover - pools are never deleted
         raise HTTPException(404, "unknown pool") from None
     return player_out(key, row, pool, store)
@@ -169,6 +186,7 @@ def leaderboard(
     pool: PoolDep, store: StoreDep, limit: Annotated[int, Query(ge=1, le=1000)] = 100
 ) -> LeaderboardOut:
     now = store.clock()
+    pool, rows = store.leaderboard(pool, limit)
     return LeaderboardOut(
         players=[
             LeaderOut(
@@ -180,6 +198,6 @@ def leaderboard(
                 stale=is_stale(r.last_played, now, pool.params),
                 last_played=r.last_played,
             )
-            for i, r in enumerate(store.leaderboard(pool, limit), start=1)
+            for i, r in enumerate(rows, start=1)
         ]
     )

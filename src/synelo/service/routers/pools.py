@@ -33,6 +33,7 @@ def pool_out(pool: Pool) -> PoolOut:
         theta=pool.params.theta if pool.is_synelo else None,
         player_ids=pool.player_ids,
         rounds=pool.rounds,
+        voided=pool.voided,
         created_at=pool.created_at,
         params=params,
     )
@@ -42,27 +43,9 @@ def pool_out(pool: Pool) -> PoolOut:
 def create_pool(body: PoolIn, request: Request, store: StoreDep) -> PoolOut:
     settings = request.app.state.settings
     team_size = body.team_size if body.team_size is not None else settings.team_size
-    given = body.params or {}
-    if body.model not in MODELS:
-        raise invalid(
-            ("body", "model"), f"unknown model (known: {', '.join(MODELS)})", value=body.model
-        )
-    if body.model == "synelo":
-        params = _synelo_params(settings, team_size, body.theta, given)
-        model_params: dict[str, Any] = {}
-    else:
-        if body.theta is not None:
-            raise invalid(("body", "theta"), f"Θ is SynElo's; model {body.model!r} has none")
-        rules = {name: value for name, value in given.items() if name in POOL_RULES}
-        try:
-            params = pool_rules(settings, rules)
-            model_params = resolve_params(
-                MODELS[body.model], {k: v for k, v in given.items() if k not in POOL_RULES}
-            )
-        except ParameterError as exc:
-            raise invalid(
-                ("body", "params", exc.name), str(exc), value=given.get(exc.name)
-            ) from None
+    params, model_params = model_settings(
+        settings, team_size, body.model, body.theta, body.params or {}
+    )
     try:
         pool = store.create_pool(
             body.name, team_size, params, body.player_ids, body.model, model_params
@@ -70,6 +53,39 @@ def create_pool(body: PoolIn, request: Request, store: StoreDep) -> PoolOut:
     except PoolExists:
         raise HTTPException(409, f"pool {body.name!r} exists already") from None
     return pool_out(pool)
+
+
+def model_settings(
+    settings: Settings,
+    team_size: int,
+    model: str,
+    theta: float | None,
+    given: dict[str, Any],
+    base: Pool | None = None,
+) -> tuple[SynEloParams, dict[str, Any]]:
+    """A pool's SynEloParams and its model's own parameters: `given` over `base`'s (a pool
+    that keeps its model) or over the settings' and the model's defaults; every error a
+    422 naming its field under body.params (body.model, body.theta)."""
+    if model not in MODELS:
+        raise invalid(("body", "model"), f"unknown model (known: {', '.join(MODELS)})", value=model)
+    keep = base is not None and base.model == model
+    if model == "synelo":
+        current = base.params.to_dict() if keep and base is not None else None
+        if base is not None and not keep:  # the pool's shadow and stale rules stay
+            given = {**{name: getattr(base.params, name) for name in POOL_RULES}, **given}
+        return _synelo_params(settings, team_size, theta, given, current), {}
+    if theta is not None:
+        raise invalid(("body", "theta"), f"Θ is SynElo's; model {model!r} has none")
+    rules = {name: value for name, value in given.items() if name in POOL_RULES}
+    own = {k: v for k, v in given.items() if k not in POOL_RULES}
+    if base is not None:  # a pool's shadow and stale rules stay unless given
+        rules = {**{name: getattr(base.params, name) for name in POOL_RULES}, **rules}
+        if keep:
+            own = {**base.model_params, **own}
+    try:
+        return pool_rules(settings, rules), resolve_params(MODELS[model], own)
+    except ParameterError as exc:
+        raise invalid(("body", "params", exc.name), str(exc), value=given.get(exc.name)) from None
 
 
 def pool_rules(settings: Settings, given: dict[str, Any]) -> SynEloParams:
@@ -82,10 +98,14 @@ def pool_rules(settings: Settings, given: dict[str, Any]) -> SynEloParams:
 
 
 def _synelo_params(
-    settings: Settings, team_size: int, theta: float | None, given: dict[str, Any]
+    settings: Settings,
+    team_size: int,
+    theta: float | None,
+    given: dict[str, Any],
+    current: dict[str, Any] | None = None,
 ) -> SynEloParams:
-    """A new SynElo pool's parameters: the settings, its Θ and `given` (checked as
-    ParamsIn, every error named under body.params)."""
+    """A SynElo pool's parameters: `given` (checked as ParamsIn, every error named under
+    body.params) and its Θ over `current` (a pool's own) or the settings'."""
     try:
         overrides = ParamsIn.model_validate(given).model_dump(exclude_none=True)
     except ValidationError as exc:
@@ -93,6 +113,10 @@ def _synelo_params(
             [{**e, "loc": ("body", "params", *e["loc"])} for e in exc.errors()]
         ) from None
     try:
+        if current is not None:
+            if theta is not None:
+                overrides["theta"] = theta
+            return SynEloParams.from_dict({**current, **overrides}).within_bounds()
         return settings.rating_params(
             settings.pool_theta(team_size, theta), **overrides
         ).within_bounds()

@@ -1,0 +1,246 @@
+"""The recompute: a pool's rounds and admin sets and resets, in order, through its model.
+
+Pure: the caller reads the rounds and changes and writes what comes out. Each round is rated
+exactly as the live service rates it (SynElo through `rate_round` and `apply_change`, any
+other model through `served_round`, which the live path calls too), so that re-rating with
+the pool's own model and parameters gives back every stored rating, and a re-rate with new
+ones equals a fresh pool fed the same rounds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal, NamedTuple
+
+from synelo.models import Model, RoundFacts, score_a
+from synelo.ratings import PlayerRecord, SynEloParams, apply_change, new_window, rate_round
+from synelo.ratings.synelo import Side
+
+# The keys of a stored report (RoundReport.stored) that are not optional round fields.
+REPORT_BASE = ("round_id", "server_id", "map", "winner", "teams", "participants")
+INT_LIMIT = 2**31 - 1
+
+
+def column_int(value: float) -> int:
+    """A display rating as the integer columns keep it, clamped inside 32 bits."""
+    return max(-INT_LIMIT, min(INT_LIMIT, round(value)))
+
+
+def report_facts(report: Mapping[str, Any]) -> RoundFacts:
+    """What a model reads of a stored report (`RoundReport.stored`)."""
+    teams, part = report["teams"], report["participants"]
+    return RoundFacts(
+        tuple(teams["A"]),
+        tuple(teams["B"]),
+        report["winner"],
+        tuple(part["A"]),
+        tuple(part["B"]),
+        {key: value for key, value in report.items() if key not in REPORT_BASE},
+    )
+
+
+class ServedRound(NamedTuple):
+    """A round rated by a model other than SynElo: P_A, the rosters' strength sums (whole
+    points), each rated player's (key, side, display before, display after) and their new
+    states."""
+
+    p_a: float
+    sum_a: int
+    sum_b: int
+    changes: tuple[tuple[str, Side, int, int], ...]
+    states: dict[str, Any]
+
+
+def served_round(model: Model[Any], states: Mapping[str, Any], facts: RoundFacts) -> ServedRound:
+    """Rate one round with `model` from the stored `states` of its players (those absent
+    are new): the one computation of the live service and the re-rate."""
+    new_display = column_int(model.rating(model.new_state()))
+
+    def display(key: str) -> int:
+        return column_int(model.rating(states[key])) if key in states else new_display
+
+    strength_a = sum(model.strength(model.state_of(states, p)) for p in facts.team_a)
+    strength_b = sum(model.strength(model.state_of(states, p)) for p in facts.team_b)
+    outcome = model.rate(states, facts)
+    changes = tuple(
+        (key, side, display(key), column_int(model.rating(outcome.states[key])))
+        for key, side in facts.rated()
+    )
+    return ServedRound(
+        outcome.p_a, column_int(strength_a), column_int(strength_b), changes, outcome.states
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class RoundIn:
+    """A stored round to rate: its row, its place, its report and when it was rated."""
+
+    pk: int
+    seq: int
+    facts: RoundFacts
+    at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class AdminIn:
+    """An admin set (to `rating`) or reset of one player, as the change log keeps it."""
+
+    kind: Literal["set", "reset"]
+    player: str
+    rating: int | None
+    at: datetime
+
+
+class JournalLine(NamedTuple):
+    """One journal row of the recompute (round_pk None for a set or reset)."""
+
+    player: str
+    round_pk: int | None
+    kind: str
+    team: str | None
+    before: int
+    after: int
+    k: float | None
+    p: float | None
+    s: float | None
+    at: datetime
+
+
+class RoundLine(NamedTuple):
+    """A round's new P_A and round-start sums."""
+
+    pk: int
+    p_a: float
+    sum_a: int
+    sum_b: int
+
+
+@dataclass(slots=True)
+class PlayerState:
+    """A player after the recompute: the players row's columns, and the model's state (a
+    PlayerRecord in a SynElo pool)."""
+
+    rating: int
+    rounds_played: int
+    last_played: datetime | None
+    state: Any
+
+
+class Recompute:
+    """Rates rounds and applies admin changes in the order given, keeping every player's
+    state in memory; `players` is the result. `synelo` is a SynElo pool's parameters (None
+    for another model, rated by `model`)."""
+
+    def __init__(self, model: Model[Any], synelo: SynEloParams | None) -> None:
+        self.model = model
+        self.synelo = synelo
+        self.players: dict[str, PlayerState] = {}
+        self.brier_sum = 0.0
+
+    def new_player(self) -> PlayerState:
+        if self.synelo is not None:
+            return PlayerState(self.synelo.r0, 0, None, self.new_record())
+        state = self.model.new_state()
+        return PlayerState(column_int(self.model.rating(state)), 0, None, state)
+
+    def new_record(self) -> PlayerRecord:
+        assert self.synelo is not None
+        return PlayerRecord(self.synelo.r0, 0, new_window(self.synelo))
+
+    def round(self, r: RoundIn) -> tuple[RoundLine, list[JournalLine]]:
+        """Rate one round (F1–F5 for SynElo; the model's `rate` otherwise)."""
+        facts, players = r.facts, self.players
+        s_a = score_a(facts.winner)
+        lines: list[JournalLine] = []
+        if self.synelo is not None:
+            params = self.synelo
+            r0 = params.r0
+            records = {
+                key: players[key].state if key in players else self.new_record()
+                for key, _ in facts.rated()
+            }
+            outcome = rate_round(
+                [players[p].rating if p in players else r0 for p in facts.team_a],
+                [players[p].rating if p in players else r0 for p in facts.team_b],
+                [(key, side, records[key]) for key, side in facts.rated()],
+                facts.winner,
+                params,
+            )
+            for c in outcome.changes:
+                rec = records[c.player]
+                apply_change(rec, c)
+                rec.current_convergence(params)
+                player = players.get(c.player)
+                if player is None:
+                    player = players[c.player] = PlayerState(r0, 0, None, rec)
+                player.rating, player.rounds_played, player.last_played = (
+                    rec.rating,
+                    rec.rounds_played,
+                    r.at,
+                )
+                lines.append(
+                    JournalLine(
+                        c.player, r.pk, "round", c.side, c.before, c.after, c.k, c.p, c.s, r.at
+                    )
+                )
+            self.brier_sum += outcome.brier_term(facts.winner)
+            return RoundLine(r.pk, outcome.p_a, outcome.sum_a, outcome.sum_b), lines
+        states = {key: p.state for key, p in players.items() if key in _keys(facts)}
+        rated = served_round(self.model, states, facts)
+        p_a = rated.p_a
+        for key, side, before, after in rated.changes:
+            player = players.get(key)
+            if player is None:
+                player = players[key] = self.new_player()
+            player.state = rated.states[key]
+            player.rating, player.last_played = after, r.at
+            player.rounds_played += 1
+            p, s = (p_a, s_a) if side == "A" else (1.0 - p_a, 1.0 - s_a)
+            lines.append(JournalLine(key, r.pk, "round", side, before, after, None, p, s, r.at))
+        self.brier_sum += (p_a - s_a) ** 2
+        return RoundLine(r.pk, p_a, rated.sum_a, rated.sum_b), lines
+
+    def admin(self, change: AdminIn) -> JournalLine | None:
+        """Apply a set or reset as the live service does: a set moves the rating and, in
+        SynElo, restarts the window (C = 1); a reset makes the player new again (0 rounds,
+        never played). A reset of a player not seen yet changes nothing (None)."""
+        player = self.players.get(change.player)
+        if change.kind == "reset":
+            if player is None:
+                return None
+            fresh = self.new_player()
+            line = JournalLine(
+                change.player,
+                None,
+                "reset",
+                None,
+                player.rating,
+                fresh.rating,
+                None,
+                None,
+                None,
+                change.at,
+            )
+            self.players[change.player] = fresh
+            return line
+        assert change.rating is not None
+        if player is None:
+            player = self.players[change.player] = self.new_player()
+        before = player.rating
+        if self.synelo is not None:
+            player.state = PlayerRecord(
+                change.rating, player.rounds_played, new_window(self.synelo)
+            )
+            player.rating = change.rating
+        else:
+            player.state = self.model.with_rating(player.state, change.rating)
+            player.rating = column_int(self.model.rating(player.state))
+        return JournalLine(
+            change.player, None, "set", None, before, player.rating, None, None, None, change.at
+        )
+
+
+def _keys(facts: RoundFacts) -> set[str]:
+    return {*facts.team_a, *facts.team_b, *facts.rated_a, *facts.rated_b}

@@ -1,0 +1,566 @@
+"""The store's side of a re-rate: jobs, the pool's rounds and admin log as they stand, the
+new journal generation written beside the old one, the atomic swap, and the clean-up.
+
+A re-rate writes its journal rows under its own generation (the job's id), which nothing
+reads until the swap: players' chains start at `players.last_journal`, and every query by
+round reads `pools.generation`'s rows only. The swap is one short write transaction: it
+rates the rounds and applies the admin changes that arrived since the snapshot, then writes
+the players, their windows, the rounds' P and sums, and the pool's model, parameters and
+generation. The old generation's rows are deleted afterwards, a batch at a time.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+import orjson
+from sqlalchemy import Connection, delete, func, insert, select, update
+
+from synelo.rerate.engine import (
+    AdminIn,
+    JournalLine,
+    PlayerState,
+    Recompute,
+    RoundIn,
+    RoundLine,
+    report_facts,
+)
+from synelo.store import driver_sql as sql
+from synelo.store import window_codec
+from synelo.store.repository import (
+    Store,
+    _change,
+    _encode_params,
+    _pool,
+    _pool_params,
+    served_model,
+)
+from synelo.store.tables import (
+    WINDOW_CHUNK,
+    changes,
+    jobs,
+    journal,
+    players,
+    pools,
+    rounds,
+    window_chunks,
+)
+from synelo.store.typedefs import Change, Job, JobRunning, Pool, UnknownPool, UnknownRound
+
+STALE_AFTER = timedelta(seconds=120)  # a running job silent this long has died
+DELETE_BATCH = 2_000  # rounds whose old journal rows one clean-up transaction deletes
+
+
+@dataclass(slots=True)
+class StoredRound:
+    pk: int
+    seq: int
+    report: dict[str, Any]
+    created_at: datetime
+    voided: bool
+
+    def event(self) -> RoundIn:
+        return RoundIn(self.pk, self.seq, report_facts(self.report), self.created_at)
+
+
+@dataclass(slots=True)
+class Snapshot:
+    """The pool as a re-rate starts from: rounds up to `seq`, admin log up to `change`."""
+
+    pool: Pool
+    rounds: list[StoredRound]
+    admin: list[Change]
+    seq: int
+    change: int
+
+
+def _job(row: Any, pool: str) -> Job:
+    return Job(
+        row.id,
+        pool,
+        row.kind,
+        json.loads(row.spec),
+        row.status,
+        row.phase,
+        row.total,
+        row.done,
+        row.error,
+        row.actor,
+        row.created_at,
+        row.updated_at,
+        row.finished_at,
+    )
+
+
+def admin_event(change: Change) -> AdminIn:
+    rating = (change.value or {}).get("rating")
+    return AdminIn(change.kind, change.player_key or "", rating, change.created_at)  # type: ignore[arg-type]
+
+
+class JournalChain:
+    """Writes a re-rate's journal rows under its generation, linking each player's rows
+    into a chain (prev_id) as the live path does; remembers each player's newest row."""
+
+    def __init__(self, pool_id: int, generation: int, ids: dict[str, int]) -> None:
+        self.pool_id, self.generation = pool_id, generation
+        self.ids = ids  # player key → players.id
+        self.last: dict[str, int] = {}  # player key → newest journal id of this generation
+
+    def write(self, conn: Connection, lines: Sequence[JournalLine]) -> None:
+        if not lines:
+            return
+        ids = _journal_ids(conn, len(lines))
+        rows = []
+        for jid, line in zip(ids, lines, strict=True):
+            rows.append(
+                (
+                    jid,
+                    self.pool_id,
+                    self.ids[line.player],
+                    line.round_pk,
+                    line.kind,
+                    line.team,
+                    line.before,
+                    line.after,
+                    line.k,
+                    line.p,
+                    line.s,
+                    sql.timestamp(conn, line.at),
+                    self.last.get(line.player),
+                    self.generation,
+                )
+            )
+            self.last[line.player] = jid
+        _bulk_insert(conn, "journal", _JOURNAL_COLUMNS, rows)
+
+
+_JOURNAL_COLUMNS = (
+    "id",
+    "pool_id",
+    "player_id",
+    "round_pk",
+    "kind",
+    "team",
+    "before",
+    "after",
+    "k",
+    "p",
+    "s",
+    "created_at",
+    "prev_id",
+    "generation",
+)
+
+
+def _journal_ids(conn: Connection, n: int) -> list[int]:
+    """`n` fresh journal ids: PostgreSQL's sequence hands them out; SQLite's writer holds
+    the database's write lock, so the ids after the largest are free until it commits."""
+    if conn.dialect.name == "sqlite":
+        top = conn.exec_driver_sql("SELECT coalesce(max(id), 0) FROM journal").scalar_one()
+        return list(range(top + 1, top + 1 + n))
+    return list(
+        conn.exec_driver_sql(
+            "SELECT nextval(pg_get_serial_sequence('journal', 'id')) "
+            f"FROM generate_series(1, {int(n)})"
+        ).scalars()
+    )
+
+
+def _bulk_insert(
+    conn: Connection, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]
+) -> None:
+    """Insert many rows: COPY on PostgreSQL, one prepared INSERT on SQLite."""
+    if conn.dialect.name == "sqlite":
+        marks = ", ".join("?" * len(columns))
+        stmt = f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})"
+        conn.connection.cursor().executemany(stmt, rows)
+        return
+    cur: Any = conn.connection.cursor()
+    with cur.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
+        for row in rows:
+            copy.write_row(row)
+
+
+def _bulk_update(
+    conn: Connection, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]
+) -> None:
+    """UPDATE table SET columns… WHERE id = … for many rows (each row: the values, then
+    the id): a prepared UPDATE on SQLite; on PostgreSQL, COPY into a temporary table and
+    one UPDATE … FROM it."""
+    if not rows:
+        return
+    if conn.dialect.name == "sqlite":
+        sets = ", ".join(f"{c} = ?" for c in columns)
+        conn.connection.cursor().executemany(f"UPDATE {table} SET {sets} WHERE id = ?", rows)
+        return
+    staged = f"staged_{table}"
+    conn.exec_driver_sql(
+        f"CREATE TEMPORARY TABLE {staged} ON COMMIT DROP AS "
+        f"SELECT {', '.join(columns)}, id FROM {table} WITH NO DATA"
+    )
+    _bulk_insert(conn, staged, [*columns, "id"], rows)
+    sets = ", ".join(f"{c} = {staged}.{c}" for c in columns)
+    conn.exec_driver_sql(f"UPDATE {table} SET {sets} FROM {staged} WHERE {table}.id = {staged}.id")
+    conn.exec_driver_sql(f"DROP TABLE {staged}")
+
+
+class RerateStore:
+    """Every read and write of a re-rate (see the module)."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    # --- jobs -------------------------------------------------------------------------------
+    def start(
+        self, pool_name: str, kind: str, spec: Mapping[str, Any], actor: str
+    ) -> tuple[Pool, Job]:
+        """A new running job, unless one runs on the pool (JobRunning); a void names a
+        stored round not voided yet, an unvoid a voided one (UnknownRound, ValueError)."""
+        now = self.store.clock()
+        with self.store.write_transaction() as conn:
+            pool = self.store._locked_pool(conn, pool_name)
+            running = conn.execute(
+                select(jobs.c.id, jobs.c.updated_at).where(
+                    jobs.c.pool_id == pool.id, jobs.c.status == "running"
+                )
+            ).all()
+            for job_id, heartbeat in running:
+                if now - heartbeat < STALE_AFTER:
+                    raise JobRunning(job_id)
+                conn.execute(
+                    update(jobs)
+                    .where(jobs.c.id == job_id)
+                    .values(
+                        status="failed",
+                        error="abandoned: its process stopped",
+                        finished_at=now,
+                        updated_at=now,
+                    )
+                )
+            if kind in ("void", "unvoid"):
+                voided = conn.execute(
+                    select(rounds.c.voided).where(
+                        rounds.c.pool_id == pool.id, rounds.c.round_id == spec["round_id"]
+                    )
+                ).scalar()
+                if voided is None:
+                    raise UnknownRound(spec["round_id"])
+                if voided == (kind == "void"):
+                    state = "voided" if voided else "not voided"
+                    raise ValueError(f"round {spec['round_id']!r} is {state} already")
+            total = conn.execute(
+                select(func.count())
+                .select_from(rounds)
+                .where(rounds.c.pool_id == pool.id, rounds.c.voided == False)  # noqa: E712
+            ).scalar_one() + {"void": -1, "unvoid": 1}.get(kind, 0)
+            job_id = conn.execute(
+                insert(jobs)
+                .values(
+                    pool_id=pool.id,
+                    kind=kind,
+                    spec=json.dumps(dict(spec)),
+                    status="running",
+                    phase="queued",
+                    total=total,
+                    done=0,
+                    actor=actor[:64],
+                    created_at=now,
+                    updated_at=now,
+                )
+                .returning(jobs.c.id)
+            ).scalar_one()
+            row = conn.execute(select(jobs).where(jobs.c.id == job_id)).one()
+        return pool, _job(row, pool.name)
+
+    def job(self, pool: Pool, job_id: int) -> Job | None:
+        with self.store.engine.connect() as conn:
+            row = conn.execute(
+                select(jobs).where(jobs.c.id == job_id, jobs.c.pool_id == pool.id)
+            ).first()
+        return None if row is None else _job(row, pool.name)
+
+    def progress(self, job_id: int, phase: str, done: int) -> None:
+        """The job's phase and rounds rated, and its heartbeat."""
+        with self.store.write_transaction() as conn:
+            conn.execute(
+                update(jobs)
+                .where(jobs.c.id == job_id)
+                .values(phase=phase, done=done, updated_at=self.store.clock())
+            )
+
+    def fail(self, job: Job, error: str) -> None:
+        """Mark the job failed; its journal rows are left for the next clean-up."""
+        now = self.store.clock()
+        with self.store.write_transaction() as conn:
+            conn.execute(
+                update(jobs)
+                .where(jobs.c.id == job.id)
+                .values(status="failed", error=error[:2000], finished_at=now, updated_at=now)
+            )
+
+    # --- reading ----------------------------------------------------------------------------
+    def snapshot(self, pool_name: str) -> Snapshot:
+        """Every stored round and admin set/reset of the pool, read in one snapshot."""
+        with self.store.engine.connect() as conn, conn.begin():
+            row = conn.execute(select(pools).where(pools.c.name == pool_name)).first()
+            if row is None:
+                raise UnknownPool(pool_name)
+            pool = _pool(row)
+            stored = self._rounds(conn, pool.id, 0)
+            log = self._admin(conn, pool.id, 0)
+            last_change = conn.execute(
+                select(func.coalesce(func.max(changes.c.id), 0)).where(changes.c.pool_id == pool.id)
+            ).scalar_one()
+        return Snapshot(pool, stored, log, pool.rounds, last_change)
+
+    @staticmethod
+    def _rounds(conn: Connection, pool_id: int, after_seq: int) -> list[StoredRound]:
+        rows = conn.execute(
+            select(rounds.c.id, rounds.c.seq, rounds.c.report, rounds.c.created_at, rounds.c.voided)
+            .where(rounds.c.pool_id == pool_id, rounds.c.seq > after_seq)
+            .order_by(rounds.c.seq)
+        )
+        out = []
+        for pk, seq, report, created_at, voided in rows:
+            if report is None:  # pragma: no cover - migration 0006 gave every round one
+                raise ValueError(f"round {seq} has no stored report")
+            out.append(StoredRound(pk, seq, orjson.loads(report), created_at, bool(voided)))
+        return out
+
+    @staticmethod
+    def _admin(conn: Connection, pool_id: int, after_id: int) -> list[Change]:
+        return [
+            _change(r)
+            for r in conn.execute(
+                select(changes)
+                .where(
+                    changes.c.pool_id == pool_id,
+                    changes.c.id > after_id,
+                    changes.c.kind.in_(("set", "reset")),
+                )
+                .order_by(changes.c.seq, changes.c.id)
+            )
+        ]
+
+    def player_ids(self, pool: Pool) -> dict[str, int]:
+        with self.store.engine.connect() as conn:
+            return self._player_ids(conn, pool.id)
+
+    @staticmethod
+    def _player_ids(conn: Connection, pool_id: int) -> dict[str, int]:
+        rows = conn.execute(
+            select(players.c.player_key, players.c.id).where(players.c.pool_id == pool_id)
+        )
+        return dict(rows.tuples().all())
+
+    # --- writing ----------------------------------------------------------------------------
+    def write_lines(self, chain: JournalChain, lines: Sequence[JournalLine]) -> None:
+        """Journal rows of the new generation, in a short transaction of their own."""
+        with self.store.write_transaction() as conn:
+            chain.write(conn, lines)
+
+    def swap(
+        self,
+        job: Job,
+        snapshot: Snapshot,
+        engine: Recompute,
+        chain: JournalChain,
+        outcomes: list[RoundLine],
+        target: tuple[str, str],
+        voided: set[int],
+        done: int,
+    ) -> Pool:
+        """Catch up on what arrived since the snapshot, then put the new ratings in force,
+        all in one transaction (see the module). `target`: the model and its parameters'
+        JSON; `voided`: the row ids of the rounds voided from now on."""
+        model_name, params_text = target
+        with self.store.write_transaction() as conn:
+            pool = self.store._locked_pool(conn, snapshot.pool.name)
+            chain.ids = self._player_ids(conn, pool.id)
+            late_rounds = self._rounds(conn, pool.id, snapshot.seq)
+            late_admin = self._admin(conn, pool.id, snapshot.change)
+            lines: list[JournalLine] = []
+            at = 0
+            for rnd in late_rounds:
+                while at < len(late_admin) and late_admin[at].seq < rnd.seq:
+                    if (line := engine.admin(admin_event(late_admin[at]))) is not None:
+                        lines.append(line)
+                    at += 1
+                if rnd.voided or rnd.pk in voided:
+                    continue
+                outcome, rated = engine.round(rnd.event())
+                outcomes.append(outcome)
+                lines.extend(rated)
+                done += 1
+            for change in late_admin[at:]:
+                if (line := engine.admin(admin_event(change))) is not None:
+                    lines.append(line)
+            chain.write(conn, lines)
+            self._write_players(conn, pool, engine, chain, model_name)
+            _bulk_update(
+                conn,
+                "rounds",
+                ("p_a", "sum_a", "sum_b"),
+                [(o.p_a, o.sum_a, o.sum_b, o.pk) for o in outcomes],
+            )
+            conn.execute(
+                update(rounds)
+                .where(rounds.c.pool_id == pool.id)
+                .values(voided=rounds.c.id.in_(sorted(voided)) if voided else False)
+            )
+            now = self.store.clock()
+            conn.execute(
+                update(pools)
+                .where(pools.c.id == pool.id)
+                .values(
+                    model=model_name,
+                    params=params_text,
+                    generation=job.id,
+                    brier_sum=engine.brier_sum,
+                    voided=len(voided),
+                )
+            )
+            spec = job.spec
+            value = (
+                {"model": model_name, "params": json.loads(params_text)}
+                if job.kind == "patch"
+                else None
+            )
+            self.store._log_change(
+                conn,
+                pool,
+                job.kind,
+                job.actor,
+                spec.get("reason"),
+                round_id=spec.get("round_id"),
+                value=value,
+            )
+            conn.execute(
+                update(jobs)
+                .where(jobs.c.id == job.id)
+                .values(
+                    status="done",
+                    phase="done",
+                    done=done,
+                    finished_at=now,
+                    updated_at=now,
+                )
+            )
+        return self.store.get_pool(pool.name)
+
+    def _write_players(
+        self, conn: Connection, pool: Pool, engine: Recompute, chain: JournalChain, model: str
+    ) -> None:
+        """Every player of the pool as the re-rate left them; one it never met is new."""
+        synelo = engine.synelo
+        fresh = engine.new_player()
+        rows, chunks = [], []
+        for key, pid in chain.ids.items():
+            player: PlayerState = engine.players.get(key, fresh)
+            if synelo is not None:
+                rec = player.state if key in engine.players else engine.new_record()
+                win = rec.window
+                c, state, appended = rec.current_convergence(synelo), None, win.appended
+                if len(win):
+                    first = window_codec.oldest_chunk(win, WINDOW_CHUNK)
+                    for number in range(first, win.appended // WINDOW_CHUNK):
+                        data = window_codec.chunk_bytes(win, number, WINDOW_CHUNK)
+                        chunks.append((pid, number, data))
+            else:
+                c, appended = 1.0, 0
+                state = (
+                    orjson.dumps(engine.model.encode(player.state)).decode()
+                    if key in engine.players
+                    else None
+                )
+            rows.append(
+                (
+                    player.rating,
+                    player.rounds_played,
+                    None if player.last_played is None else sql.timestamp(conn, player.last_played),
+                    c,
+                    appended,
+                    chain.last.get(key),
+                    state,
+                    pid,
+                )
+            )
+        _bulk_update(
+            conn,
+            "players",
+            (
+                "rating",
+                "rounds_played",
+                "last_played",
+                "convergence",
+                "window_appended",
+                "last_journal",
+                "state",
+            ),
+            rows,
+        )
+        conn.execute(
+            update(players)
+            .where(players.c.pool_id == pool.id)
+            .values(window_state=None, window_tail=None)
+        )
+        conn.execute(
+            delete(window_chunks).where(
+                window_chunks.c.player_id.in_(
+                    select(players.c.id).where(players.c.pool_id == pool.id)
+                )
+            )
+        )
+        if chunks:
+            _bulk_insert(conn, "window_chunks", ("player_id", "chunk", "data"), chunks)
+        self.store._windows.clear()
+
+    def clean_up(self, pool: Pool, progress: Any = None) -> int:
+        """Delete the journal rows of every generation but the one in force, a batch of
+        rounds per transaction; the number of rows deleted."""
+        with self.store.engine.connect() as conn:
+            pks = list(
+                conn.execute(
+                    select(rounds.c.id).where(rounds.c.pool_id == pool.id).order_by(rounds.c.id)
+                ).scalars()
+            )
+        deleted = 0
+        for at in range(0, len(pks), DELETE_BATCH):
+            with self.store.write_transaction() as conn:
+                deleted += conn.execute(
+                    delete(journal).where(
+                        journal.c.round_pk.in_(pks[at : at + DELETE_BATCH]),
+                        journal.c.generation != pool.generation,
+                    )
+                ).rowcount
+            if progress is not None:
+                progress(at)
+        with self.store.write_transaction() as conn:
+            deleted += conn.execute(
+                delete(journal).where(
+                    journal.c.round_pk.is_(None),
+                    journal.c.pool_id == pool.id,
+                    journal.c.generation != pool.generation,
+                )
+            ).rowcount
+        return deleted
+
+
+def target_model(pool: Pool, spec: Mapping[str, Any]) -> tuple[str, str]:
+    """The model and parameters' JSON a job re-rates with: a patch's, else the pool's."""
+    if "model" in spec:
+        return spec["model"], spec["params"]
+    return pool.model, _encode_params(pool.model, pool.params, pool.model_params)
+
+
+def recompute_for(model_name: str, params_text: str) -> Recompute:
+    """The pure recompute for a model and its parameters' JSON."""
+    synelo, _ = _pool_params(model_name, params_text)
+    return Recompute(
+        served_model(model_name, params_text),
+        synelo if model_name == "synelo" else None,
+    )

@@ -1,0 +1,277 @@
+"""Re-rating a pool from its stored rounds, over real HTTP on SQLite and PostgreSQL: voids and
+unvoids, changes of model and parameters, admin sets and resets kept in order, rounds that
+arrive while the job runs, one job per pool, and the export that replays all of it."""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from synelo.evaluation.history import read_history, write_history
+from synelo.evaluation.journal import import_journal
+from synelo.evaluation.models import HistoryInfo, create_model
+from synelo.evaluation.replay import apply_events, replay
+from synelo.models import MODELS
+from tests.conftest import LiveServer, steam
+from tests.integration.test_api_models import PLAYERS, new_pool, random_rounds
+
+Body = dict[str, Any]
+
+
+def play(server: httpx.Client, pool: str, bodies: list[Body]) -> None:
+    for body in bodies:
+        r = server.post(f"/v1/pools/{pool}/rounds", json=body)
+        assert r.status_code == 201, r.text
+
+
+def wait(admin: httpx.Client, pool: str, answer: httpx.Response) -> Body:
+    """The job an answer started, once it has finished (it must succeed)."""
+    assert answer.status_code == 202, answer.text
+    job_id = answer.json()["id"]
+    assert answer.headers["location"] == f"/v1/pools/{pool}/jobs/{job_id}"
+    deadline = time.monotonic() + 60
+    while True:
+        job = admin.get(f"/v1/pools/{pool}/jobs/{job_id}").json()
+        if job["status"] != "running":
+            assert job["status"] == "done", job
+            return job
+        assert time.monotonic() < deadline, job
+        time.sleep(0.05)
+
+
+def everyone(server: httpx.Client, pool: str, stamps: bool = True) -> dict[str, Body]:
+    """Every player's lookup (without last_played when comparing pools fed at other times)."""
+    r = server.post(f"/v1/pools/{pool}/players/lookup", json={"steam_ids": PLAYERS})
+    assert r.status_code == 200, r.text
+    out = {}
+    for p in r.json()["players"]:
+        if not stamps:
+            p.pop("last_played")
+        out[p["steam_id"]] = p
+    return out
+
+
+def histories(admin: httpx.Client, pool: str) -> dict[str, list[Body]]:
+    """Every player's journal, without row ids and times."""
+    out = {}
+    for player in PLAYERS:
+        entries = admin.get(f"/v1/pools/{pool}/players/{player}/history").json()["entries"]
+        out[player] = [{k: v for k, v in e.items() if k not in ("id", "at")} for e in entries]
+    return out
+
+
+def with_admin(
+    server: httpx.Client,
+    admin: httpx.Client,
+    pool: str,
+    bodies: list[Body],
+    at: tuple[int, int] = (20, 35),
+) -> None:
+    """The rounds, with a set after the 20th and a reset after the 35th (or where `at` says)."""
+    play(server, pool, bodies[: at[0]])
+    assert admin.put(f"/v1/pools/{pool}/players/{PLAYERS[0]}", json={"rating": 1400}).is_success
+    play(server, pool, bodies[at[0] : at[1]])
+    assert admin.delete(f"/v1/pools/{pool}/players/{PLAYERS[1]}?reason=smurf").is_success
+    play(server, pool, bodies[at[1] :])
+
+
+@pytest.mark.parametrize("model", list(MODELS))
+def test_void_and_unvoid_give_back_every_rating(
+    admin: httpx.Client, server: httpx.Client, model: str
+) -> None:
+    """Voiding a round re-rates the pool as if it had never been reported (a fresh pool fed
+    the other rounds, and the admin changes at their places, agrees); undoing the void
+    gives back every rating, journal entry and score exactly."""
+    bodies = random_rounds(50, seed=21)
+    pool = new_pool(admin, model)
+    with_admin(server, admin, pool, bodies)
+    before = everyone(server, pool)
+    journals = histories(admin, pool)
+    quality = admin.get(f"/v1/pools/{pool}/quality").json()
+
+    middle = bodies[25]["round_id"]
+    r = admin.post(f"/v1/pools/{pool}/rounds/{middle}/void", json={"reason": "crashed"})
+    job = wait(admin, pool, r)
+    assert (job["kind"], job["reason"], job["actor"]) == ("void", "crashed", "config:admin#1")
+    assert job["total"] == job["done"] == 49
+    voided = everyone(server, pool, stamps=False)
+    fresh = new_pool(admin, model)
+    # the same rounds but the voided one, and the set and reset where they were made
+    with_admin(server, admin, fresh, [b for b in bodies if b["round_id"] != middle], (20, 34))
+    assert voided == everyone(server, fresh, stamps=False)
+    assert voided != {k: {**v, "last_played": None} for k, v in before.items()}
+    shown = admin.get(f"/v1/pools/{pool}").json()
+    assert (shown["rounds"], shown["voided"]) == (50, 1)
+    assert admin.get(f"/v1/pools/{pool}/quality").json()["rounds"] == 49
+
+    wait(admin, pool, admin.post(f"/v1/pools/{pool}/rounds/{middle}/unvoid", json={}))
+    assert everyone(server, pool) == before
+    assert histories(admin, pool) == journals
+    assert admin.get(f"/v1/pools/{pool}/quality").json() == quality
+    log = admin.get(f"/v1/pools/{pool}/changes").json()["changes"]
+    assert [(c["kind"], c["seq"]) for c in log] == [
+        ("set", 20),
+        ("reset", 35),
+        ("void", 50),
+        ("unvoid", 50),
+    ]
+    assert log[1]["reason"] == "smurf" and log[2]["round_id"] == middle
+
+
+TRANSITIONS = [
+    ("synelo", "elo", {"k": 24}),
+    ("synelo", "synelo", {"k_max": 48, "window": 30}),
+    ("trueskill", "synelo", {}),
+    ("elo", "openskill-pl", {}),
+    ("openskill-bt", "openskill-bt", {"beta": 300}),
+]
+
+
+@pytest.mark.parametrize(("start", "model", "params"), TRANSITIONS)
+def test_a_parameter_or_model_change_equals_a_fresh_pool(
+    admin: httpx.Client, server: httpx.Client, start: str, model: str, params: Body
+) -> None:
+    bodies = random_rounds(40, seed=8)
+    pool = new_pool(admin, start)
+    with_admin(server, admin, pool, bodies)
+    change: Body = {"params": params, "reason": "better fit"}
+    if model != start:
+        change["model"] = model
+    wait(admin, pool, admin.patch(f"/v1/pools/{pool}", json=change))
+    fresh = new_pool(admin, model, **params)
+    with_admin(server, admin, fresh, bodies)
+    assert everyone(server, pool, stamps=False) == everyone(server, fresh, stamps=False)
+    shown, expected = admin.get(f"/v1/pools/{pool}").json(), admin.get(f"/v1/pools/{fresh}").json()
+    assert (shown["model"], shown["params"]) == (expected["model"], expected["params"])
+    quality = admin.get(f"/v1/pools/{pool}/quality").json()
+    assert quality["brier_all"] == admin.get(f"/v1/pools/{fresh}/quality").json()["brier_all"]
+    patch = admin.get(f"/v1/pools/{pool}/changes").json()["changes"][-1]
+    assert (patch["kind"], patch["reason"]) == ("patch", "better fit")
+    assert patch["value"]["model"] == model
+    # the next round is rated by the new model, as in the fresh pool
+    extra = random_rounds(3, seed=99)
+    play(server, pool, extra)
+    play(server, fresh, extra)
+    assert everyone(server, pool, stamps=False) == everyone(server, fresh, stamps=False)
+
+
+def test_rounds_that_arrive_during_a_rerate_are_rated_into_the_new_state(
+    live: LiveServer, admin: httpx.Client, server: httpx.Client
+) -> None:
+    """The job is held right after its snapshot: meanwhile the old ratings answer, a second
+    re-rate is refused with the running job's id, and new rounds and a set are accepted.
+    Once it swaps, the pool equals a fresh pool of the new model fed everything in order."""
+    bodies = random_rounds(60, seed=3)
+    pool = new_pool(admin, "synelo")
+    play(server, pool, bodies[:40])
+    rerate = live.app.state.rerate
+    snapshot_taken, release = threading.Event(), threading.Event()
+    original = rerate.snapshot
+
+    def held(name: str) -> Any:
+        snap = original(name)
+        if name == pool:
+            snapshot_taken.set()
+            release.wait(30)
+        return snap
+
+    rerate.snapshot = held
+    try:
+        old = everyone(server, pool)
+        started = admin.patch(f"/v1/pools/{pool}", json={"model": "trueskill"})
+        assert started.status_code == 202, started.text
+        assert snapshot_taken.wait(10)
+        job = admin.get(started.headers["location"]).json()
+        assert job["status"] == "running"
+        again = admin.patch(f"/v1/pools/{pool}", json={"theta": 800})
+        assert again.status_code == 409 and again.json()["job_id"] == job["id"]
+        void = admin.post(
+            f"/v1/pools/{pool}/rounds/{bodies[0]['round_id']}/void", json={"reason": "x"}
+        )
+        assert void.status_code == 409
+        assert everyone(server, pool) == old  # the old ratings answer until the swap
+        play(server, pool, bodies[40:50])
+        assert admin.put(f"/v1/pools/{pool}/players/{PLAYERS[2]}", json={"rating": 1600}).is_success
+        play(server, pool, bodies[50:])
+    finally:
+        release.set()
+        rerate.snapshot = original
+    wait(admin, pool, started)
+    fresh = new_pool(admin, "trueskill")
+    play(server, fresh, bodies[:50])
+    assert admin.put(f"/v1/pools/{fresh}/players/{PLAYERS[2]}", json={"rating": 1600}).is_success
+    play(server, fresh, bodies[50:])
+    assert everyone(server, pool, stamps=False) == everyone(server, fresh, stamps=False)
+    assert histories(admin, pool) == histories(admin, fresh)
+
+
+def test_rerate_requests_are_checked(admin: httpx.Client, server: httpx.Client) -> None:
+    pool = new_pool(admin, "elo")
+    bodies = random_rounds(3)
+    play(server, pool, bodies)
+    bad = [
+        ({"model": "nope"}, ["body", "model"]),
+        ({"params": {"k": -1}}, ["body", "params", "k"]),
+        ({"theta": 500}, ["body", "theta"]),
+        ({"modle": "elo"}, ["body", "modle"]),
+        ({"model": "synelo", "params": {"k_max": "x"}}, ["body", "params", "k_max"]),
+    ]
+    for body, loc in bad:
+        r = admin.patch(f"/v1/pools/{pool}", json=body)
+        assert r.status_code == 422, (body, r.text)
+        assert r.json()["detail"][0]["loc"] == loc, (body, r.text)
+    assert admin.get(f"/v1/pools/{pool}").json()["model"] == "elo"
+    assert admin.post(f"/v1/pools/{pool}/rounds/none/void", json={"reason": "x"}).status_code == 404
+    first = bodies[0]["round_id"]
+    r = admin.post(f"/v1/pools/{pool}/rounds/{first}/void", json={})
+    assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["body", "reason"]
+    assert admin.post(f"/v1/pools/{pool}/rounds/{first}/unvoid", json={}).status_code == 409
+    assert server.patch(f"/v1/pools/{pool}", json={}).status_code == 403
+    assert admin.get(f"/v1/pools/{pool}/jobs/999999").status_code == 404
+    assert admin.get(f"/v1/pools/{pool}/changes").json()["changes"] == []
+    r = admin.put(f"/v1/pools/{pool}/players/{steam(1)}", json={"rating": 1200, "why": "x"})
+    assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["body", "why"]
+
+
+@pytest.mark.parametrize("model", list(MODELS))
+def test_an_export_with_admin_events_replays_to_every_stored_rating(
+    live: LiveServer, admin: httpx.Client, server: httpx.Client, tmp_path: Path, model: str
+) -> None:
+    """Sets, resets and a void are event lines of the export at their places; the replay
+    applies them and gives back every stored rating."""
+    bodies = random_rounds(45, seed=13)
+    pool = new_pool(admin, model)
+    with_admin(server, admin, pool, bodies)
+    void = bodies[10]["round_id"]
+    wait(admin, pool, admin.post(f"/v1/pools/{pool}/rounds/{void}/void", json={"reason": "x"}))
+    assert admin.put(f"/v1/pools/{pool}/players/{PLAYERS[3]}", json={"rating": 1100}).is_success
+
+    exported = import_journal(live.store, pool)
+    path = tmp_path / f"{uuid.uuid4().hex}.jsonl"
+    write_history(path, exported.matches, exported.header, exported.trailing)
+    history = read_history(path, strict=True)
+    assert history.matches == exported.matches and history.trailing == exported.trailing
+    assert [m.id for m in history.matches if m.voided] == [void]
+    assert [e.kind for m in history.matches for e in m.events] == ["set", "reset"]
+    assert [e.kind for e in history.trailing] == ["void", "set"]  # made after the last round
+    replayed = create_model(model, {}, HistoryInfo(4, history.header))
+    result = replay(replayed, history.matches)
+    apply_events(replayed, history.trailing)
+    assert not result.scored[10]
+    stored = everyone(server, pool)
+    if model == "synelo":
+        assert replayed.ratings() == {
+            k: p["rating"] for k, p in stored.items() if k in replayed.ratings()
+        }
+    else:
+        served = MODELS[model]({**exported.header["params"]})
+        for key, player in stored.items():
+            state = replayed.rating_of(key)  # type: ignore[attr-defined]
+            assert served.fields(state) == player["skill"], key
+            assert round(served.rating(state)) == player["rating"], key
