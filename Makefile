@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: run test setup lint check-tests docs bench bench-replay bench-balance plugin clean
+.PHONY: run test setup lint check-tests docs bench bench-replay bench-balance bench-rerate plugin clean
 
 # setup.py compiles the modules it lists with mypyc into src/: a stale .so would shadow an
 # edited .py, so a change to any of them rebuilds.
@@ -48,6 +48,10 @@ bench: setup
 ## Split solver against the seed's F9 enumeration.
 bench-balance: setup
 	$(BIN)/python bench/balance.py
+
+## Re-rating a 100,000-round pool while it serves, on SQLite and PostgreSQL.
+bench-rerate: setup
+	$(BIN)/python bench/rerate.py
 
 ## Replay throughput, synelo against openskill-pl (needs ../shared/data/frc or DATA=dir).
 bench-replay: setup

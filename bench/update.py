@@ -37,6 +37,10 @@ Method
    on Linux, the CPU time per round of the server process and of the load generator (they
    share the machine's cores: this tells how much they compete).
 
+5. Then each rating model (``synelo.models``) gets a pool of its own on the empty server:
+   50 unmeasured rounds, then ``--model-rounds`` measured ones, the same 12v12 rounds and
+   load; its rounds/s and p50/p99 latency are printed as a table.
+
 The table shows both phases, the ratio throughput(history)/throughput(empty) and the
 targets. The servers and the temporary folders are removed at the end, also on errors and
 Ctrl-C. The client shares the machine with the server: on a small machine it takes CPU the
@@ -533,6 +537,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="rounds of history rated into the second database",
     )
     p.add_argument("--concurrency", type=int, default=4, help="requests in flight")
+    p.add_argument(
+        "--model-rounds",
+        type=int,
+        default=1000,
+        help="rounds measured for each rating model's pool on the empty server (0: skip)",
+    )
     p.add_argument("--population", type=int, default=2000, help="distinct players")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument(
@@ -582,12 +592,13 @@ def load(
     args: argparse.Namespace,
     rounds: int,
     idle_pid: int | None = None,
+    pool: str = POOL,
 ) -> LoadResult:
-    """Post `rounds` fresh rounds (round_ids prefixed `name`) to one server and measure;
-    `idle_pid`: the other server, whose CPU meanwhile is recorded too."""
+    """Post `rounds` fresh rounds (round_ids prefixed `name`) to one server's `pool` and
+    measure; `idle_pid`: the other server, whose CPU meanwhile is recorded too."""
     base, pid = target
     spec = LoadSpec(
-        f"{base}/v1/pools/{POOL}/rounds",
+        f"{base}/v1/pools/{pool}/rounds",
         SERVER_TOKEN,
         name,
         args.seed,
@@ -645,10 +656,35 @@ def run(args: argparse.Namespace) -> dict[str, LoadResult]:
                         load(f"{name}-{b}", targets[name], logs[name], args, size, idle_pid=other)
                     )
                 print_block(b, blocks["empty"][-1], blocks["history"][-1])
+            if args.model_rounds:
+                per_model(empty_target, logs["empty"], args)
         for name in PHASES:  # the servers have stopped: every measured round is in its database
             print(f"  {name} database after the run: {database_summary(dirs[name])}", flush=True)
     print(f"speed gauge after: {speed_gauge():.0f} ms", flush=True)
     return {name: merge(rs) for name, rs in blocks.items()}
+
+
+def per_model(target: tuple[str, int], log: Path, args: argparse.Namespace) -> None:
+    """Each rating model's throughput: a fresh pool of it on the empty server, `--model-rounds`
+    rounds after 50 unmeasured ones (the table printed as it goes)."""
+    from synelo.models import MODELS
+
+    base = target[0]
+    headers = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+    print("\n| model | rounds/s | p50 ms | p99 ms |\n|---|---:|---:|---:|", flush=True)
+    for model in MODELS:
+        pool = f"bench-{model}"
+        body = {"name": pool, "team_size": TEAM_SIZE, "model": model}
+        r = httpx.post(f"{base}/v1/pools", json=body, headers=headers, timeout=30)
+        if r.status_code != 201:
+            raise BenchError(f"creating a {model} pool answered {r.status_code}: {r.text}")
+        load(f"{model}-warmup", target, log, args, 50, pool=pool)
+        result = load(f"{model}-measured", target, log, args, args.model_rounds, pool=pool)
+        print(
+            f"| {model} | {result.rate:.1f} | {result.percentile(0.5):.1f} | "
+            f"{result.percentile(0.99):.1f} |",
+            flush=True,
+        )
 
 
 def print_block(b: int, empty: LoadResult, history: LoadResult) -> None:

@@ -111,7 +111,10 @@ def live(backend: Engine, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
     clock = MovableClock()
     store = Store(backend, clock)
     settings = Settings(
-        data_dir=tmp_path_factory.mktemp("data"), admin_tokens=[ADMIN], server_tokens=[SERVER]
+        data_dir=tmp_path_factory.mktemp("data"),
+        admin_tokens=[ADMIN],
+        server_tokens=[SERVER],
+        autotune_check_s=0,  # the tests start auto-tunes themselves
     )
     port = _free_port()
     app = create_app(settings, store=store)

@@ -451,7 +451,11 @@ def replay_cmd(
     ) as bar:
         task = bar.add_task(f"replaying with {model}", total=len(data.matches))
         result = replay(
-            rating_model, data.matches, warmup=warmup, progress=lambda n: bar.advance(task, n)
+            rating_model,
+            data.matches,
+            warmup=warmup,
+            progress=lambda n: bar.advance(task, n),
+            trailing=data.trailing,
         )
     _show(scores_table(result), reliability_table(result.overall))
     if json_out is not None:

@@ -54,6 +54,7 @@ class Settings(BaseSettings):
     sigma: float = 400.0
     convergence: Convergence = "revised"  # F3's version for new pools: "revised" or "seed"
     brier_recent: int = 500
+    autotune_check_s: float = 60.0  # how often a worker looks for pools due an auto-tune; 0: never
     n_max: int = 32  # largest pool the exact split solver takes on; beyond, the greedy
     balance_budget_ms: int = 1000  # time for one splits request; past it, the greedy
 

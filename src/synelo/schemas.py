@@ -242,6 +242,9 @@ class PoolPatchIn(BaseModel):
         "defaults (another model), each within its bounds",
     )
     theta: float | None = Field(None, gt=0, le=1e6, allow_inf_nan=False, description="SynElo's Θ")
+    autotune: AutoTuneIn | None = Field(
+        None, description="auto-tuning; null turns it off (alone: applied at once, no re-rate)"
+    )
     reason: Reason | None = None
 
 
@@ -262,7 +265,7 @@ class ChangeOut(BaseModel):
 
     id: int
     seq: int = Field(description="rounds the pool had stored when it was made")
-    kind: Literal["set", "reset", "void", "unvoid", "patch"]
+    kind: Literal["set", "reset", "void", "unvoid", "patch", "tune"]
     steam_id: str | None = Field(description="the player set or reset")
     round_id: str | None = Field(description="the round voided or unvoided")
     value: dict[str, Any] | None = Field(description='{"rating"} or {"model", "params"}')
@@ -280,7 +283,7 @@ class JobOut(BaseModel):
 
     id: int
     pool: str
-    kind: Literal["patch", "void", "unvoid"]
+    kind: Literal["patch", "void", "unvoid", "tune"]
     status: Literal["running", "done", "failed"]
     phase: str = Field(description="queued, rating, swapping or done")
     total: int = Field(description="rounds to rate (those stored when the job started)")
@@ -356,6 +359,29 @@ class ParamsIn(BaseModel):
     )
 
 
+class EmptyIn(BaseModel):
+    """A body with nothing in it (any field is unknown)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class AutoTuneIn(BaseModel):
+    """Auto-tuning: re-fit `fit` on the pool's own rounds every `every` rounds; adopt the fit
+    (re-rating the pool) when the newest `holdout` of the rounds, which the fit did not see,
+    get a log loss lower by `margin` or more."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+    every: StrictInt = Field(ge=100, le=10_000_000, description="rounds between fits")
+    fit: list[StrictStr] = Field(
+        min_length=1, max_length=8, description="parameters to fit (the model's tunable ones)"
+    )
+    holdout: Number = Field(0.2, gt=0, lt=0.5, description="share of the newest rounds held out")
+    margin: Number = Field(
+        0.002, ge=0, le=1, description="held-out log-loss gain (nats per round) to adopt"
+    )
+
+
 class PoolIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -390,6 +416,7 @@ class PoolIn(BaseModel):
         description="the model's parameters over its defaults, each within its bounds (GET "
         "/v1/models); every model also takes t_shadow and t_stale_days. For synelo: ParamsIn",
     )
+    autotune: AutoTuneIn | None = Field(None, description="auto-tuning (default: off)")
 
     @model_validator(mode="before")
     @classmethod
@@ -421,6 +448,7 @@ class PoolOut(BaseModel):
     player_ids: str
     rounds: int
     voided: int = Field(0, description="rounds voided (stored, not rated)")
+    autotune: dict[str, Any] | None = Field(None, description="auto-tuning (null: off)")
     created_at: datetime
     params: dict[str, float | int | str] = Field(
         description="the rating parameters; convergence is F3's version ('seed' for pools "
@@ -472,6 +500,13 @@ class QualityOut(BaseModel):
     theta_suggested_rounds: int = Field(
         description="rounds the suggestion rests on "
         "(the most recent, at most 100,000; 0 before 500)"
+    )
+    autotune: dict[str, Any] | None = Field(None, description="the pool's auto-tuning setting")
+    last_fit: dict[str, Any] | None = Field(
+        None,
+        description="the newest auto-tune: the parameters fitted, the held-out log loss of the "
+        "pool's parameters and of the fit, the rounds of each part, whether it was adopted, "
+        "when (at, seq) and by which job",
     )
 
 

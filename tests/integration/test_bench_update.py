@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from synelo.models import MODELS
+
 BENCH = Path(__file__).resolve().parents[2] / "bench" / "update.py"
 
 
@@ -30,6 +32,8 @@ def test_update_benchmark_runs_both_phases_in_alternating_blocks(client: str) ->
             "2",
             "--client",
             client,
+            "--model-rounds",
+            "10",
         ],
         capture_output=True,
         text=True,
@@ -43,8 +47,15 @@ def test_update_benchmark_runs_both_phases_in_alternating_blocks(client: str) ->
     blocks = [line for line in out.splitlines() if line.strip().startswith("block ")]
     assert [line.split(":")[0].strip() for line in blocks] == ["block 1", "block 2"]
     assert "CPU the idle server used meanwhile" in out
-    # every warm-up and measured round went to its own server's database: 5 + 30 each
-    assert "empty database after the run: 35 rounds, 840 journal rows" in out
+    # every warm-up and measured round went to its own server's database: 5 + 30 each, and
+    # the empty server's pools of each model 50 + 10 each
+    per_model = len(MODELS) * 60
+    assert (
+        f"empty database after the run: {35 + per_model} rounds, "
+        f"{24 * (35 + per_model):,} journal rows"
+    ) in out
+    rows = [line.split("|")[1].strip() for line in out.splitlines() if line.startswith("| ")]
+    assert [r for r in rows if r in MODELS] == list(MODELS)
     assert "history database after the run: 95 rounds, 2,280 journal rows" in out
     table = [line.split() for line in out.splitlines() if line.startswith(("empty ", "60 "))]
     assert [row[0] for row in table] == ["empty", "60"]

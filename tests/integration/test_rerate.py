@@ -16,7 +16,7 @@ import pytest
 from synelo.evaluation.history import read_history, write_history
 from synelo.evaluation.journal import import_journal
 from synelo.evaluation.models import HistoryInfo, create_model
-from synelo.evaluation.replay import apply_events, replay
+from synelo.evaluation.replay import replay
 from synelo.models import MODELS
 from tests.conftest import LiveServer, steam
 from tests.integration.test_api_models import PLAYERS, new_pool, random_rounds
@@ -45,9 +45,11 @@ def wait(admin: httpx.Client, pool: str, answer: httpx.Response) -> Body:
         time.sleep(0.05)
 
 
-def everyone(server: httpx.Client, pool: str, stamps: bool = True) -> dict[str, Body]:
+def everyone(
+    server: httpx.Client, pool: str, stamps: bool = True, players: list[str] = PLAYERS
+) -> dict[str, Body]:
     """Every player's lookup (without last_played when comparing pools fed at other times)."""
-    r = server.post(f"/v1/pools/{pool}/players/lookup", json={"steam_ids": PLAYERS})
+    r = server.post(f"/v1/pools/{pool}/players/lookup", json={"steam_ids": players})
     assert r.status_code == 200, r.text
     out = {}
     for p in r.json()["players"]:
@@ -170,9 +172,10 @@ def test_rounds_that_arrive_during_a_rerate_are_rated_into_the_new_state(
     bodies = random_rounds(60, seed=3)
     pool = new_pool(admin, "synelo")
     play(server, pool, bodies[:40])
-    rerate = live.app.state.rerate
+    rerate, runner = live.app.state.rerate, live.app.state.jobs
     snapshot_taken, release = threading.Event(), threading.Event()
     original = rerate.snapshot
+    runner.separate_process = False  # on a thread of the server, where the test can hold it
 
     def held(name: str) -> Any:
         snap = original(name)
@@ -202,6 +205,7 @@ def test_rounds_that_arrive_during_a_rerate_are_rated_into_the_new_state(
     finally:
         release.set()
         rerate.snapshot = original
+        runner.separate_process = True
     wait(admin, pool, started)
     fresh = new_pool(admin, "trueskill")
     play(server, fresh, bodies[:50])
@@ -261,8 +265,7 @@ def test_an_export_with_admin_events_replays_to_every_stored_rating(
     assert [e.kind for m in history.matches for e in m.events] == ["set", "reset"]
     assert [e.kind for e in history.trailing] == ["void", "set"]  # made after the last round
     replayed = create_model(model, {}, HistoryInfo(4, history.header))
-    result = replay(replayed, history.matches)
-    apply_events(replayed, history.trailing)
+    result = replay(replayed, history.matches, trailing=history.trailing)
     assert not result.scored[10]
     stored = everyone(server, pool)
     if model == "synelo":
@@ -275,3 +278,49 @@ def test_an_export_with_admin_events_replays_to_every_stored_rating(
             state = replayed.rating_of(key)  # type: ignore[attr-defined]
             assert served.fields(state) == player["skill"], key
             assert round(served.rating(state)) == player["rating"], key
+
+
+def test_a_model_change_must_take_every_logged_set(
+    admin: httpx.Client, server: httpx.Client
+) -> None:
+    """A re-rate replays the admin sets through the new model: a set it could not take
+    (an Elo rating far beyond SynElo's R_max, or where TrueSkill overflows) is a 422 that
+    names it, before any job starts."""
+    pool = new_pool(admin, "elo")
+    play(server, pool, random_rounds(5))
+    assert admin.put(f"/v1/pools/{pool}/players/{PLAYERS[0]}", json={"rating": 90_000}).is_success
+    for model in ("synelo", "trueskill"):
+        r = admin.patch(f"/v1/pools/{pool}", json={"model": model})
+        assert r.status_code == 422, r.text
+        assert r.json()["detail"][0]["loc"] == ["body", "model"]
+        assert PLAYERS[0] in r.json()["detail"][0]["msg"]
+    assert admin.get(f"/v1/pools/{pool}").json()["model"] == "elo"
+    wait(admin, pool, admin.patch(f"/v1/pools/{pool}", json={"model": "openskill-pl"}))
+
+
+def test_a_job_taken_for_dead_cannot_swap(
+    live: LiveServer, admin: httpx.Client, server: httpx.Client, clock: Any
+) -> None:
+    """A job whose heartbeat stopped for two minutes counts as failed: the next request
+    starts a new job, and the old one, should it still be running, may not swap its
+    result in over the new one's."""
+    from datetime import timedelta
+
+    from synelo.rerate.job import run_job
+
+    bodies = random_rounds(30, seed=5)
+    pool = new_pool(admin, "elo")
+    play(server, pool, bodies)
+    rerate = live.app.state.rerate
+    stale_pool, stale = rerate.start(pool, "patch", {"model": "elo", "params": {"k": 40}}, "x")
+    again = admin.patch(f"/v1/pools/{pool}", json={"params": {"k": 50}})
+    assert again.status_code == 409 and again.json()["job_id"] == stale.id
+    clock.offset = timedelta(minutes=3)  # no heartbeat for three minutes
+    fresh = admin.patch(f"/v1/pools/{pool}", json={"params": {"k": 50}})
+    job = wait(admin, pool, fresh)
+    assert admin.get(f"/v1/pools/{pool}/jobs/{stale.id}").json()["status"] == "failed"
+    after = everyone(server, pool)
+    assert run_job(rerate, stale_pool, stale) is None  # it runs to the swap, and is refused
+    assert everyone(server, pool) == after
+    assert admin.get(f"/v1/pools/{pool}").json()["params"]["k"] == 50
+    assert job["status"] == "done"

@@ -146,10 +146,14 @@ def replay(
     *,
     warmup: int = 0,
     progress: Progress | None = None,
+    trailing: Sequence[AdminEvent] = (),
 ) -> ReplayResult:
-    """Replay `matches` through `model` and score its predictions (see the module)."""
+    """Replay `matches` through `model` and score its predictions (see the module); the
+    `trailing` admin events (a history's after its last match) are applied at the end, so
+    that the model's ratings end where the pool's did."""
     mask = scored_mask(matches, warmup)
     predictions, seconds = predict_all(model, matches, progress)
+    apply_events(model, trailing)
     p = np.frombuffer(predictions, dtype=float)
     o = np.fromiter((outcome(m.winner) for m in matches), dtype=float, count=len(matches))
     return ReplayResult(

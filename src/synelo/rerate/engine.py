@@ -157,24 +157,20 @@ class Recompute:
         if self.synelo is not None:
             params = self.synelo
             r0 = params.r0
-            records = {
-                key: players[key].state if key in players else self.new_record()
-                for key, _ in facts.rated()
-            }
-            outcome = rate_round(
-                [players[p].rating if p in players else r0 for p in facts.team_a],
-                [players[p].rating if p in players else r0 for p in facts.team_b],
-                [(key, side, records[key]) for key, side in facts.rated()],
-                facts.winner,
-                params,
-            )
+            sum_a = [players[p].rating if p in players else r0 for p in facts.team_a]
+            sum_b = [players[p].rating if p in players else r0 for p in facts.team_b]
+            participants = []
+            for key, side in facts.rated():
+                player = players.get(key)
+                if player is None:  # new: R_0 and an empty window, as the live path reads it
+                    player = players[key] = PlayerState(r0, 0, None, self.new_record())
+                participants.append((key, side, player.state))
+            outcome = rate_round(sum_a, sum_b, participants, facts.winner, params)
             for c in outcome.changes:
-                rec = records[c.player]
+                player = players[c.player]
+                rec = player.state
                 apply_change(rec, c)
                 rec.current_convergence(params)
-                player = players.get(c.player)
-                if player is None:
-                    player = players[c.player] = PlayerState(r0, 0, None, rec)
                 player.rating, player.rounds_played, player.last_played = (
                     rec.rating,
                     rec.rounds_played,
@@ -187,7 +183,7 @@ class Recompute:
                 )
             self.brier_sum += outcome.brier_term(facts.winner)
             return RoundLine(r.pk, outcome.p_a, outcome.sum_a, outcome.sum_b), lines
-        states = {key: p.state for key, p in players.items() if key in _keys(facts)}
+        states = {key: players[key].state for key in _keys(facts) if key in players}
         rated = served_round(self.model, states, facts)
         p_a = rated.p_a
         for key, side, before, after in rated.changes:

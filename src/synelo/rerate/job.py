@@ -9,14 +9,23 @@ at once (`store.rerate.RerateStore.swap`); the old generation is deleted last.
 
 from __future__ import annotations
 
+import json
 import logging
+import multiprocessing
+import queue
 import threading
+import time
+from dataclasses import replace
+from multiprocessing.process import BaseProcess
 
-from synelo.rerate.engine import JournalLine, RoundLine
+from synelo.rerate.autotune import AutoTune, fit_pool
+from synelo.rerate.engine import JournalLine, Recompute, RoundLine
 from synelo.store.rerate import (
     JournalChain,
     RerateStore,
+    Snapshot,
     admin_event,
+    adopted_params,
     recompute_for,
     target_model,
 )
@@ -24,19 +33,68 @@ from synelo.store.typedefs import Job, Pool
 
 log = logging.getLogger("synelo.rerate")
 CHUNK_LINES = 50_000  # journal rows per background transaction
+SQLITE_GAP_S = 0.1  # after each, the live writer's turn at SQLite's write lock
+
+
+HEARTBEAT_S = 10.0  # well inside store.rerate.STALE_AFTER
 
 
 def run_job(rerate: RerateStore, pool: Pool, job: Job) -> Pool | None:
-    """Run a started job to its end (done or failed); the pool as it stands after a swap."""
+    """Run a started job to its end (done or failed); the pool as it stands after a swap.
+    A heartbeat thread keeps the job's row fresh meanwhile, however long a step takes (an
+    auto-tune's fit, a swap), so that no one takes it for dead."""
+    stop = threading.Event()
+
+    def beat() -> None:
+        while not stop.wait(HEARTBEAT_S):
+            try:
+                rerate.heartbeat(job.id)
+            except Exception:  # the database hiccuped: the next beat tries again
+                log.warning("heartbeat of job %d failed", job.id, exc_info=True)
+
+    heart = threading.Thread(target=beat, name=f"synelo-heartbeat-{job.id}", daemon=True)
+    heart.start()
     try:
         return _run(rerate, pool, job)
     except Exception as exc:
         log.exception("re-rate job %d of pool %s failed", job.id, pool.name)
         rerate.fail(job, f"{type(exc).__name__}: {exc}")
         return None
+    finally:
+        stop.set()
+        heart.join()
+
+
+def _tune(rerate: RerateStore, pool: Pool, job: Job) -> Job | None:
+    """Fit the pool's auto-tuned parameters (`autotune.fit_pool`); the job, now a re-rate
+    with the fitted parameters, if they are adopted, else None (the fit is logged)."""
+    from synelo.evaluation.journal import import_journal
+
+    if pool.autotune is None:
+        raise ValueError(f"pool {pool.name!r} has no auto-tuning")
+    rerate.progress(job.id, "fitting", 0)
+    exported = import_journal(rerate.store, pool.name)
+    setting = AutoTune.from_json(pool.autotune)
+    try:
+        fit = fit_pool(pool.model, exported.matches, exported.header, setting)
+    except ValueError as exc:  # too few rounds to split, say: logged as a fit that failed
+        rerate.record_fit(job, {"error": str(exc), "adopted": False, "job": job.id})
+        return None
+    value = {**fit.to_json(), "job": job.id}
+    if not fit.adopted:
+        rerate.record_fit(job, value)
+        return None
+    params = json.loads(adopted_params(pool, fit.fitted))
+    spec = {**job.spec, "model": pool.model, "params": params}
+    return replace(job, spec={**spec, "fit": value})
 
 
 def _run(rerate: RerateStore, pool: Pool, job: Job) -> Pool:
+    if job.kind == "tune":
+        adopted = _tune(rerate, pool, job)
+        if adopted is None:
+            return rerate.store.get_pool(pool.name)
+        job = adopted
     snapshot = rerate.snapshot(pool.name)
     target = target_model(snapshot.pool, job.spec)
     engine = recompute_for(*target)
@@ -47,9 +105,31 @@ def _run(rerate: RerateStore, pool: Pool, job: Job) -> Pool:
         (voided.add if job.kind == "void" else voided.discard)(pk)
     chain = JournalChain(snapshot.pool.id, job.id, rerate.player_ids(snapshot.pool))
     outcomes: list[RoundLine] = []
+    rerate.progress(job.id, "rating", 0)
+    writer = ChunkWriter(rerate, chain)
+    try:
+        done = _rate_all(rerate, job, snapshot, engine, voided, outcomes, writer)
+    finally:
+        writer.close()
+    rerate.progress(job.id, "swapping", done)
+    swapped = rerate.swap(job, snapshot, engine, chain, outcomes, target, voided, done)
+    rerate.clean_up(swapped)
+    return swapped
+
+
+def _rate_all(
+    rerate: RerateStore,
+    job: Job,
+    snapshot: Snapshot,
+    engine: Recompute,
+    voided: set[int],
+    outcomes: list[RoundLine],
+    writer: ChunkWriter,
+) -> int:
+    """Rate the snapshot's rounds with its admin changes in order, handing the journal rows
+    to `writer` a chunk at a time; the number of rounds rated."""
     lines: list[JournalLine] = []
     admin, at, done = snapshot.admin, 0, 0
-    rerate.progress(job.id, "rating", 0)
     for rnd in snapshot.rounds:
         while at < len(admin) and admin[at].seq < rnd.seq:
             if (line := engine.admin(admin_event(admin[at]))) is not None:
@@ -62,35 +142,105 @@ def _run(rerate: RerateStore, pool: Pool, job: Job) -> Pool:
         lines.extend(rated)
         done += 1
         if len(lines) >= CHUNK_LINES:
-            rerate.write_lines(chain, lines)
+            writer.put(lines)
             lines = []
             rerate.progress(job.id, "rating", done)
     for change in admin[at:]:
         if (line := engine.admin(admin_event(change))) is not None:
             lines.append(line)
-    rerate.write_lines(chain, lines)
-    rerate.progress(job.id, "swapping", done)
-    swapped = rerate.swap(job, snapshot, engine, chain, outcomes, target, voided, done)
-    rerate.clean_up(swapped)
-    return swapped
+    writer.put(lines)
+    return done
+
+
+class ChunkWriter:
+    """Writes journal chunks on a thread of its own, in order, while the next chunk is
+    being rated: the database's work on one (PostgreSQL's COPY, its indexes and checks)
+    overlaps the rating of the next instead of adding to it."""
+
+    def __init__(self, rerate: RerateStore, chain: JournalChain) -> None:
+        self.rerate, self.chain = rerate, chain
+        self._queue: queue.Queue[list[JournalLine] | None] = queue.Queue(maxsize=2)
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="synelo-rerate-writer")
+        self._thread.start()
+
+    def put(self, lines: list[JournalLine]) -> None:
+        if self._error is not None:
+            raise self._error
+        self._queue.put(lines)
+
+    def close(self) -> None:
+        """Wait for every chunk put to be written; raise the writer's error if it failed."""
+        self._queue.put(None)
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+
+    def _run(self) -> None:
+        # SQLite has one write lock, and a writer waiting for it polls (up to every 100 ms):
+        # back-to-back chunks would starve the live round writer, so each chunk leaves it
+        # a gap.
+        gap = SQLITE_GAP_S if self.rerate.store.engine.dialect.name == "sqlite" else 0.0
+        while (lines := self._queue.get()) is not None:
+            if self._error is None:
+                try:
+                    self.rerate.write_lines(self.chain, lines)
+                except BaseException as exc:  # handed to the rating thread
+                    self._error = exc
+                time.sleep(gap)
+
+
+def _run_in_child(url: str, pool_name: str, job_id: int) -> None:
+    """A job in a process of its own: its own engine and store on the same database."""
+    from synelo.store.engine import create_store_engine
+    from synelo.store.repository import Store
+
+    engine = create_store_engine(url, pool_size=2)
+    rerate = RerateStore(Store(engine))
+    try:
+        pool = rerate.store.get_pool(pool_name)
+        job = rerate.job(pool, job_id)
+        if job is not None:
+            run_job(rerate, pool, job)
+    except Exception as exc:  # before the job could run: say so rather than go silent
+        log.exception("re-rate job %d of pool %s could not start", job_id, pool_name)
+        rerate.fail_id(job_id, f"{type(exc).__name__}: {exc}")
+    finally:
+        engine.dispose()
 
 
 class JobRunner:
-    """Runs jobs on threads of their own (one per job; one job per pool at a time)."""
+    """Runs each job in a process of its own (`separate_process`, the default), so that
+    the job's CPU and its garbage collections of millions of objects never pause the
+    worker that serves lookups and rounds; or on a thread (tests that hold a job)."""
 
-    def __init__(self, rerate: RerateStore) -> None:
+    def __init__(self, rerate: RerateStore, separate_process: bool = True) -> None:
         self.rerate = rerate
-        self._threads: dict[int, threading.Thread] = {}
+        self.separate_process = separate_process
+        self._running: list[threading.Thread | BaseProcess] = []
 
     def start(self, pool: Pool, job: Job) -> None:
-        thread = threading.Thread(
-            target=run_job, args=(self.rerate, pool, job), name=f"synelo-rerate-{job.id}"
-        )
-        thread.daemon = True
-        self._threads[job.id] = thread
-        thread.start()
+        runner: threading.Thread | BaseProcess
+        if self.separate_process:
+            url = self.rerate.store.engine.url.render_as_string(hide_password=False)
+            runner = multiprocessing.get_context("spawn").Process(
+                target=_run_in_child,
+                args=(url, pool.name, job.id),
+                name=f"synelo-rerate-{job.id}",
+                daemon=True,
+            )
+        else:
+            runner = threading.Thread(
+                target=run_job,
+                args=(self.rerate, pool, job),
+                name=f"synelo-rerate-{job.id}",
+                daemon=True,
+            )
+        self._running = [r for r in self._running if r.is_alive()]
+        self._running.append(runner)
+        runner.start()
 
     def wait(self, timeout: float | None = None) -> None:
         """Wait for every job started (tests, shutdown)."""
-        for thread in list(self._threads.values()):
-            thread.join(timeout)
+        for runner in list(self._running):
+            runner.join(timeout)

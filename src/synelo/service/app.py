@@ -16,6 +16,7 @@ from fastapi.responses import JSONResponse
 from synelo import __version__
 from synelo.config import Settings
 from synelo.rerate.job import JobRunner
+from synelo.rerate.schedule import AutoTuneSchedule
 from synelo.service.auth import TokenChecker
 from synelo.service.limits import BodyLimit
 from synelo.service.paths import EncodedSlashes
@@ -45,10 +46,13 @@ def create_app(
     checkpointer = Checkpointer(store.engine) if store.engine.dialect.name == "sqlite" else None
     writer = RoundWriter(store)
     jobs = JobRunner(RerateStore(store))
+    schedule = AutoTuneSchedule(jobs, settings.autotune_check_s)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        schedule.start()
         yield
+        schedule.stop()
         writer.close()
         jobs.wait(timeout=5.0)  # a job cut short fails by its heartbeat; its rows are swept
         if checkpointer is not None:
@@ -65,6 +69,7 @@ def create_app(
     app.state.writer = writer
     app.state.rerate = jobs.rerate
     app.state.jobs = jobs
+    app.state.autotune = schedule
     # Configured tokens, when there are any, are the only tokens (the token table is not
     # consulted); otherwise the generated and created ones of the token table are.
     configured = bool(settings.admin_tokens or settings.server_tokens)

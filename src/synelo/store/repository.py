@@ -95,6 +95,7 @@ def _pool(row) -> Pool:  # type: ignore[no-untyped-def]
         model_params,
         row.generation,
         row.voided,
+        None if row.autotune is None else json.loads(row.autotune),
     )
 
 
@@ -118,10 +119,10 @@ def served_model(model: str, text: str) -> Model[Any]:
 
 def pool_model(pool: Pool) -> Model[Any]:
     """The pool's rating model, with its parameters."""
-    return served_model(pool.model, _encode_params(pool.model, pool.params, pool.model_params))
+    return served_model(pool.model, encode_params(pool.model, pool.params, pool.model_params))
 
 
-def _encode_params(model: str, params: SynEloParams, model_params: Mapping[str, Any]) -> str:
+def encode_params(model: str, params: SynEloParams, model_params: Mapping[str, Any]) -> str:
     """What pools.params keeps (see POOL_RULES)."""
     if model == "synelo":
         return json.dumps(params.to_dict())
@@ -264,6 +265,17 @@ class Store:
         with self.engine.connect() as conn, conn.begin():
             yield conn
 
+    @contextmanager
+    def snapshot_read(self) -> Iterator[Connection]:
+        """A read transaction whose statements all see one snapshot: PostgreSQL's REPEATABLE
+        READ (its default, READ COMMITTED, lets each statement see commits made between
+        them, such as a re-rate's swap); a SQLite read transaction is one already."""
+        with self.engine.connect() as conn:
+            if conn.dialect.name != "sqlite":
+                conn = conn.execution_options(isolation_level="REPEATABLE READ")
+            with conn.begin():
+                yield conn
+
     def _locked_pool(self, conn: Connection, name: str) -> Pool:
         row = conn.execute(select(pools).where(pools.c.name == name).with_for_update()).first()
         if row is None:
@@ -288,6 +300,7 @@ class Store:
         player_ids: str = "steam",
         model: str = "synelo",
         model_params: Mapping[str, Any] | None = None,
+        autotune: Mapping[str, Any] | None = None,
     ) -> Pool:
         """A new pool. `params` are SynElo's; a pool of another `model` keeps only their
         shadow and stale rules, and `model_params` (already checked) for its model."""
@@ -299,10 +312,11 @@ class Store:
                         kmax=team_size,
                         player_ids=player_ids,
                         model=model,
-                        params=_encode_params(model, params, model_params or {}),
+                        params=encode_params(model, params, model_params or {}),
                         rounds=0,
                         brier_sum=0.0,
                         created_at=self.clock(),
+                        autotune=None if autotune is None else json.dumps(dict(autotune)),
                     )
                 )
         except IntegrityError as exc:
@@ -325,6 +339,21 @@ class Store:
         model and parameters since (the reads that use them re-read the pool)."""
         return self._pools.get(name)
 
+    def set_autotune(
+        self, pool_name: str, setting: Mapping[str, Any] | None, actor: str, reason: str | None
+    ) -> Pool:
+        """Turn the pool's auto-tuning on (with this setting) or off (None), logged."""
+        with self.write_transaction() as conn:
+            pool = self._locked_pool(conn, pool_name)
+            value = None if setting is None else dict(setting)
+            conn.execute(
+                update(pools)
+                .where(pools.c.id == pool.id)
+                .values(autotune=None if value is None else json.dumps(value))
+            )
+            self._log_change(conn, pool, "patch", actor, reason, value={"autotune": value})
+        return self.get_pool(pool_name)
+
     def list_pools(self) -> list[Pool]:
         with self._read() as conn:
             return [_pool(r) for r in conn.execute(select(pools).order_by(pools.c.name))]
@@ -338,7 +367,7 @@ class Store:
         """The pool as it stands and its stored players among `keys`, read in one snapshot
         (a re-rate may change the pool's model: the states are read with the pool they
         belong to); unknown players are simply absent."""
-        with self._read() as conn:
+        with self.snapshot_read() as conn:
             pool = self._pool_by_id(conn, pool)
             rows = conn.execute(
                 select(*_PLAYER_VIEW).where(
@@ -595,7 +624,7 @@ class Store:
     def leaderboard(self, pool: Pool, limit: int) -> tuple[Pool, list[PlayerRow]]:
         """The pool as it stands and its visible players by rating (ties: more rounds
         first, then id)."""
-        with self._read() as conn:
+        with self.snapshot_read() as conn:
             pool = self._pool_by_id(conn, pool)
             stmt = (
                 select(*_PLAYER_VIEW)
@@ -612,7 +641,7 @@ class Store:
     def quality(self, pool_name: str, recent: int) -> tuple[Pool, PoolQuality]:
         """F6 and the pool's health counts, read in one snapshot."""
         now = self.clock()
-        with self._read() as conn:
+        with self.snapshot_read() as conn:
             row = conn.execute(select(pools).where(pools.c.name == pool_name)).first()
             if row is None:
                 raise UnknownPool(pool_name)
@@ -644,6 +673,12 @@ class Store:
                     .limit(THETA_FIT_ROUNDS)
                 ).all()
             )
+            last_fit = conn.execute(
+                select(changes)
+                .where(changes.c.pool_id == pool.id, changes.c.kind == "tune")
+                .order_by(changes.c.id.desc())
+                .limit(1)
+            ).first()
         recent_brier = brier_score((p - round_score(w, "A")) ** 2 for p, w in last)
         theta = fit_theta_interval(
             [gap for gap, _ in fit_rows],
@@ -661,12 +696,13 @@ class Store:
             brier_recent=recent_brier,
             recent_rounds=len(last),
             theta_fit=theta,
+            last_fit=None if last_fit is None else _change(last_fit),
         )
 
     def journal_rounds(self, pool_name: str) -> tuple[Pool, list[JournalRound], list[Change]]:
         """Every stored round of a pool in `seq` order (voided ones too), each with its
         participants as the journal in force recorded them, and the pool's admin log."""
-        with self._read() as conn:
+        with self.snapshot_read() as conn:
             row = conn.execute(select(pools).where(pools.c.name == pool_name)).first()
             if row is None:
                 raise UnknownPool(pool_name)

@@ -37,6 +37,7 @@ class Pool:
     model_params: Mapping[str, Any] = field(default_factory=dict)
     generation: int = 0  # re-rates so far: the journal generation in force
     voided: int = 0  # rounds voided (they keep their seq, and are not rated)
+    autotune: Mapping[str, Any] | None = None  # rerate.autotune.AutoTune's JSON; None: off
 
     @property
     def is_synelo(self) -> bool:
@@ -147,7 +148,7 @@ class Change:
 
     id: int
     seq: int  # rounds the pool had rated when it was made
-    kind: Literal["set", "reset", "void", "unvoid", "patch"]
+    kind: Literal["set", "reset", "void", "unvoid", "patch", "tune"]
     player_key: str | None
     round_id: str | None
     value: dict[str, Any] | None
@@ -162,7 +163,7 @@ class Job:
 
     id: int
     pool: str
-    kind: str  # patch, void, unvoid
+    kind: str  # patch, void, unvoid, tune
     spec: dict[str, Any]
     status: Literal["running", "done", "failed"]
     phase: str
@@ -213,6 +214,7 @@ class PoolQuality:
     brier_recent: float | None
     recent_rounds: int
     theta_fit: ThetaFit  # F1's Θ fitted to the newest rounds, with how sure it is
+    last_fit: Change | None = None  # the newest auto-tune, adopted or not
 
 
 @dataclass(frozen=True, slots=True)

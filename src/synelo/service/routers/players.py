@@ -47,6 +47,14 @@ def _ratable(pool: Pool, rating: int) -> bool:
     return True
 
 
+def settable(pool: Pool, rating: int) -> bool:
+    """Whether an admin may set a player of `pool` to `rating`: within SynElo's R_min…R_max,
+    or for another model within ±SET_LIMIT and one it can still rate from (`_ratable`)."""
+    if pool.is_synelo:
+        return pool.params.r_min <= rating <= pool.params.r_max
+    return -SET_LIMIT <= rating <= SET_LIMIT and _ratable(pool, rating)
+
+
 def player_out(key: str, row: PlayerRow | None, pool: Pool, store: StoreDep) -> PlayerOut:
     """A player as the game server sees it. Unknown players are new: in SynElo R_0, 0
     rounds, C = 1; in another model its new player's state."""

@@ -13,10 +13,11 @@ from synelo.models import MODELS, ParameterError, resolve_params
 from synelo.models.synelo import SynElo
 from synelo.ratings import SynEloParams
 from synelo.ratings.brier import BRIER_TARGET
-from synelo.schemas import ParamsIn, PoolIn, PoolOut, QualityOut
+from synelo.rerate.autotune import AutoTune, AutoTuneError, check_autotune
+from synelo.schemas import AutoTuneIn, ParamsIn, PoolIn, PoolOut, QualityOut
 from synelo.service.deps import AdminAuth, PoolDep, StoreDep
 from synelo.service.ids import invalid
-from synelo.store.typedefs import POOL_RULES, Pool, PoolExists, UnknownPool
+from synelo.store.typedefs import POOL_RULES, Change, Pool, PoolExists, UnknownPool
 
 router = APIRouter(prefix="/v1/pools", tags=["pools"], dependencies=[AdminAuth])
 
@@ -34,6 +35,7 @@ def pool_out(pool: Pool) -> PoolOut:
         player_ids=pool.player_ids,
         rounds=pool.rounds,
         voided=pool.voided,
+        autotune=None if pool.autotune is None else dict(pool.autotune),
         created_at=pool.created_at,
         params=params,
     )
@@ -46,9 +48,10 @@ def create_pool(body: PoolIn, request: Request, store: StoreDep) -> PoolOut:
     params, model_params = model_settings(
         settings, team_size, body.model, body.theta, body.params or {}
     )
+    autotune = autotune_setting(body.model, params, model_params, body.autotune)
     try:
         pool = store.create_pool(
-            body.name, team_size, params, body.player_ids, body.model, model_params
+            body.name, team_size, params, body.player_ids, body.model, model_params, autotune
         )
     except PoolExists:
         raise HTTPException(409, f"pool {body.name!r} exists already") from None
@@ -86,6 +89,27 @@ def model_settings(
         return pool_rules(settings, rules), resolve_params(MODELS[model], own)
     except ParameterError as exc:
         raise invalid(("body", "params", exc.name), str(exc), value=given.get(exc.name)) from None
+
+
+def autotune_setting(
+    model: str,
+    params: SynEloParams,
+    model_params: dict[str, Any],
+    given: AutoTuneIn | None,
+    loc: tuple[str, ...] | None = None,
+) -> dict[str, Any] | None:
+    """A pool's auto-tuning setting (None: off), if the pool can fit its parameters: a 422
+    at body.autotune.fit otherwise (at `loc`, for a pool's own setting the body left as
+    it was)."""
+    if given is None:
+        return None
+    setting = AutoTune(given.every, tuple(given.fit), given.holdout, given.margin)
+    own = params.to_dict() if model == "synelo" else model_params
+    try:
+        return check_autotune(model, own, setting).to_json()
+    except AutoTuneError as exc:
+        where = loc or ("body", "autotune", exc.field)
+        raise invalid(where, f"the pool's auto-tuning: {exc}", value=given.fit) from None
 
 
 def pool_rules(settings: Settings, given: dict[str, Any]) -> SynEloParams:
@@ -169,4 +193,12 @@ def pool_quality(
         theta_suggested_high=q.theta_fit.theta_high,
         theta_suggested_p_value=q.theta_fit.p_value_vs_coin,
         theta_suggested_rounds=q.theta_fit.rounds,
+        autotune=None if info.autotune is None else dict(info.autotune),
+        last_fit=None if q.last_fit is None else _fit_out(q.last_fit),
     )
+
+
+def _fit_out(change: Change) -> dict[str, Any]:
+    """The newest auto-tune as the quality answer shows it."""
+    value = dict(change.value or {})
+    return {**value, "at": change.created_at.isoformat(), "seq": change.seq}

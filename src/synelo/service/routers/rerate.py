@@ -3,21 +3,66 @@ the background job that recomputes the pool from its stored rounds, and read the
 
 from __future__ import annotations
 
-from typing import Annotated
+import json
+from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Path, Request
 from fastapi.responses import JSONResponse
 
-from synelo.schemas import ChangeOut, ChangesOut, JobOut, PoolPatchIn, UnvoidIn, VoidIn
+from synelo.ratings import SynEloParams
+from synelo.schemas import (
+    AutoTuneIn,
+    ChangeOut,
+    ChangesOut,
+    EmptyIn,
+    JobOut,
+    PoolPatchIn,
+    UnvoidIn,
+    VoidIn,
+)
 from synelo.service.auth import actor
 from synelo.service.deps import AdminAuth, PoolDep
-from synelo.service.routers.pools import model_settings
-from synelo.store.repository import _encode_params
+from synelo.service.ids import invalid
+from synelo.service.routers.players import settable
+from synelo.service.routers.pools import autotune_setting, model_settings, pool_out
+from synelo.store.repository import Store, encode_params
 from synelo.store.rerate import RerateStore
 from synelo.store.typedefs import Job, JobRunning, Pool, UnknownRound
 
 router = APIRouter(prefix="/v1/pools/{pool}", tags=["re-rating"], dependencies=[AdminAuth])
 RoundPathId = Annotated[str, Path(min_length=1, max_length=128)]
+
+
+def _check_logged_sets(
+    store: Store,
+    pool: Pool,
+    model: str,
+    params: SynEloParams,
+    model_params: dict[str, Any],
+) -> None:
+    """A re-rate replays the pool's admin sets through the new model: each must be one a
+    pool of it would take (422 at body.model naming the first that is not)."""
+    target = Pool(
+        pool.id,
+        pool.name,
+        pool.team_size,
+        pool.player_ids,
+        params,
+        0,
+        0.0,
+        pool.created_at,
+        model,
+        model_params,
+    )
+    for change in store.changes(pool, ["set"]):
+        rating = (change.value or {}).get("rating")
+        if rating is not None and not settable(target, rating):
+            raise invalid(
+                ("body", "model"),
+                f"the admin set of {change.player_key} to {rating} (change {change.id}) is "
+                f"outside what a {model} pool with these parameters takes",
+                value=model,
+            )
 
 
 def job_out(job: Job) -> JobOut:
@@ -63,11 +108,13 @@ def _start(request: Request, pool: Pool, kind: str, spec: dict[str, object]) -> 
     )
 
 
-@router.patch("", status_code=202, response_model=JobOut, responses={409: {}})
+@router.patch("", status_code=202, response_model=JobOut, responses={200: {}, 409: {}})
 def patch_pool(pool: PoolDep, body: PoolPatchIn, request: Request) -> JSONResponse:
     """Change the pool's model or parameters. Every stored round is re-rated with them in
     the background; the old ratings answer until the new ones replace them at once."""
-    current = request.app.state.store.get_pool(pool.name)
+    store = request.app.state.store
+    current = store.get_pool(pool.name)
+    changes_ratings = {"model", "params", "theta"} & body.model_fields_set
     model = body.model if body.model is not None else current.model
     params, model_params = model_settings(
         request.app.state.settings,
@@ -77,13 +124,41 @@ def patch_pool(pool: PoolDep, body: PoolPatchIn, request: Request) -> JSONRespon
         body.params or {},
         base=current,
     )
+    if "autotune" in body.model_fields_set:
+        autotune = autotune_setting(model, params, model_params, body.autotune)
+    else:  # the pool's own, which must still work with the new model or parameters
+        autotune = current.autotune and autotune_setting(
+            model,
+            params,
+            model_params,
+            AutoTuneIn.model_validate(current.autotune),
+            loc=("body", "autotune"),
+        )
+    _check_logged_sets(store, current, model, params, model_params)
+    if not changes_ratings:  # auto-tuning alone: at once, nothing to re-rate
+        if "autotune" not in body.model_fields_set:
+            raise invalid(("body",), "nothing to change: give model, params, theta or autotune")
+        changed = store.set_autotune(pool.name, autotune, actor(request), body.reason)
+        return JSONResponse(pool_out(changed).model_dump(mode="json"), status_code=200)
     spec: dict[str, object] = {
         "model": model,
-        "params": _encode_params(model, params, model_params),
+        "params": json.loads(encode_params(model, params, model_params)),
     }
+    if "autotune" in body.model_fields_set:  # set with the new model, at the swap
+        spec["autotune"] = autotune
     if body.reason is not None:
         spec["reason"] = body.reason
     return _start(request, current, "patch", spec)
+
+
+@router.post("/autotune", status_code=202, response_model=JobOut, responses={409: {}})
+def autotune_now(pool: PoolDep, request: Request, body: EmptyIn | None = None) -> JSONResponse:
+    """Run the pool's auto-tune now rather than when it is next due (409 if the pool has no
+    auto-tuning, or a re-rate runs)."""
+    current = request.app.state.store.get_pool(pool.name)
+    if current.autotune is None:
+        raise HTTPException(409, f"pool {pool.name!r} has no auto-tuning (PATCH its autotune)")
+    return _start(request, current, "tune", {"at_rounds": current.rated})
 
 
 @router.post("/rounds/{round_id}/void", status_code=202, response_model=JobOut, responses={409: {}})
@@ -108,7 +183,9 @@ def unvoid_round(
 
 
 @router.get("/jobs/{job_id}", response_model=JobOut)
-def get_job(pool: PoolDep, job_id: Annotated[int, Path(ge=1)], request: Request) -> JobOut:
+def get_job(
+    pool: PoolDep, job_id: Annotated[int, Path(ge=1, le=2**63 - 1)], request: Request
+) -> JobOut:
     """A re-rate job's progress and outcome."""
     job = request.app.state.rerate.job(pool, job_id)
     if job is None:

@@ -1,0 +1,160 @@
+"""Auto-tuning, opt-in per pool, over real HTTP on SQLite and PostgreSQL: the setting is
+checked, a fit that predicts the held-out rounds better is adopted by re-rating the pool, one
+that does not is only logged, and the schedule starts a fit when one is due."""
+
+from __future__ import annotations
+
+import math
+import random
+import uuid
+from typing import Any
+
+import httpx
+
+from tests.conftest import LiveServer
+from tests.integration.test_rerate import everyone, play, wait
+
+Body = dict[str, Any]
+PLAYERS = [f"p{n}" for n in range(12)]
+
+
+def skilled_rounds(count: int, seed: int = 4) -> list[Body]:
+    """2v2 rounds among players of fixed, well spread skills: a model with a sensible step
+    learns them, one with a tiny step does not."""
+    rng = random.Random(seed)
+    skill = {p: 400.0 * i / len(PLAYERS) for i, p in enumerate(PLAYERS)}
+    bodies = []
+    for i in range(count):
+        a1, a2, b1, b2 = rng.sample(PLAYERS, 4)
+        gap = skill[a1] + skill[a2] - skill[b1] - skill[b2]
+        p_a = 1 / (1 + math.exp(-gap / 150))
+        bodies.append(
+            {
+                "round_id": f"t{i}",
+                "server_id": "s",
+                "winner": "A" if rng.random() < p_a else "B",
+                "teams": {"A": [a1, a2], "B": [b1, b2]},
+            }
+        )
+    return bodies
+
+
+def elo_pool(admin: httpx.Client, k: float, autotune: Body | None) -> str:
+    name = f"a{uuid.uuid4().hex[:12]}"
+    body: Body = {
+        "name": name,
+        "team_size": 2,
+        "player_ids": "text",
+        "model": "elo",
+        "params": {"k": k},
+    }
+    if autotune is not None:
+        body["autotune"] = autotune
+    r = admin.post("/v1/pools", json=body)
+    assert r.status_code == 201, r.text
+    return name
+
+
+def lookups(server: httpx.Client, pool: str) -> dict[str, Body]:
+    return everyone(server, pool, stamps=False, players=PLAYERS)
+
+
+def test_the_autotune_setting_is_checked(admin: httpx.Client) -> None:
+    bad = [
+        ({"every": 500, "fit": ["beta"]}, "elo", ["body", "autotune", "fit"]),
+        ({"every": 50, "fit": ["k"]}, "elo", ["body", "autotune", "every"]),
+        ({"every": 500, "fit": ["k"], "holdout": 0.9}, "elo", ["body", "autotune", "holdout"]),
+        ({"every": 500, "fit": ["w_vel"]}, "synelo", ["body", "autotune", "fit"]),
+        ({"every": 500, "fit": ["k"], "often": 1}, "elo", ["body", "autotune", "often"]),
+    ]
+    for autotune, model, loc in bad:
+        body = {"name": f"b{uuid.uuid4().hex[:10]}", "model": model, "autotune": autotune}
+        r = admin.post("/v1/pools", json=body)
+        assert r.status_code == 422, (autotune, r.text)
+        assert r.json()["detail"][0]["loc"] == loc, (autotune, r.text)
+    pool = elo_pool(admin, 20, None)
+    assert admin.get(f"/v1/pools/{pool}").json()["autotune"] is None
+    r = admin.patch(f"/v1/pools/{pool}", json={"autotune": {"every": 200, "fit": ["k"]}})
+    assert r.status_code == 200, r.text
+    assert r.json()["autotune"] == {"every": 200, "fit": ["k"], "holdout": 0.2, "margin": 0.002}
+    assert admin.post(f"/v1/pools/{pool}/autotune").status_code == 202  # no rounds: no fit
+    assert admin.patch(f"/v1/pools/{pool}", json={"autotune": None}).json()["autotune"] is None
+    assert admin.post(f"/v1/pools/{pool}/autotune").status_code == 409
+    r = admin.patch(f"/v1/pools/{pool}", json={})
+    assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["body"]
+
+
+def test_a_better_fit_is_adopted_by_rerating_the_pool(
+    admin: httpx.Client, server: httpx.Client
+) -> None:
+    """Elo with K = 1 barely learns: the fit of K predicts the held-out rounds better, so the
+    pool re-rates with it and then equals a fresh pool created with the fitted K."""
+    bodies = skilled_rounds(400)
+    setting = {"every": 100, "fit": ["k"], "holdout": 0.3, "margin": 0.001}
+    pool = elo_pool(admin, 1, setting)
+    play(server, pool, bodies)
+    job = wait(admin, pool, admin.post(f"/v1/pools/{pool}/autotune"))
+    assert job["kind"] == "tune" and job["actor"] == "config:admin#1"
+    fit = admin.get(f"/v1/pools/{pool}/quality").json()["last_fit"]
+    assert fit["adopted"] is True and fit["job"] == job["id"]
+    assert fit["heldout_log_loss_current"] - fit["heldout_log_loss_fitted"] >= 0.001
+    assert (fit["train_rounds"], fit["heldout_rounds"]) == (280, 120)
+    k = fit["fitted"]["k"]
+    assert k > 5
+    shown = admin.get(f"/v1/pools/{pool}").json()
+    assert shown["params"]["k"] == k and shown["autotune"] == setting
+    fresh = elo_pool(admin, k, None)
+    play(server, fresh, bodies)
+    assert lookups(server, pool) == lookups(server, fresh)
+
+
+def test_a_fit_short_of_the_margin_is_only_logged(
+    admin: httpx.Client, server: httpx.Client
+) -> None:
+    bodies = skilled_rounds(300, seed=9)
+    pool = elo_pool(admin, 24, {"every": 100, "fit": ["k"], "margin": 1.0})
+    play(server, pool, bodies)
+    before = lookups(server, pool)
+    wait(admin, pool, admin.post(f"/v1/pools/{pool}/autotune"))
+    fit = admin.get(f"/v1/pools/{pool}/quality").json()["last_fit"]
+    assert fit["adopted"] is False and fit["margin"] == 1.0
+    assert fit["heldout_rounds"] == 60 and fit["heldout_log_loss_current"] is not None
+    assert admin.get(f"/v1/pools/{pool}").json()["params"]["k"] == 24
+    assert lookups(server, pool) == before
+    log = admin.get(f"/v1/pools/{pool}/changes").json()["changes"]
+    assert [c["kind"] for c in log] == ["tune"] and log[0]["actor"] == "config:admin#1"
+
+
+def test_the_schedule_starts_an_autotune_when_one_is_due(
+    live: LiveServer, admin: httpx.Client, server: httpx.Client
+) -> None:
+    bodies = skilled_rounds(250, seed=2)
+    pool = elo_pool(admin, 24, {"every": 100, "fit": ["k"], "margin": 1.0})
+    schedule = live.app.state.autotune
+    play(server, pool, bodies[:99])
+    assert pool not in {p.name for p in live.app.state.rerate.due_tunes()}
+    play(server, pool, bodies[99:150])
+    started = schedule.check()
+    mine = [j for j in started if admin.get(f"/v1/pools/{pool}/jobs/{j}").status_code == 200]
+    assert len(mine) == 1
+    job_url = f"/v1/pools/{pool}/jobs/{mine[0]}"
+    wait(admin, pool, httpx.Response(202, json={"id": mine[0]}, headers={"location": job_url}))
+    assert pool not in {p.name for p in live.app.state.rerate.due_tunes()}  # 150 − 150 < 100
+    play(server, pool, bodies[150:])
+    assert pool in {p.name for p in live.app.state.rerate.due_tunes()}  # 250 − 150 ≥ 100
+
+
+def test_a_model_change_rechecks_the_pools_autotune(admin: httpx.Client) -> None:
+    pool = elo_pool(admin, 20, {"every": 200, "fit": ["k"]})
+    r = admin.patch(f"/v1/pools/{pool}", json={"model": "trueskill"})
+    assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["body", "autotune"]
+    assert "cannot fit 'k'" in r.json()["detail"][0]["msg"]
+    r = admin.patch(
+        f"/v1/pools/{pool}",
+        json={"model": "trueskill", "autotune": {"every": 200, "fit": ["beta"]}},
+    )
+    assert r.status_code == 202, r.text
+    wait(admin, pool, r)
+    shown = admin.get(f"/v1/pools/{pool}").json()
+    assert shown["model"] == "trueskill" and shown["autotune"]["fit"] == ["beta"]
+    assert admin.post(f"/v1/pools/{pool}/autotune", json={"now": True}).status_code == 422
