@@ -145,3 +145,52 @@ def test_0003_windows_survive_a_downgrade_and_upgrade(tmp_path: Path, down_to: s
     assert {k: (r.rating, r.rounds_played, r.convergence) for k, r in a.items()} == {
         k: (r.rating, r.rounds_played, r.convergence) for k, r in b.items()
     }
+
+
+def test_0006_downgrades_to_the_journal_in_force_and_back(tmp_path: Path) -> None:
+    """A re-rated pool's old generation is dropped on the way down (0005 reads every row of
+    a round), the journal gets its foreign keys back, and the upgrade drops them again."""
+    from synelo.ratings import SynEloParams
+    from synelo.rerate.job import run_job
+    from synelo.store.rerate import RerateStore
+    from synelo.store.typedefs import RoundReport
+
+    engine = create_store_engine(f"sqlite:///{tmp_path / 'six.db'}")
+    migrate(engine)
+    store = Store(engine)
+    store.create_pool("p", 2, SynEloParams(theta=400))
+    for i in range(6):
+        a, b = (f"{i % 3}", f"{3 + i % 2}"), (f"{5 + i % 2}", "7")
+        store.submit_round("p", RoundReport(f"r{i}", "s", "m", "AB"[i % 2], a, b, a, b))
+    rerate = RerateStore(store)
+    pool, job = rerate.start("p", "void", {"round_id": "r2", "reason": "x"}, "test")
+    with engine.begin() as conn:  # a second generation, the clean-up not done yet
+        conn.exec_driver_sql("UPDATE journal SET generation = -1")
+        conn.exec_driver_sql(
+            "INSERT INTO journal (pool_id, player_id, round_pk, kind, team, before, after, "
+            "created_at, generation) SELECT pool_id, player_id, round_pk, kind, team, before, "
+            "after, created_at, 0 FROM journal"
+        )
+    assert run_job(rerate, pool, job) is not None
+    with engine.begin() as conn:
+        conn.exec_driver_sql(
+            "INSERT INTO journal (pool_id, player_id, round_pk, kind, "
+            "before, after, created_at, generation) "
+            "SELECT pool_id, player_id, round_pk, kind, before, after, "
+            "created_at, -5 FROM journal"
+        )
+        in_force = conn.exec_driver_sql(
+            "SELECT count(*) FROM journal JOIN pools ON pools.id = journal.pool_id "
+            "AND pools.generation = journal.generation"
+        ).scalar()
+    command.downgrade(alembic_config(engine), "0005")
+    with engine.connect() as conn:
+        assert (
+            conn.exec_driver_sql("SELECT count(*) FROM journal").scalar() == in_force == 5 * 4
+        )  # 5 rounds of 2v2
+        assert len(inspect(conn).get_foreign_keys("journal")) == 3
+    migrate(engine)
+    with engine.connect() as conn:
+        assert inspect(conn).get_foreign_keys("journal") == []
+        diff = compare_metadata(MigrationContext.configure(conn), metadata)
+    assert diff == []

@@ -238,6 +238,10 @@ def test_rerate_requests_are_checked(admin: httpx.Client, server: httpx.Client) 
     assert admin.post(f"/v1/pools/{pool}/rounds/{first}/unvoid", json={}).status_code == 409
     assert server.patch(f"/v1/pools/{pool}", json={}).status_code == 403
     assert admin.get(f"/v1/pools/{pool}/jobs/999999").status_code == 404
+    huge = 2**63  # past a BIGINT: a 422, not a database error
+    assert admin.get(f"/v1/pools/{pool}/jobs/{huge}").status_code == 422
+    r = admin.get(f"/v1/pools/{pool}/players/{PLAYERS[0]}/history?before={huge}")
+    assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["query", "before"]
     assert admin.get(f"/v1/pools/{pool}/changes").json()["changes"] == []
     r = admin.put(f"/v1/pools/{pool}/players/{steam(1)}", json={"rating": 1200, "why": "x"})
     assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["body", "why"]

@@ -164,7 +164,9 @@ def player_history(
     before: Annotated[
         int | None,
         Query(
-            ge=1, description="continue after this journal id (the last entry of the previous page)"
+            ge=1,
+            le=2**63 - 1,
+            description="continue after this journal id (the last entry of the previous page)",
         ),
     ] = None,
 ) -> HistoryOut:

@@ -185,6 +185,11 @@ def _backfill_reports() -> None:
 
 
 def downgrade() -> None:
+    # only the journal generation in force survives: 0005 reads every row of a round
+    op.execute(
+        "DELETE FROM journal WHERE generation <> "
+        "(SELECT pools.generation FROM pools WHERE pools.id = journal.pool_id)"
+    )
     op.drop_index("ix_jobs_pool", table_name="jobs")
     op.drop_table("jobs")
     op.drop_index("ix_changes_pool", table_name="changes")
