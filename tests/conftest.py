@@ -167,6 +167,15 @@ def clock(live: LiveServer) -> Iterator[MovableClock]:
     live.clock.offset = timedelta()
 
 
+@pytest.fixture
+def threaded_jobs(live: LiveServer) -> Iterator[None]:
+    """Re-rate jobs on a thread of the server rather than in a spawned process (the same
+    `run_job`; a spawn costs a second or two), for tests about what a job does, not where."""
+    live.app.state.jobs.separate_process = False
+    yield
+    live.app.state.jobs.separate_process = True
+
+
 def steam(n: int) -> str:
     """The SteamID64 of account number n (n ≥ 1)."""
     return str(76561197960265728 + n)

@@ -10,11 +10,14 @@ import uuid
 from typing import Any
 
 import httpx
+import pytest
 
 from tests.conftest import LiveServer
 from tests.integration.test_rerate import everyone, play, wait
 
 Body = dict[str, Any]
+# what an auto-tune does, not where it runs: the jobs on a thread (test_rerate spawns them)
+pytestmark = pytest.mark.usefixtures("threaded_jobs")
 PLAYERS = [f"p{n}" for n in range(12)]
 
 

@@ -247,6 +247,7 @@ def test_rerate_requests_are_checked(admin: httpx.Client, server: httpx.Client) 
     assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["body", "why"]
 
 
+@pytest.mark.usefixtures("threaded_jobs")
 @pytest.mark.parametrize("model", list(MODELS))
 def test_an_export_with_admin_events_replays_to_every_stored_rating(
     live: LiveServer, admin: httpx.Client, server: httpx.Client, tmp_path: Path, model: str
