@@ -27,8 +27,8 @@ from synelo.store.rerate import (
     JournalChain,
     RerateStore,
     Snapshot,
-    admin_event,
     adopted_params,
+    in_order,
     recompute_for,
     target_model,
 )
@@ -130,25 +130,14 @@ def _rate_all(
     """Rate the snapshot's rounds with its admin changes in order, handing the journal rows
     to `writer` a chunk at a time; the number of rounds rated."""
     lines: list[JournalLine] = []
-    admin, at, done = snapshot.admin, 0, 0
-    for rnd in snapshot.rounds:
-        while at < len(admin) and admin[at].seq < rnd.seq:
-            if (line := engine.admin(admin_event(admin[at]))) is not None:
-                lines.append(line)
-            at += 1
-        if rnd.pk in voided:
-            continue
-        outcome, rated = engine.round(rnd.event())
-        outcomes.append(outcome)
-        lines.extend(rated)
-        done += 1
+    done = 0
+    for written, rated in in_order(engine, snapshot.rounds, snapshot.admin, voided, outcomes):
+        lines.extend(written)
+        done += rated
         if len(lines) >= CHUNK_LINES:
             writer.put(lines)
             lines = []
             rerate.progress(job.id, "rating", done)
-    for change in admin[at:]:
-        if (line := engine.admin(admin_event(change))) is not None:
-            lines.append(line)
     writer.put(lines)
     return done
 

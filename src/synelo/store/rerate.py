@@ -12,7 +12,7 @@ generation. The old generation's rows are deleted afterwards, a batch at a time.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -106,6 +106,34 @@ def _job(row: Any, pool: str) -> Job:
         row.updated_at,
         row.finished_at,
     )
+
+
+def in_order(
+    engine: Recompute,
+    stored: Sequence[StoredRound],
+    admin: Sequence[Change],
+    voided: set[int],
+    outcomes: list[RoundLine],
+) -> Iterator[tuple[list[JournalLine], bool]]:
+    """Rate the rounds not `voided` (row ids) and apply the admin sets and resets, each
+    after the round it followed, in that order; for each, its journal rows and whether it
+    was a rated round (whose P and sums go to `outcomes`)."""
+    at = 0
+    for rnd in stored:
+        while at < len(admin) and admin[at].seq < rnd.seq:
+            yield _admin_lines(engine, admin[at]), False
+            at += 1
+        if rnd.pk not in voided:
+            outcome, lines = engine.round(rnd.event())
+            outcomes.append(outcome)
+            yield lines, True
+    for change in admin[at:]:
+        yield _admin_lines(engine, change), False
+
+
+def _admin_lines(engine: Recompute, change: Change) -> list[JournalLine]:
+    line = engine.admin(admin_event(change))
+    return [] if line is None else [line]
 
 
 def admin_event(change: Change) -> AdminIn:
@@ -482,21 +510,9 @@ class RerateStore:
             late_rounds = self._rounds(conn, pool.id, snapshot.seq)
             late_admin = self._admin(conn, pool.id, snapshot.change)
             lines: list[JournalLine] = []
-            at = 0
-            for rnd in late_rounds:
-                while at < len(late_admin) and late_admin[at].seq < rnd.seq:
-                    if (line := engine.admin(admin_event(late_admin[at]))) is not None:
-                        lines.append(line)
-                    at += 1
-                if rnd.voided or rnd.pk in voided:
-                    continue
-                outcome, rated = engine.round(rnd.event())
-                outcomes.append(outcome)
-                lines.extend(rated)
-                done += 1
-            for change in late_admin[at:]:
-                if (line := engine.admin(admin_event(change))) is not None:
-                    lines.append(line)
+            for written, rated in in_order(engine, late_rounds, late_admin, voided, outcomes):
+                lines.extend(written)
+                done += rated
             chain.write(conn, lines)
             self._write_players(conn, pool, engine, chain, model_name)
             _bulk_update(
@@ -630,7 +646,7 @@ class RerateStore:
             _bulk_insert(conn, "window_chunks", ("player_id", "chunk", "data"), chunks)
         self.store._windows.clear()
 
-    def clean_up(self, pool: Pool, progress: Any = None) -> int:
+    def clean_up(self, pool: Pool) -> int:
         """Delete the journal rows of the generations before the one in force, a batch of
         rounds per transaction; the number of rows deleted. (Generations are job ids: a
         later job, which may start as soon as this one has swapped, writes a higher one.)"""
@@ -649,8 +665,6 @@ class RerateStore:
                         journal.c.generation < pool.generation,
                     )
                 ).rowcount
-            if progress is not None:
-                progress(at)
         with self.store.write_transaction() as conn:
             deleted += conn.execute(
                 delete(journal).where(
