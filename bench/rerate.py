@@ -32,20 +32,13 @@ import sys
 import tempfile
 import threading
 import time
-import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
-from sqlalchemy import create_engine, text
 
 sys.path.insert(0, str(Path(__file__).parent))
 import update  # noqa: E402  (bench/update.py: the fill and the server)
 
-from synelo.config import Settings  # noqa: E402
-
-PG_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 TARGET_SWAP_S = 60.0
 TARGET_P99_MS = 50.0
 
@@ -53,21 +46,6 @@ TARGET_P99_MS = 50.0
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else float("nan")
-
-
-@contextmanager
-def pg_schema() -> Iterator[str]:
-    """A fresh PostgreSQL schema for the run, dropped afterwards; its database URL."""
-    schema = f"synelo_bench_{uuid.uuid4().hex[:10]}"
-    admin = create_engine(PG_URL, isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
-    try:
-        yield f"{PG_URL}?options=-csearch_path%3D{schema}"
-    finally:
-        with admin.connect() as conn:
-            conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
-        admin.dispose()
 
 
 def load(
@@ -195,30 +173,10 @@ def void_and_undo(admin: httpx.Client, base: str, args: argparse.Namespace) -> t
 
 
 def fill(data_dir: Path, env: dict[str, str], args: argparse.Namespace) -> float:
-    """The history, through the service's RoundWriter (update.fill_history's, for either
-    database: on PostgreSQL the engine comes from the URL in `env`)."""
-    url = env.get("SYNELO_DATABASE_URL")
-    if url is None:
-        return update.fill_history(data_dir, args.history, args.population, args.seed)
-    settings = Settings(data_dir=data_dir, database_url=url)
-    original, report = update.fill_engine, update.progress
-    engine = update.create_store_engine(settings.sqlalchemy_url)
-
-    def analyzed(done: int, total: int, seconds: float) -> None:
-        """Fresh planner statistics as the tables grow: the plan a prepared statement got
-        while the journal was tiny scans it whole (issue 16's defect, not fixed yet)."""
-        report(done, total, seconds)
-        if done in (500, 2_000, 10_000) or done % 25_000 == 0:
-            with engine.begin() as conn:
-                conn.execute(text("ANALYZE"))
-
-    update.fill_engine = lambda _dir: update.create_store_engine(settings.sqlalchemy_url)
-    update.progress = analyzed
-    try:
-        return update.fill_history(data_dir, args.history, args.population, args.seed)
-    finally:
-        update.fill_engine, update.progress = original, report
-        engine.dispose()
+    """The history, through the service's RoundWriter (update.fill_history's), into the
+    database the server will use: the URL in `env`, or SQLite in `data_dir`."""
+    url = update.database_url(data_dir, env.get("SYNELO_DATABASE_URL"))
+    return update.fill_history(url, args.history, args.population, args.seed)
 
 
 def print_header() -> None:
@@ -258,8 +216,8 @@ def main(argv: list[str] | None = None) -> int:
             data_dir = Path(folder)
             env = update.bench_env(data_dir)
             if name == "postgresql":
-                with pg_schema() as url:
-                    env["SYNELO_DATABASE_URL"] = url
+                with update.pg_schemas(update.PG_URL, ["rerate"]) as urls:
+                    env["SYNELO_DATABASE_URL"] = urls["rerate"]
                     results.append(run_one(name, env, data_dir, args))
             else:
                 results.append(run_one(name, env, data_dir, args))

@@ -1,4 +1,4 @@
-"""Benchmark of the update endpoint, POST /v1/pools/{pool}/rounds, on SQLite.
+"""Benchmark of the update endpoint, POST /v1/pools/{pool}/rounds, on SQLite or PostgreSQL.
 
 Method
 ------
@@ -7,14 +7,25 @@ Method
    rated in this process by the service's own write path: a ``RoundWriter`` over a ``Store``
    on that database, the object the route hands each round to. Kept busy by a queue of
    rounds, it rates them in group-commit transactions exactly as the server does under load.
-   Only the fill's own connection uses ``synchronous=OFF`` and a large page cache, which
-   changes no row. The history is thus real: rounds with their stored answers, journal rows,
-   and (by default 100,000 rounds over 2,000 players, ~1,200 each) full convergence windows.
-   SQLite has one writer, so the fill is one process. The fill time and the resulting row
-   counts are printed.
-2. ``synelo serve`` (one worker) then runs on each folder at once, each as a subprocess on a
-   free local port; only one of them is under load at any moment. Each gets ``--warmup``
-   unmeasured rounds first (they also load the history's convergence windows).
+   Only the fill's own connection skips waiting for the disk (SQLite: ``synchronous=OFF``
+   and a large page cache; PostgreSQL: ``synchronous_commit=off``), which changes no row.
+   The history is thus real: rounds with their stored answers, journal rows, and (by
+   default 100,000 rounds over 2,000 players, ~1,200 each) full convergence windows. The
+   fill is one writer, as SQLite has. The fill time and the resulting row counts are
+   printed.
+
+   With ``--database postgresql`` each phase's database is a fresh schema of the database at
+   ``--pg-url`` (``synelo_bench_<run>_empty`` and ``…_history``, dropped at the end, also on
+   errors), named the same way in its connections' ``application_name``. Nothing in it is
+   analyzed by the benchmark: the planner sees whatever statistics the server's autovacuum
+   gathers, or none.
+2. ``synelo serve --workers N`` (``--workers``, default 1; more than one only on
+   PostgreSQL) then runs on each database at once, each as a subprocess on a free local
+   port; only one of them is under load at any moment. Each gets ``--warmup`` unmeasured
+   rounds first (they also load the history's convergence windows). ``--synchronous`` sets
+   SQLite's ``synchronous`` for both servers (SYNELO_SQLITE_SYNCHRONOUS; default the
+   service's). The rate limits are off (SYNELO_RATE_*): the benchmark measures the rating
+   path.
 3. A load generator runs in a separate process (spawned with multiprocessing, so its CPU use
    and GIL are not the server's). It posts 12v12 rounds: 24 distinct SteamID64s drawn from a
    population of players (account n is 76561197960265728 + n), a random winner and a unique
@@ -34,8 +45,10 @@ Method
    load generator's CPU per round (the best gauge of the machine's speed at that moment).
    Reported per phase, over all its blocks: rounds/s (measured rounds over the summed wall
    clock from first send to last answer of each block), the p50/p99 latency of one POST and,
-   on Linux, the CPU time per round of the server process and of the load generator (they
-   share the machine's cores: this tells how much they compete).
+   on Linux, the CPU time per round of the server (its process and, with several workers,
+   theirs) and of the load generator (they share the machine's cores: this tells how much
+   they compete) and, on PostgreSQL running on this machine, of the database backends that
+   serve the measured server.
 
 5. Then each rating model (``synelo.models``) gets a pool of its own on the empty server:
    50 unmeasured rounds, then ``--model-rounds`` measured ones, the same 12v12 rounds and
@@ -61,8 +74,9 @@ import sys
 import tempfile
 import threading
 import time
+import uuid
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -71,7 +85,8 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import httpx
-from sqlalchemy import Engine, event, func, select
+from sqlalchemy import Engine, create_engine, event, func, select, text
+from sqlalchemy.engine import make_url
 
 from synelo.config import Settings
 from synelo.store.engine import create_store_engine
@@ -87,6 +102,7 @@ POOL = "default"
 ADMIN_TOKEN = "bench-admin-token"
 SERVER_TOKEN = "bench-server-token"
 FILL_IN_FLIGHT = 1000  # history rounds queued to the writer at a time
+PG_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/test"  # --pg-url's default
 
 TARGET_RPS = 400.0
 TARGET_P99_MS = 20.0
@@ -137,6 +153,7 @@ class LoadResult:
     server_cpu: float = math.nan  # CPU seconds used by the server while measured
     client_cpu: float = math.nan  # and by the load generator
     idle_cpu: float = math.nan  # and by the other, idle server (its WAL checkpoints)
+    db_cpu: float = math.nan  # and by the PostgreSQL backends serving the measured server
 
     @property
     def rate(self) -> float:
@@ -260,13 +277,58 @@ def post_all(clients: list[KeepAlive | HttpxClient], bodies: list[bytes]) -> Loa
     return result
 
 
-def process_cpu(pid: int) -> float:
-    """User + system CPU seconds of a process so far, from /proc (NaN without it)."""
+def _stat(pid: int | str) -> list[str] | None:
+    """The fields of /proc/<pid>/stat after the command name (None: no such process)."""
     try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
     except OSError:
-        return math.nan
+        return None
+
+
+def _cpu(fields: list[str]) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def process_cpu(pid: int) -> float:
+    """User + system CPU seconds so far of a process and its live descendants (a server
+    with several workers is a process that started them), from /proc (NaN without it)."""
+    if (own := _stat(pid)) is None:
+        return math.nan
+    children: dict[int, list[tuple[int, list[str]]]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and (fields := _stat(entry.name)) is not None:
+            children.setdefault(int(fields[1]), []).append((int(entry.name), fields))
+    total, todo = _cpu(own), [pid]
+    while todo:
+        for child, fields in children.get(todo.pop(), []):
+            total += _cpu(fields)
+            todo.append(child)
+    return total
+
+
+class BackendCpu:
+    """The CPU of the PostgreSQL backends that serve one application_name, from /proc: the
+    database server must run on this machine (NaN otherwise). A backend that exits between
+    two readings takes its CPU with it; the server's pool keeps its connections open."""
+
+    def __init__(self, admin: Engine, application_name: str) -> None:
+        self.admin = admin
+        self.application_name = application_name
+
+    def snapshot(self) -> dict[int, float]:
+        with self.admin.connect() as conn:
+            pids = conn.execute(
+                text("SELECT pid FROM pg_stat_activity WHERE application_name = :name"),
+                {"name": self.application_name},
+            ).scalars()
+            return {pid: _cpu(fields) for pid in pids if (fields := _stat(pid)) is not None}
+
+    def since(self, before: dict[int, float]) -> float:
+        """CPU seconds since `before` (a snapshot)."""
+        now = self.snapshot()
+        if not now and not before:
+            return math.nan
+        return sum(cpu - before.get(pid, 0.0) for pid, cpu in now.items())
 
 
 def run_load(spec: LoadSpec) -> LoadResult:
@@ -297,15 +359,52 @@ def measure(spec: LoadSpec) -> LoadResult:
 
 
 # --- server -------------------------------------------------------------------------------
-def bench_env(data_dir: Path) -> dict[str, str]:
-    """This environment without any SYNELO_* setting, plus the benchmark's own."""
+def bench_env(
+    data_dir: Path, database_url: str | None = None, synchronous: str | None = None
+) -> dict[str, str]:
+    """This environment without any SYNELO_* setting, plus the benchmark's own: the data
+    folder, the tokens, the database (`database_url`; default: SQLite in the folder) and
+    SQLite's `synchronous` (default: the service's)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("SYNELO_")}
     env.update(
         SYNELO_DATA_DIR=str(data_dir),
         SYNELO_ADMIN_TOKENS=ADMIN_TOKEN,
         SYNELO_SERVER_TOKENS=SERVER_TOKEN,
+        # the benchmark sends rounds as fast as the server takes them: no rate limits
+        SYNELO_RATE_SERVER_ROUNDS="",
+        SYNELO_RATE_SERVER_REQUESTS="",
+        SYNELO_RATE_ADDRESS_REQUESTS="",
     )
+    if database_url:
+        env["SYNELO_DATABASE_URL"] = database_url
+    if synchronous:
+        env["SYNELO_SQLITE_SYNCHRONOUS"] = synchronous
     return env
+
+
+@contextmanager
+def pg_schemas(base_url: str, names: Iterable[str]) -> Iterator[dict[str, str]]:
+    """A fresh schema per name in the PostgreSQL database at `base_url`, dropped afterwards
+    (also on errors); {name: URL of the database with that schema as its search path}. Each
+    URL also names its connections (application_name), so that their backends can be found
+    (`database_cpu`)."""
+    run_id = uuid.uuid4().hex[:10]
+    schemas = {name: f"synelo_bench_{run_id}_{name}" for name in names}
+    admin = create_engine(base_url, isolation_level="AUTOCOMMIT")
+    sep = "&" if "?" in base_url else "?"
+    try:
+        with admin.connect() as conn:
+            for schema in schemas.values():
+                conn.execute(text(f'CREATE SCHEMA "{schema}"'))
+        yield {
+            name: f"{base_url}{sep}options=-csearch_path%3D{schema}&application_name={schema}"
+            for name, schema in schemas.items()
+        }
+    finally:
+        with admin.connect() as conn:
+            for schema in schemas.values():
+                conn.execute(text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
+        admin.dispose()
 
 
 def free_port() -> int:
@@ -349,8 +448,9 @@ def stop(proc: subprocess.Popen) -> None:
 
 
 @contextmanager
-def server(env: dict[str, str], log: Path) -> Iterator[tuple[str, int]]:
-    """`synelo serve` (one worker) on a free port; yields its base URL and process id."""
+def server(env: dict[str, str], log: Path, workers: int = 1) -> Iterator[tuple[str, int]]:
+    """`synelo serve --workers N` on a free port; yields its base URL and process id (with
+    several workers, that of the process that started them)."""
     port = free_port()
     cmd = [
         str(SYNELO),
@@ -360,7 +460,7 @@ def server(env: dict[str, str], log: Path) -> Iterator[tuple[str, int]]:
         "--port",
         str(port),
         "--workers",
-        "1",
+        str(workers),
         "--log-level",
         "warning",
     ]
@@ -378,15 +478,25 @@ def server(env: dict[str, str], log: Path) -> Iterator[tuple[str, int]]:
 
 
 # --- history fill (in this process, server stopped) -----------------------------------------
-def fill_engine(data_dir: Path) -> Engine:
-    """The server's engine for this folder, tuned for one bulk writer (content unchanged)."""
-    url = Settings(data_dir=data_dir, database_url=None).sqlalchemy_url
+def database_url(data_dir: Path, url: str | None = None) -> str:
+    """The database the server of this folder uses: `url`, or SQLite in the folder."""
+    return Settings(data_dir=data_dir, database_url=url).sqlalchemy_url
+
+
+def fill_engine(url: str) -> Engine:
+    """The server's engine for this database, tuned for one bulk writer (content unchanged):
+    on SQLite no syncs and a large page cache, on PostgreSQL commits that do not wait for
+    their WAL flush."""
     engine = create_store_engine(url, pool_size=1)
 
     @event.listens_for(engine, "connect")
     def _bulk(dbapi_conn, _record) -> None:  # type: ignore[no-untyped-def]
-        dbapi_conn.execute("PRAGMA synchronous=OFF")
-        dbapi_conn.execute("PRAGMA cache_size=-262144")  # 256 MiB
+        if engine.dialect.name == "sqlite":
+            dbapi_conn.execute("PRAGMA synchronous=OFF")
+            dbapi_conn.execute("PRAGMA cache_size=-262144")  # 256 MiB
+        else:
+            dbapi_conn.execute("SET synchronous_commit = off")
+            dbapi_conn.commit()
 
     return engine
 
@@ -401,9 +511,10 @@ def history_reports(count: int, population: int, seed: int) -> Iterator[RoundRep
         )
 
 
-def fill_history(data_dir: Path, count: int, population: int, seed: int) -> float:
-    """Rate `count` rounds through the service's RoundWriter; returns seconds."""
-    engine = fill_engine(data_dir)
+def fill_history(url: str, count: int, population: int, seed: int) -> float:
+    """Rate `count` rounds through the service's RoundWriter into the database at `url`;
+    returns seconds."""
+    engine = fill_engine(url)
     writer = RoundWriter(Store(engine))
     pending: deque[Future[SubmitResult]] = deque()
     done = 0
@@ -434,9 +545,9 @@ def progress(done: int, total: int, seconds: float) -> None:
         print(f"  filled {done:,}/{total:,} rounds in {seconds:.0f} s", flush=True)
 
 
-def database_summary(data_dir: Path) -> str:
+def database_summary(url: str) -> str:
     """Row counts that show the history is real."""
-    engine = fill_engine(data_dir)
+    engine = fill_engine(url)
     try:
         window = Store(engine).get_pool(POOL).params.window
         with engine.connect() as conn:
@@ -491,6 +602,11 @@ def print_table(rows: list[tuple[str, LoadResult]]) -> None:
         "CPU the idle server used meanwhile (its WAL checkpoints, not in the figures above), "
         "ms/round: " + ", ".join(f"{name} {r.cpu_ms(r.idle_cpu):.3f}" for name, r in rows)
     )
+    if any(not math.isnan(r.db_cpu) for _, r in rows):
+        print(
+            "CPU of the PostgreSQL backends serving the measured server, ms/round: "
+            + ", ".join(f"{name} {r.cpu_ms(r.db_cpu):.2f}" for name, r in rows)
+        )
 
 
 def print_targets(empty: LoadResult, history: LoadResult) -> None:
@@ -546,6 +662,25 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--population", type=int, default=2000, help="distinct players")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument(
+        "--database",
+        choices=["sqlite", "postgresql"],
+        default="sqlite",
+        help="postgresql: a fresh schema per phase in the database at --pg-url",
+    )
+    p.add_argument(
+        "--pg-url",
+        default=os.environ.get("SYNELO_BENCH_PG_URL", PG_URL),
+        help="the PostgreSQL database (SQLAlchemy URL; env SYNELO_BENCH_PG_URL)",
+    )
+    p.add_argument("--workers", type=int, default=1, help="server processes (PostgreSQL)")
+    p.add_argument(
+        "--synchronous",
+        choices=["NORMAL", "FULL"],
+        default=None,
+        help="SQLite's synchronous setting for the servers (SYNELO_SQLITE_SYNCHRONOUS); "
+        "default: the service's",
+    )
+    p.add_argument(
         "--client",
         choices=sorted(CLIENTS),
         default="socket",
@@ -557,11 +692,16 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         or args.blocks % 2
         or args.concurrency < 1
         or args.population < 2 * TEAM_SIZE
+        or args.workers < 1
     ):
         p.error(
-            "need an even --blocks from 2 to --rounds (ABBA pairs), --concurrency >= 1 "
-            "and --population >= 24"
+            "need an even --blocks from 2 to --rounds (ABBA pairs), --concurrency >= 1, "
+            "--workers >= 1 and --population >= 24"
         )
+    if args.database == "sqlite" and args.workers != 1:
+        p.error("SQLite is served by one worker (its one writer): --workers needs postgresql")
+    if args.database == "postgresql" and args.synchronous:
+        p.error("--synchronous is SQLite's setting")
     return args
 
 
@@ -582,6 +722,7 @@ def merge(results: list[LoadResult]) -> LoadResult:
         server_cpu=sum(r.server_cpu for r in results),
         client_cpu=sum(r.client_cpu for r in results),
         idle_cpu=sum(r.idle_cpu for r in results),
+        db_cpu=sum(r.db_cpu for r in results),
     )
 
 
@@ -593,9 +734,11 @@ def load(
     rounds: int,
     idle_pid: int | None = None,
     pool: str = POOL,
+    backends: BackendCpu | None = None,
 ) -> LoadResult:
     """Post `rounds` fresh rounds (round_ids prefixed `name`) to one server's `pool` and
-    measure; `idle_pid`: the other server, whose CPU meanwhile is recorded too."""
+    measure; `idle_pid`: the other server, whose CPU meanwhile is recorded too, and
+    `backends`: those of its PostgreSQL database."""
     base, pid = target
     spec = LoadSpec(
         f"{base}/v1/pools/{pool}/rounds",
@@ -609,57 +752,100 @@ def load(
         args.client,
     )
     idle0 = process_cpu(idle_pid) if idle_pid else math.nan
+    db0 = backends.snapshot() if backends else {}
     try:
         result = measure(spec)
     except BenchError as exc:
         raise BenchError(f"{exc}\nend of the server log:\n{log_tail(log)}") from None
     result.idle_cpu = process_cpu(idle_pid) - idle0 if idle_pid else math.nan
+    result.db_cpu = backends.since(db0) if backends else math.nan
     return result
+
+
+@contextmanager
+def databases(args: argparse.Namespace) -> Iterator[dict[str, str | None]]:
+    """Each phase's database: {phase: PostgreSQL URL} (a fresh schema each, dropped
+    afterwards) or, on SQLite, {phase: None} (the database in the phase's data folder)."""
+    if args.database == "sqlite":
+        yield dict.fromkeys(PHASES)
+        return
+    with pg_schemas(args.pg_url, PHASES) as urls:
+        yield dict(urls)
 
 
 def run(args: argparse.Namespace) -> dict[str, LoadResult]:
     """Both databases served at once; the phases' measured blocks alternate (see the
     module docstring); returns each phase's blocks merged."""
-    with tempfile.TemporaryDirectory(prefix="synelo-bench-") as tmp:
+    with (
+        tempfile.TemporaryDirectory(prefix="synelo-bench-") as tmp,
+        databases(args) as pg,
+    ):
         dirs = {name: Path(tmp) / name for name in PHASES}
-        for d in dirs.values():
+        envs = {name: bench_env(dirs[name], pg[name], args.synchronous) for name in PHASES}
+        urls = {name: database_url(dirs[name], pg[name]) for name in PHASES}
+        for name, d in dirs.items():
             d.mkdir()
-            synelo_init(bench_env(d))
-        print(f"filling {args.history:,} rounds of history in-process ...", flush=True)
-        seconds = fill_history(dirs["history"], args.history, args.population, args.seed)
+            synelo_init(envs[name])
+        print(
+            f"filling {args.history:,} rounds of history in-process into {args.database} ...",
+            flush=True,
+        )
+        seconds = fill_history(urls["history"], args.history, args.population, args.seed)
         print(
             f"  fill took {seconds:.1f} s ({args.history / seconds:.0f} rounds/s); "
-            f"database now: {database_summary(dirs['history'])}",
+            f"database now: {database_summary(urls['history'])}",
             flush=True,
         )
         logs = {name: d / "server.log" for name, d in dirs.items()}
-        with (
-            server(bench_env(dirs["empty"]), logs["empty"]) as empty_target,
-            server(bench_env(dirs["history"]), logs["history"]) as history_target,
-        ):
-            targets = {"empty": empty_target, "history": history_target}
-            print(
-                f"{args.warmup} warm-up rounds to each server, then {args.rounds} measured "
-                f"rounds a phase in {args.blocks} alternating blocks, {args.concurrency} in "
-                f"flight, client {args.client} ({machine()})",
-                flush=True,
-            )
-            for name in PHASES:
-                if args.warmup:
-                    load(f"{name}-warmup", targets[name], logs[name], args, args.warmup)
-            blocks: dict[str, list[LoadResult]] = {name: [] for name in PHASES}
-            for b, size in enumerate(block_sizes(args.rounds, args.blocks)):
-                # ABBA order: a drift of the machine's speed within a pair weighs on both.
-                for name in PHASES if b % 2 == 0 else PHASES[::-1]:
-                    other = targets["history" if name == "empty" else "empty"][1]
-                    blocks[name].append(
-                        load(f"{name}-{b}", targets[name], logs[name], args, size, idle_pid=other)
-                    )
-                print_block(b, blocks["empty"][-1], blocks["history"][-1])
-            if args.model_rounds:
-                per_model(empty_target, logs["empty"], args)
+        admin = create_engine(args.pg_url) if args.database == "postgresql" else None
+        backends = {
+            name: BackendCpu(admin, make_url(pg_url).query["application_name"])
+            if admin is not None and pg_url
+            else None
+            for name, pg_url in pg.items()
+        }
+        try:
+            with (
+                server(envs["empty"], logs["empty"], args.workers) as empty_target,
+                server(envs["history"], logs["history"], args.workers) as history_target,
+            ):
+                targets = {"empty": empty_target, "history": history_target}
+                print(
+                    f"{args.warmup} warm-up rounds to each server ({args.workers} worker(s), "
+                    f"{args.database}"
+                    + (f", synchronous={args.synchronous}" if args.synchronous else "")
+                    + f"), then {args.rounds} measured rounds a phase in {args.blocks} "
+                    f"alternating blocks, {args.concurrency} in flight, client {args.client} "
+                    f"({machine()})",
+                    flush=True,
+                )
+                for name in PHASES:
+                    if args.warmup:
+                        load(f"{name}-warmup", targets[name], logs[name], args, args.warmup)
+                blocks: dict[str, list[LoadResult]] = {name: [] for name in PHASES}
+                for b, size in enumerate(block_sizes(args.rounds, args.blocks)):
+                    # ABBA order: a drift of the machine's speed within a pair weighs on both.
+                    for name in PHASES if b % 2 == 0 else PHASES[::-1]:
+                        other = targets["history" if name == "empty" else "empty"][1]
+                        blocks[name].append(
+                            load(
+                                f"{name}-{b}",
+                                targets[name],
+                                logs[name],
+                                args,
+                                size,
+                                idle_pid=other,
+                                backends=backends[name],
+                            )
+                        )
+                    print_block(b, blocks["empty"][-1], blocks["history"][-1])
+                if args.model_rounds:
+                    per_model(empty_target, logs["empty"], args)
+        finally:
+            if admin is not None:
+                admin.dispose()
         for name in PHASES:  # the servers have stopped: every measured round is in its database
-            print(f"  {name} database after the run: {database_summary(dirs[name])}", flush=True)
+            print(f"  {name} database after the run: {database_summary(urls[name])}", flush=True)
     print(f"speed gauge after: {speed_gauge():.0f} ms", flush=True)
     return {name: merge(rs) for name, rs in blocks.items()}
 
@@ -688,12 +874,18 @@ def per_model(target: tuple[str, int], log: Path, args: argparse.Namespace) -> N
 
 
 def print_block(b: int, empty: LoadResult, history: LoadResult) -> None:
+    database = (
+        ""
+        if math.isnan(empty.db_cpu)
+        else f"; database CPU ms/round {empty.cpu_ms(empty.db_cpu):.2f} / "
+        f"{history.cpu_ms(history.db_cpu):.2f}"
+    )
     print(
         f"  block {b + 1}: empty {empty.rate:7.1f} rounds/s (p99 "
         f"{empty.percentile(0.99):5.1f} ms), history {history.rate:7.1f} rounds/s (p99 "
         f"{history.percentile(0.99):5.1f} ms), ratio {history.rate / empty.rate:4.2f}; "
         f"client CPU ms/round {empty.cpu_ms(empty.client_cpu):.2f} / "
-        f"{history.cpu_ms(history.client_cpu):.2f}",
+        f"{history.cpu_ms(history.client_cpu):.2f}" + database,
         flush=True,
     )
 

@@ -8,11 +8,15 @@ unreachable PostgreSQL fails the run instead of skipping its tests.
 from __future__ import annotations
 
 import os
+import signal
 import socket
+import subprocess
+import sys
 import threading
 import time
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -63,15 +67,8 @@ def pg_schema_url() -> Iterator[str]:
         if os.environ.get("CI") == "true":
             pytest.fail(f"PostgreSQL is unreachable at {PG_URL} (CI=true: this is a failure)")
         pytest.skip(f"PostgreSQL is unreachable at {PG_URL}")
-    schema = f"synelo_test_{uuid.uuid4().hex[:12]}"
-    admin = create_engine(PG_URL, isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
-    sep = "&" if "?" in PG_URL else "?"
-    yield f"{PG_URL}{sep}options=-csearch_path%3D{schema}"
-    with admin.connect() as conn:
-        conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
-    admin.dispose()
+    with own_pg_schema() as url:
+        yield url
 
 
 @pytest.fixture(scope="session", params=["sqlite", "postgresql"])
@@ -115,18 +112,26 @@ def live(backend: Engine, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
         admin_tokens=[ADMIN],
         server_tokens=[SERVER],
         autotune_check_s=0,  # the tests start auto-tunes themselves
+        # The tests send as fast as they can (400 rounds in a row with one server token):
+        # a load no game server makes, so no rate limits here; test_rate_limits.py runs
+        # servers of its own with them.
+        rate_server_rounds=None,
+        rate_server_requests=None,
+        rate_address_requests=None,
     )
-    port = _free_port()
     app = create_app(settings, store=store)
-    server = uvicorn.Server(
-        uvicorn.Config(
-            app,
-            host="127.0.0.1",
-            port=port,
-            log_level="warning",
-            access_log=False,
-        )
+    with serving(app) as url:
+        yield LiveServer(url, store, clock, settings, app)
+
+
+@contextmanager
+def serving(app: Any, **options: Any) -> Iterator[str]:
+    """`app` under a real uvicorn on a free loopback port, on a thread; yields its URL."""
+    port = _free_port()
+    config = uvicorn.Config(
+        app, host="127.0.0.1", port=port, log_level="warning", access_log=False, **options
     )
+    server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 20
@@ -134,9 +139,11 @@ def live(backend: Engine, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
         if time.monotonic() > deadline or not thread.is_alive():
             raise RuntimeError("uvicorn did not start")
         time.sleep(0.02)
-    yield LiveServer(f"http://127.0.0.1:{port}", store, clock, settings, app)
-    server.should_exit = True
-    thread.join(10)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(10)
 
 
 @pytest.fixture
@@ -174,6 +181,87 @@ def threaded_jobs(live: LiveServer) -> Iterator[None]:
     live.app.state.jobs.separate_process = False
     yield
     live.app.state.jobs.separate_process = True
+
+
+@dataclass
+class Served:
+    """A `synelo serve` process group: its URL and process (see `synelo_serve`)."""
+
+    url: str
+    proc: subprocess.Popen[bytes]
+    log: Path
+
+    def kill(self) -> None:
+        """SIGKILL to every process of the group: the master and its workers."""
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait(10)
+
+
+@contextmanager
+def synelo_serve(folder: Path, workers: int = 1, **env: str) -> Iterator[Served]:
+    """`synelo serve --workers N` as an operator runs it, with the test tokens, the data
+    folder `folder` and `env` (SYNELO_* variables) on top of a clean environment; in a
+    process group of its own, so that `kill` reaches the workers too. Stopped afterwards."""
+    port = _free_port()
+    full = {k: v for k, v in os.environ.items() if not k.startswith("SYNELO_")}
+    full.update(SYNELO_DATA_DIR=str(folder), SYNELO_ADMIN_TOKENS=ADMIN, SYNELO_SERVER_TOKENS=SERVER)
+    full.update(env)
+    log = folder / f"serve-{port}.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [
+                str(Path(sys.executable).with_name("synelo")),
+                "serve",
+                "--port",
+                str(port),
+                "--workers",
+                str(workers),
+                "--log-level",
+                "warning",
+            ],
+            env=full,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    served = Served(f"http://127.0.0.1:{port}", proc, log)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert proc.poll() is None, log.read_text()
+            try:
+                if httpx.get(f"{served.url}/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert time.monotonic() < deadline, log.read_text()
+            time.sleep(0.1)
+        yield served
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(30)
+            except subprocess.TimeoutExpired:
+                served.kill()
+
+
+@contextmanager
+def own_pg_schema() -> Iterator[str]:
+    """A PostgreSQL URL whose search_path is a new schema of its own, dropped afterwards
+    (for a test that needs an empty database, or drops and restores one)."""
+    schema = f"synelo_own_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(PG_URL, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
+    sep = "&" if "?" in PG_URL else "?"
+    try:
+        yield f"{PG_URL}{sep}options=-csearch_path%3D{schema}"
+    finally:
+        with admin.connect() as conn:
+            conn.execute(text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
+        admin.dispose()
 
 
 def steam(n: int) -> str:

@@ -116,6 +116,9 @@ def init_cmd() -> None:
     from synelo.store.typedefs import PoolExists
 
     settings = _settings()
+    # the data folder holds the database and the tokens: its owner's only
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    _private(settings.data_dir, 0o700)
     engine = create_store_engine(settings.sqlalchemy_url, pool_size=1)
     migrate(engine)
     store = Store(engine)
@@ -135,9 +138,13 @@ def init_cmd() -> None:
         return
     folder = settings.data_dir / "tokens"
     if (folder / "admin.token").exists() and (folder / "server.token").exists():
+        for token_file in (folder / "admin.token", folder / "server.token"):
+            _private(token_file)
+        _private(folder, 0o700)
         console.print(f"tokens are in [bold]{folder.resolve()}[/]")
         return
     folder.mkdir(parents=True, exist_ok=True)
+    _private(folder, 0o700)
     for role in ("admin", "server"):
         _write_secret(folder / f"{role}.token", _new_token(store, role, f"generated {role}"))
     console.print(
@@ -152,12 +159,16 @@ def serve_cmd(
     port: Annotated[int, typer.Option(help="TCP port")] = 8000,
     workers: Annotated[int, typer.Option(help="processes (PostgreSQL for > 1)")] = 1,
     log_level: Annotated[str, typer.Option()] = "info",
+    access_log: Annotated[
+        bool, typer.Option("--access-log", help="a line per request (SYNELO_ACCESS_LOG)")
+    ] = False,
 ) -> None:
-    """Run the HTTP API with uvicorn."""
-    import uvicorn
-
+    """Run the HTTP API with uvicorn (its limits: synelo.service.server)."""
+    from synelo.service.server import serve
     from synelo.store.engine import create_store_engine, pending_migrations
 
+    if access_log:
+        os.environ["SYNELO_ACCESS_LOG"] = "true"  # for the workers, which read the settings
     settings = _settings()
     if pending_migrations(create_store_engine(settings.sqlalchemy_url, pool_size=1)):
         console.print(
@@ -166,15 +177,8 @@ def serve_cmd(
         )
         raise typer.Exit(1)
 
-    uvicorn.run(
-        "synelo.service.app:app_from_env",
-        factory=True,
-        host=host,
-        port=port,
-        workers=workers,
-        log_level=log_level,
-        access_log=False,
-    )
+    if not serve(settings, host=host, port=port, workers=workers, log_level=log_level):
+        raise typer.Exit(3)  # uvicorn's status when the server does not start
 
 
 @pool_app.command("create")
@@ -254,10 +258,75 @@ def token_create(
     print(_new_token(_store(settings), role, label or role))
 
 
+@token_app.command("list")
+def token_list() -> None:
+    """List the stored tokens: id, role, label and when made (never the token itself)."""
+    from rich.table import Table
+
+    table = Table("id", "role", "label", "created", title="stored tokens")
+    for t in _store(_settings()).list_tokens():
+        table.add_row(str(t.id), t.role, t.label, t.created_at.isoformat(timespec="seconds"))
+    _show(table)
+
+
+@token_app.command("revoke")
+def token_revoke(
+    token_id: Annotated[int, typer.Argument(help="the id `token list` shows")],
+) -> None:
+    """Delete a stored token: every worker refuses it within a second."""
+    gone = _store(_settings()).revoke_token(token_id)
+    if gone is None:
+        raise _fail(f"no stored token has id {token_id}")
+    console.print(f"revoked token {gone.id} ({gone.role}, {gone.label!r})")
+
+
+@app.command("backup")
+def backup_cmd(
+    dest: Annotated[Path, typer.Argument(help="the back-up file to write (must not exist)")],
+) -> None:
+    """Back up the database while the service runs: SQLite's online back-up (a database
+    file), or pg_dump's custom format for PostgreSQL."""
+    from synelo.store.backup import BackupError, backup
+
+    settings = _settings()
+    try:
+        backup(settings.sqlalchemy_url, dest)
+    except BackupError as exc:
+        raise _fail(str(exc)) from None
+    _private(dest)
+    console.print(f"backed up {_redact(settings.sqlalchemy_url)} to [bold]{dest}[/]")
+
+
+@app.command("restore")
+def restore_cmd(
+    src: Annotated[Path, typer.Argument(help="a file `synelo backup` wrote")],
+    replace: Annotated[
+        bool, typer.Option(help="overwrite the database there (its data is lost)")
+    ] = False,
+) -> None:
+    """Restore a back-up into the configured database. Stop the service first; run
+    `synelo migrate` afterwards if the back-up is from an older version."""
+    from synelo.store.backup import BackupError, restore
+
+    settings = _settings()
+    try:
+        restore(src, settings.sqlalchemy_url, replace=replace)
+    except BackupError as exc:
+        raise _fail(str(exc)) from None
+    console.print(f"restored {src} into {_redact(settings.sqlalchemy_url)}")
+
+
 def _write_secret(path: Path, text: str) -> None:
+    """A token file readable by its owner only, also when it existed with a wider mode."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(fd, 0o600)  # O_CREAT's mode applies to a new file only
     with os.fdopen(fd, "w") as f:
         f.write(text + "\n")
+
+
+def _private(path: Path, mode: int = 0o600) -> None:
+    """Owner-only permissions on a file (or, with 0o700, a folder) that holds secrets."""
+    path.chmod(mode)
 
 
 def _redact(url: str) -> str:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import ipaddress
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
@@ -58,14 +59,49 @@ class Settings(BaseSettings):
     n_max: int = 32  # largest pool the exact split solver takes on; beyond, the greedy
     balance_budget_ms: int = 1000  # time for one splits request; past it, the greedy
 
-    @field_validator("admin_tokens", "server_tokens", mode="before")
+    # Hardening (issue 16): every variable is documented in docs/operators/configuration.md.
+    sqlite_synchronous: Literal["NORMAL", "FULL"] = "FULL"  # what a power cut may lose
+    queue_max: int = Field(1000, ge=1)  # rounds waiting for the writer; beyond, 503
+    limit_concurrency: int = Field(512, ge=1)  # connections + tasks per worker; beyond, 503
+    timeout_keep_alive_s: float = Field(5.0, gt=0)  # an idle keep-alive connection closes
+    timeout_request_s: float = Field(10.0, gt=0)  # a whole request must arrive within this
+    access_log: bool = False  # one line per request on the "synelo.access" logger
+    metrics_public: bool = False  # /metrics without an admin token
+    redis_url: str | None = None  # shared rate-limit counters across workers and hosts
+    trusted_proxies: TokenList = Field(default_factory=list)  # X-Forwarded-For honoured from
+    rate_server_rounds: float | None = Field(50.0, gt=0)  # per server token, rounds/s
+    rate_server_requests: float | None = Field(200.0, gt=0)  # per server token, requests/s
+    rate_admin_requests: float | None = Field(None, gt=0)  # per admin token; None: unlimited
+    rate_address_requests: float | None = Field(1000.0, gt=0)  # per client address, requests/s
+
+    @field_validator("admin_tokens", "server_tokens", "trusted_proxies", mode="before")
     @classmethod
     def _split_tokens(cls, value: object) -> object:
         if isinstance(value, str):
             return [t.strip() for t in value.split(",") if t.strip()]
         return value
 
-    @field_validator("theta", mode="before")
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _proxies_are_addresses(cls, value: list[str]) -> list[str]:
+        """A typo in SYNELO_TRUSTED_PROXIES fails at start-up, named (not when the app is
+        built in each worker)."""
+        for entry in value:
+            try:
+                ipaddress.ip_network(entry, strict=False)
+            except ValueError:
+                raise ValueError(f"{entry!r} is not an IP address or network") from None
+        return value
+
+    @field_validator(
+        "theta",
+        "redis_url",
+        "rate_server_rounds",
+        "rate_server_requests",
+        "rate_admin_requests",
+        "rate_address_requests",
+        mode="before",
+    )
     @classmethod
     def _empty_is_unset(cls, value: object) -> object:
         return None if value == "" else value  # SYNELO_THETA= in a compose file

@@ -8,26 +8,95 @@ from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import (
+    AfterValidator,
     AwareDatetime,
     BaseModel,
     ConfigDict,
     Field,
     Strict,
     StrictInt,
-    StrictStr,
     ValidationInfo,
+    WithJsonSchema,
     field_validator,
     model_validator,
 )
 
-from synelo.ratings.params import MAX_K, MAX_STALE_DAYS, MAX_T_SHADOW
+from synelo.ratings.params import (
+    MAX_K,
+    MAX_SCALE,
+    MAX_STALE_DAYS,
+    MAX_T_SHADOW,
+    MAX_WEIGHT,
+    MIN_K_MAX,
+    MIN_SCALE,
+    MIN_WRE_SCALE,
+)
 
 MAX_SIDE = 64
+POOL_NAME = r"^[A-Za-z0-9_.-]{1,64}$"  # in paths as well, so no other text reaches a query
 MAX_LABEL = 64  # a map, mode, side or position name
 MAX_NAME = 64  # a player's display name
 MAX_DURATION = 7 * 86_400.0  # seconds: no round lasts a week
-PlayerId = StrictStr | StrictInt  # checked against the pool's id kind by synelo.service.ids
+
+
+def storable(value: str) -> str:
+    """Text that both databases store alike, else a ValueError (a 422 naming the field):
+    PostgreSQL refuses a NUL in text, and an unpaired surrogate ("\\udc00", which JSON can
+    spell) is not UTF-8, so neither database can store it."""
+    if "\x00" in value:
+        raise ValueError("must not contain a NUL character")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError("must not contain an unpaired surrogate (it is not UTF-8)") from None
+    return value
+
+
+Text = Annotated[str, Strict(), AfterValidator(storable)]  # a JSON string the store can keep
+STEAM_ID_MIN = 76561197960265729  # account number 1, individual, public universe
+STEAM_ID_MAX = 76561202255233023  # account number 2^32 − 1
+TEXT_ID_MAX = 64
+# A player id, checked against the pool's id kind by synelo.service.ids (the schema states
+# the same rules): a SteamID64 as a JSON string of 17 digits or as an integer, in steam pools;
+# 1–64 printable ASCII characters in text pools, which take strings only.
+PlayerId = (
+    Annotated[
+        Text,
+        WithJsonSchema(
+            {
+                "type": "string",
+                "pattern": f"^[ -~]{{1,{TEXT_ID_MAX}}}$",
+                "description": "a SteamID64 of 17 digits in "
+                f"{STEAM_ID_MIN}…{STEAM_ID_MAX} (steam pools), or 1–{TEXT_ID_MAX} printable "
+                "ASCII characters (text pools)",
+            }
+        ),
+    ]
+    | Annotated[
+        StrictInt,
+        WithJsonSchema(
+            {
+                # no minimum/maximum: OpenAPI's numbers are floats, which cannot hold these
+                # bounds exactly (the nearest are off by one, outside the range)
+                "type": "integer",
+                "format": "int64",
+                "description": f"a SteamID64 in {STEAM_ID_MIN}…{STEAM_ID_MAX} (steam pools "
+                "only; JSON parsers that read numbers as doubles lose its last digits, so "
+                "the string form is safer)",
+            }
+        ),
+    ]
+)
 Number = Annotated[float, Strict(), Field(allow_inf_nan=False)]  # a JSON number, not "60"
+
+
+class ErrorOut(BaseModel):
+    """Every error but a 422: what went wrong, in a sentence."""
+
+    detail: str
+    job_id: int | None = Field(
+        None, description="the running re-rate (a 409 because one runs on the pool)"
+    )
 
 
 class Sides(BaseModel):
@@ -49,8 +118,8 @@ class SideNames(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    A: StrictStr = Field(min_length=1, max_length=MAX_LABEL)
-    B: StrictStr = Field(min_length=1, max_length=MAX_LABEL)
+    A: Text = Field(min_length=1, max_length=MAX_LABEL)
+    B: Text = Field(min_length=1, max_length=MAX_LABEL)
 
     @model_validator(mode="after")
     def _different(self) -> SideNames:
@@ -93,8 +162,8 @@ class PlayedSpan(BaseModel):
 
 
 PlayedFraction = Annotated[Number, Field(ge=0, le=1)]
-Label = Annotated[StrictStr, Field(min_length=1, max_length=MAX_LABEL)]  # a position, a side
-DisplayName = Annotated[StrictStr, Field(min_length=1, max_length=MAX_NAME)]
+Label = Annotated[Text, Field(min_length=1, max_length=MAX_LABEL)]  # a position, a side
+DisplayName = Annotated[Text, Field(min_length=1, max_length=MAX_NAME)]
 
 
 class RoundIn(BaseModel):
@@ -117,13 +186,13 @@ class RoundIn(BaseModel):
         },
     )
 
-    round_id: StrictStr = Field(min_length=1, max_length=128)
-    server_id: StrictStr = Field(min_length=1, max_length=128)
-    map: StrictStr = Field("", max_length=128)
+    round_id: Text = Field(min_length=1, max_length=128)
+    server_id: Text = Field(min_length=1, max_length=128)
+    map: Text = Field("", max_length=128)
     winner: Literal["A", "B", "draw"]
     teams: Sides
     participants: ParticipantSides | None = None
-    mode: StrictStr | None = Field(
+    mode: Text | None = Field(
         None, min_length=1, max_length=MAX_LABEL, description="game mode, e.g. koth, ctf"
     )
     started_at: AwareDatetime | None = Field(None, description="ISO 8601, with a time zone")
@@ -217,7 +286,7 @@ class LookupOut(BaseModel):
 
 
 Reason = Annotated[
-    str, Field(min_length=1, max_length=500, description="why, kept in the pool's admin log")
+    Text, Field(min_length=1, max_length=500, description="why, kept in the pool's admin log")
 ]
 
 
@@ -233,7 +302,7 @@ class PoolPatchIn(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    model: StrictStr | None = Field(
+    model: Text | None = Field(
         None, max_length=32, description="a new rating model (default: the pool's)"
     )
     params: dict[str, Any] | None = Field(
@@ -241,7 +310,7 @@ class PoolPatchIn(BaseModel):
         description="parameters over the pool's own (same model) or over the new model's "
         "defaults (another model), each within its bounds",
     )
-    theta: float | None = Field(None, gt=0, le=1e6, allow_inf_nan=False, description="SynElo's Θ")
+    theta: Number | None = Field(None, ge=MIN_SCALE, le=MAX_SCALE, description="SynElo's Θ")
     autotune: AutoTuneIn | None = Field(
         None, description="auto-tuning; null turns it off (alone: applied at once, no re-rate)"
     )
@@ -338,20 +407,20 @@ class ParamsIn(BaseModel):
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
-    r0: int | None = Field(None, ge=1, le=10_000)
-    r_min: int | None = Field(None, ge=1, le=10_000)
-    r_max: int | None = Field(None, ge=1, le=10_000)
-    r_shadow_cap: int | None = Field(None, ge=1, le=10_000)
-    t_shadow: int | None = Field(None, ge=0, le=MAX_T_SHADOW)
-    t_stale_days: float | None = Field(None, gt=0, le=MAX_STALE_DAYS)
-    k_min: float | None = Field(None, ge=0, le=MAX_K)
-    k_max: float | None = Field(None, gt=0, le=MAX_K)
-    window: int | None = Field(None, ge=2, le=5000)
-    w_vel: float | None = Field(None, ge=0)
-    w_wre: float | None = Field(None, ge=0)
-    w_vol: float | None = Field(None, ge=0)
-    wre_scale: float | None = Field(None, gt=0)
-    sigma: float | None = Field(None, gt=0)
+    r0: StrictInt | None = Field(None, ge=1, le=10_000)
+    r_min: StrictInt | None = Field(None, ge=1, le=10_000)
+    r_max: StrictInt | None = Field(None, ge=1, le=10_000)
+    r_shadow_cap: StrictInt | None = Field(None, ge=1, le=10_000)
+    t_shadow: StrictInt | None = Field(None, ge=0, le=MAX_T_SHADOW)
+    t_stale_days: Number | None = Field(None, gt=0, le=MAX_STALE_DAYS)
+    k_min: Number | None = Field(None, ge=0, le=MAX_K)
+    k_max: Number | None = Field(None, ge=MIN_K_MAX, le=MAX_K)
+    window: StrictInt | None = Field(None, ge=2, le=5000)
+    w_vel: Number | None = Field(None, ge=0, le=MAX_WEIGHT)
+    w_wre: Number | None = Field(None, ge=0, le=MAX_WEIGHT)
+    w_vol: Number | None = Field(None, ge=0, le=MAX_WEIGHT)
+    wre_scale: Number | None = Field(None, ge=MIN_WRE_SCALE, le=MAX_SCALE)
+    sigma: Number | None = Field(None, ge=MIN_SCALE, le=MAX_SCALE)
     convergence: Literal["seed", "revised"] | None = Field(
         None,
         description="F3's version: 'revised' (default SYNELO_CONVERGENCE) or 'seed', the "
@@ -373,7 +442,7 @@ class AutoTuneIn(BaseModel):
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     every: StrictInt = Field(ge=100, le=10_000_000, description="rounds between fits")
-    fit: list[StrictStr] = Field(
+    fit: list[Text] = Field(
         min_length=1, max_length=8, description="parameters to fit (the model's tunable ones)"
     )
     holdout: Number = Field(0.2, gt=0, lt=0.5, description="share of the newest rounds held out")
@@ -385,7 +454,7 @@ class AutoTuneIn(BaseModel):
 class PoolIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    name: StrictStr = Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")
+    name: Text = Field(pattern=POOL_NAME)
     team_size: StrictInt | None = Field(
         None,
         ge=1,
@@ -400,15 +469,14 @@ class PoolIn(BaseModel):
         deprecated=True,
         description="the old name of team_size (not the K-factor cap params.k_max)",
     )
-    theta: float | None = Field(
+    theta: Number | None = Field(
         None,
-        gt=0,
-        le=1e6,
-        allow_inf_nan=False,
+        ge=MIN_SCALE,
+        le=MAX_SCALE,
         description="overrides SYNELO_THETA and the Θ of team_size",
     )
     player_ids: Literal["steam", "text"] = "steam"
-    model: StrictStr = Field(
+    model: Text = Field(
         "synelo", max_length=32, description="the rating model (GET /v1/models lists them)"
     )
     params: dict[str, Any] | None = Field(
@@ -514,6 +582,10 @@ class QualityOut(BaseModel):
 MAX_PLAYERS = 2 * MAX_SIDE
 
 
+# players who want to stay on one team: two or more, each listed once
+Party = Annotated[list[PlayerId], Field(min_length=2, max_length=MAX_PLAYERS)]
+
+
 class Teams(BaseModel):
     """Present teams; either may be empty (a 3v0 is exactly what autobalance is for)."""
 
@@ -547,7 +619,7 @@ class SplitsIn(BaseModel):
 
     players: list[PlayerId] = Field(min_length=4, max_length=MAX_PLAYERS)
     current: Teams | None = None
-    parties: list[list[PlayerId]] = Field(default_factory=list, max_length=MAX_PLAYERS)
+    parties: list[Party] = Field(default_factory=list, max_length=MAX_PLAYERS)
     must_play: list[PlayerId] = Field(default_factory=list, max_length=MAX_PLAYERS)
     min_k: int = Field(2, ge=1, le=MAX_SIDE)
     max_k: int | None = Field(None, ge=1, le=MAX_SIDE)
@@ -577,7 +649,10 @@ class SplitOut(BaseModel):
 class SplitsOut(BaseModel):
     splits: list[SplitOut]
     solver: Literal["exact", "greedy"]
-    elapsed_ms: float
+    elapsed_ms: float = Field(
+        description="since the request began: waiting for the solver, reading and solving "
+        "(the budget SYNELO_BALANCE_BUDGET_MS covers all of it)"
+    )
 
 
 class AutobalanceIn(BaseModel):
@@ -600,7 +675,7 @@ class AutobalanceIn(BaseModel):
     joiner: PlayerId | None = None
     unassigned: list[PlayerId] = Field(default_factory=list, max_length=MAX_PLAYERS)
     locked: list[PlayerId] = Field(default_factory=list, max_length=MAX_PLAYERS)
-    parties: list[list[PlayerId]] = Field(default_factory=list, max_length=MAX_PLAYERS)
+    parties: list[Party] = Field(default_factory=list, max_length=MAX_PLAYERS)
     method: Literal["f11", "min_swaps"] = "f11"
 
 
@@ -666,8 +741,8 @@ class PredictIn(BaseModel):
     )
 
     teams: Sides
-    map: StrictStr = Field("", max_length=128)
-    mode: StrictStr | None = Field(None, min_length=1, max_length=MAX_LABEL)
+    map: Text = Field("", max_length=128)
+    mode: Text | None = Field(None, min_length=1, max_length=MAX_LABEL)
     sides: SideNames | None = None
     commanders: Commanders | None = None
     positions: dict[str, Label] | None = Field(

@@ -123,8 +123,8 @@ def test_0003_windows_survive_a_downgrade_and_upgrade(tmp_path: Path, down_to: s
             store.submit_round("p", report(i))
         if i == 90:
             for store in stores:
-                store.set_rating("p", "76561197960265730", 1300)
-                store.reset_player("p", "76561197960265731")
+                store.set_rating("p", "76561197960265730", 1300, view=lambda *_: None)
+                store.reset_player("p", "76561197960265731", view=lambda *_: None)
     engine = trip.engine
     with engine.connect() as conn:
         journal_rows = conn.exec_driver_sql("SELECT count(*) FROM journal").scalar()

@@ -289,18 +289,24 @@ def test_a_model_change_must_take_every_logged_set(
     admin: httpx.Client, server: httpx.Client
 ) -> None:
     """A re-rate replays the admin sets through the new model: a set it could not take
-    (an Elo rating far beyond SynElo's R_max, or where TrueSkill overflows) is a 422 that
-    names it, before any job starts."""
+    (an Elo rating far beyond SynElo's R_max, or more than 100·β from a new TrueSkill or
+    openskill player) is a 422 that names it, before any job starts. Every logged set
+    counts, not only a player's latest; a model that takes them all re-rates."""
     pool = new_pool(admin, "elo")
     play(server, pool, random_rounds(5))
+    assert admin.put(f"/v1/pools/{pool}/players/{PLAYERS[1]}", json={"rating": 20_000}).is_success
+    r = admin.patch(f"/v1/pools/{pool}", json={"model": "synelo"})
+    assert r.status_code == 422 and PLAYERS[1] in r.json()["detail"][0]["msg"], r.text
+    wait(admin, pool, admin.patch(f"/v1/pools/{pool}", json={"model": "openskill-pl"}))
+    wait(admin, pool, admin.patch(f"/v1/pools/{pool}", json={"model": "elo"}))
     assert admin.put(f"/v1/pools/{pool}/players/{PLAYERS[0]}", json={"rating": 90_000}).is_success
-    for model in ("synelo", "trueskill"):
+    assert admin.put(f"/v1/pools/{pool}/players/{PLAYERS[0]}", json={"rating": 1_500}).is_success
+    for model in ("trueskill", "openskill-pl"):
         r = admin.patch(f"/v1/pools/{pool}", json={"model": model})
         assert r.status_code == 422, r.text
         assert r.json()["detail"][0]["loc"] == ["body", "model"]
         assert PLAYERS[0] in r.json()["detail"][0]["msg"]
     assert admin.get(f"/v1/pools/{pool}").json()["model"] == "elo"
-    wait(admin, pool, admin.patch(f"/v1/pools/{pool}", json={"model": "openskill-pl"}))
 
 
 def test_a_job_taken_for_dead_cannot_swap(

@@ -157,6 +157,16 @@ def test_the_buffer_keeps_the_newest_eight(vm: LogicVM) -> None:
     assert _round_end(vm, "r11", 200) == [f"r{n}" for n in range(3, 12)]
 
 
+def test_a_full_queue_or_a_rate_limit_keeps_the_report_for_later(vm: LogicVM) -> None:
+    """503 (the service's round queue is full) and 429 (a rate limit) are transient: the
+    report stays buffered and is sent again, the same body, at the next round end."""
+    assert _round_end(vm, "r1", 429) == ["r1"]
+    assert _round_end(vm, "r2", 503) == ["r1"]
+    assert _round_end(vm, "r3", 408) == ["r1"]
+    assert vm.call("T_SDCount") == 3 and vm.call("T_SDRejected") == 0
+    assert _round_end(vm, "r4", 201) == ["r1", "r2", "r3", "r4"]
+
+
 def test_a_refused_report_is_dropped_not_retried(vm: LogicVM) -> None:
     _round_end(vm, "r1", 0)
     vm.call("T_SDAdd", "r2")

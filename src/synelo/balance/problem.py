@@ -202,12 +202,19 @@ def _seatable(units: Sequence[Unit], k: int) -> bool:
     """
     singles = [u for u in units if u.size == 1]
     must_singles = sum(1 for u in singles if u.must)
-    reach = {(0, 0)}
+    # reach[a, b]: the parties seen so far can fill a seats of A and b of B (a table, as
+    # sets of pairs cost 100 ms for 32 parties over every team size of 128 players)
+    reach = np.zeros((k + 1, k + 1), dtype=bool)
+    reach[0, 0] = True
     for u in units:
         if u.size == 1:
             continue
         s = u.size
-        grown = {(a + s, b) for a, b in reach if a + s <= k}
-        grown |= {(a, b + s) for a, b in reach if b + s <= k}
+        grown = np.zeros_like(reach)
+        if s <= k:
+            grown[s:, :] = reach[:-s, :]
+            grown[:, s:] |= reach[:, :-s]
         reach = grown if u.must else reach | grown
-    return any(must_singles <= 2 * k - a - b <= len(singles) for a, b in reach)
+    a, b = np.nonzero(reach)
+    left = 2 * k - a - b  # seats the single players fill
+    return bool(np.any((must_singles <= left) & (left <= len(singles))))

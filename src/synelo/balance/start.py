@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from synelo.balance.problem import BENCH, A, B, Problem
 
 
@@ -39,23 +41,28 @@ def starting_sides(problem: Problem, from_current: bool) -> list[int]:
 
 
 def _fitting_sides(problem: Problem) -> list[int]:
-    """Any placement with exactly k a side and the must units seated (parties made it hard)."""
+    """Any placement with exactly k a side and the must units seated (parties made it hard).
+
+    reach[i][a, b]: the first i units can fill a seats of A and b of B. Read back from
+    (k, k), each unit takes the bench when it may, else A, else B."""
     k, units = problem.k, problem.units
-    back: list[dict[tuple[int, int], tuple[tuple[int, int], int]]] = []
-    reach = {(0, 0)}
+    reach = [np.zeros((k + 1, k + 1), dtype=bool)]
+    reach[0][0, 0] = True
     for u in units:
-        step: dict[tuple[int, int], tuple[tuple[int, int], int]] = {}
-        if not u.must:
-            step.update({ab: (ab, BENCH) for ab in reach})
-        for a, b in reach:
-            if a + u.size <= k:
-                step.setdefault((a + u.size, b), ((a, b), A))
-            if b + u.size <= k:
-                step.setdefault((a, b + u.size), ((a, b), B))
-        back.append(step)
-        reach = set(step)
+        before, s = reach[-1], u.size
+        now = before.copy() if not u.must else np.zeros_like(before)
+        if s <= k:
+            now[s:, :] |= before[:-s, :]
+            now[:, s:] |= before[:, :-s]
+        reach.append(now)
     sides = [BENCH] * len(units)
-    state = (k, k)
+    a = b = k
     for i in range(len(units) - 1, -1, -1):
-        state, sides[i] = back[i][state]
+        u, before = units[i], reach[i]
+        if not u.must and before[a, b]:
+            sides[i] = BENCH
+        elif a >= u.size and before[a - u.size, b]:
+            sides[i], a = A, a - u.size
+        else:
+            sides[i], b = B, b - u.size
     return sides

@@ -10,6 +10,7 @@ import httpx
 
 from synelo.client.typedefs import (
     REJECTIONS,
+    TRANSIENT,
     Autobalance,
     JournalEntry,
     Player,
@@ -25,7 +26,8 @@ Teams = tuple[Sequence[str], Sequence[str]]
 
 class SyneloClient:
     """One pool of one service. Transport failures, timeouts and 5xx raise
-    `ServiceUnavailable`; 4xx raise a `RequestRejected` subclass (never retried here)."""
+    `ServiceUnavailable`, as do 408 and 429 (come back later); other 4xx raise a
+    `RequestRejected` subclass (never retried here)."""
 
     def __init__(
         self,
@@ -64,7 +66,7 @@ class SyneloClient:
             response = self.http.request(method, path, json=body, params=params)
         except httpx.TransportError as exc:  # connect/read errors and timeouts
             raise ServiceUnavailable(f"{method} {path}: {type(exc).__name__}: {exc}") from exc
-        if response.status_code >= 500:
+        if response.status_code >= 500 or response.status_code in TRANSIENT:
             raise ServiceUnavailable(f"{method} {path} answered {response.status_code}")
         if response.status_code >= 400:
             try:

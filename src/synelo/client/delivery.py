@@ -3,10 +3,11 @@ with a retry ring buffer, and the split cache behind scrambles.
 
 - Every report gets a unique round_id when it is made, so a retry is the same round: the
   service is idempotent on round_id and a report that had in fact arrived changes nothing.
-- A report that fails transiently (timeout, connection refused or reset, 5xx) goes into an
-  8-slot ring buffer. At the next round end the buffered reports are retried oldest first,
-  **before** the new one; the first that fails again stops the retries and the new report
-  joins the buffer behind them. When the buffer is full its oldest report is dropped (logged).
+- A report that fails transiently (timeout, connection refused or reset, 5xx, 408, 429)
+  goes into an 8-slot ring buffer. At the next round end the buffered reports are retried
+  oldest first, **before** the new one; the first that fails again stops the retries and
+  the new report joins the buffer behind them. When the buffer is full its oldest report is
+  dropped (logged).
 - A 4xx is never retried: for the new report it raises; a buffered report that gets one
   (which only a changed service can cause) is dropped and logged.
 - Split cache: after every round end the splits for every team size are requested and cached.

@@ -45,8 +45,13 @@ class SyneloError(Exception):
 
 
 class ServiceUnavailable(SyneloError):
-    """No answer that counts: connection refused or reset, a timeout, or a 5xx. Transient:
-    round reports that fail this way are kept and retried."""
+    """No answer that counts: connection refused or reset, a timeout, a 5xx (503: the round
+    queue is full), a 408 or a 429 (a rate limit). Transient: round reports that fail this
+    way are kept and retried later with the same round_id."""
+
+
+# 4xx answers that say "not now" rather than "never": the request timed out, or a rate limit
+TRANSIENT = frozenset({408, 429})
 
 
 class RequestRejected(SyneloError):

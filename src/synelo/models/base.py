@@ -151,6 +151,16 @@ class Model(ABC, Generic[S]):
     def with_rating(self, state: S, rating: float) -> S:
         """The state after an admin sets the display rating to `rating`."""
 
+    @classmethod
+    def check_params(cls, params: Mapping[str, ParamValue]) -> None:
+        """ParameterError when parameters each within bounds are not together: a model
+        whose formulas need a relation between them says so here."""
+
+    def set_span(self) -> float | None:
+        """How far from a new player's display rating an admin may set one; None: as far as
+        the service allows. Gaussian models bound it by their noise β (see trueskill)."""
+        return None
+
     # --- storage ----------------------------------------------------------------------------
     @abstractmethod
     def encode(self, state: S) -> dict[str, Any]:
@@ -174,6 +184,7 @@ def resolve_params(model: type[Model[Any]], given: Mapping[str, object]) -> dict
             known = ", ".join(model.parameters) or "none"
             raise ParameterError(name, f"model {model.name!r} has no such parameter ({known})")
         out[name] = spec.check(name, value)
+    model.check_params(out)
     return out
 
 

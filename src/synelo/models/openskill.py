@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 from openskill.models import BradleyTerryFull, PlackettLuce, ThurstoneMostellerFull
 
 from synelo.models.base import Model, Param, Rated, RoundFacts
-from synelo.models.trueskill import conservative, skill_params
+from synelo.models.trueskill import SET_SPAN_BETAS, check_spread, conservative, skill_params
 
 _RANKS = {"A": [1, 2], "B": [2, 1], "draw": [1, 1]}
 
@@ -34,6 +34,10 @@ class OpenSkill(Model[Any]):
         "kappa": Param(0.0001, 1e-12, 1.0, log=True, doc="κ: the smallest σ² shrink factor"),
     }
 
+    @classmethod
+    def check_params(cls, params: Mapping[str, object]) -> None:
+        check_spread(params)
+
     def __init__(self, params: Mapping[str, object] | None = None) -> None:
         super().__init__(params)
         self.model = self.package_model(**{k: float(v) for k, v in self.params.items()})
@@ -41,11 +45,23 @@ class OpenSkill(Model[Any]):
     def new_state(self) -> Any:
         return self.model.rating()
 
-    def _team(self, states: Mapping[str, Any], players: Sequence[str]) -> list[Any]:
-        return [self.state_of(states, p) for p in players]
+    def _centred(
+        self, states: Mapping[str, Any], sides: Sequence[Sequence[str]]
+    ) -> tuple[list[list[Any]], float]:
+        """The sides' ratings with the mean μ of their players subtracted, and that mean.
+
+        Every prediction and update depends on differences of μ only, but the package
+        computes exp(μ/c) for Plackett–Luce: at |μ| of a million that underflows to 0 (a
+        division by zero) or overflows. Centring keeps the arguments to the spread of the
+        round's skills, which the admin-set rule (`ratable`) keeps in range."""
+        teams = [[self.state_of(states, p) for p in side] for side in sides]
+        everyone = [r.mu for team in teams for r in team]
+        centre = sum(everyone) / len(everyone) if everyone else 0.0
+        shifted = [[self.model.rating(mu=r.mu - centre, sigma=r.sigma) for r in t] for t in teams]
+        return shifted, centre
 
     def predict(self, states: Mapping[str, Any], round: RoundFacts) -> float:
-        teams = [self._team(states, round.team_a), self._team(states, round.team_b)]
+        teams, _ = self._centred(states, (round.team_a, round.team_b))
         return float(self.model.predict_win(teams)[0])
 
     def rate(self, states: Mapping[str, Any], round: RoundFacts) -> Rated[Any]:
@@ -53,10 +69,13 @@ class OpenSkill(Model[Any]):
         rated_a, rated_b = round.rated_a, round.rated_b
         if not rated_a or not rated_b:  # one side rated alone: there is no one to compare with
             return Rated(p_a, {p: self.state_of(states, p) for p in (*rated_a, *rated_b)})
-        teams = [self._team(states, rated_a), self._team(states, rated_b)]
+        teams, centre = self._centred(states, (rated_a, rated_b))
         after = self.model.rate(teams, ranks=list(_RANKS[round.winner]))
-        new = dict(zip(rated_a, after[0], strict=True))
-        new.update(zip(rated_b, after[1], strict=True))
+        new = {
+            p: self.model.rating(mu=r.mu + centre, sigma=r.sigma)
+            for side, rated in ((rated_a, after[0]), (rated_b, after[1]))
+            for p, r in zip(side, rated, strict=True)
+        }
         return Rated(p_a, new)
 
     def rating(self, state: Any) -> float:
@@ -67,6 +86,9 @@ class OpenSkill(Model[Any]):
 
     def with_rating(self, state: Any, rating: float) -> Any:
         return self.model.rating(mu=rating + 3.0 * state.sigma, sigma=state.sigma)
+
+    def set_span(self) -> float:
+        return SET_SPAN_BETAS * float(self.params["beta"])
 
     def encode(self, state: Any) -> dict[str, Any]:
         return {"mu": state.mu, "sigma": state.sigma}

@@ -17,7 +17,16 @@ from synelo.ratings import (
     new_window,
     win_probability,
 )
-from synelo.ratings.params import MAX_K, MAX_STALE_DAYS, MAX_T_SHADOW
+from synelo.ratings.params import (
+    MAX_K,
+    MAX_SCALE,
+    MAX_STALE_DAYS,
+    MAX_T_SHADOW,
+    MAX_WEIGHT,
+    MIN_K_MAX,
+    MIN_SCALE,
+    MIN_WRE_SCALE,
+)
 
 
 def _parameters() -> dict[str, Param]:
@@ -36,16 +45,16 @@ def _parameters() -> dict[str, Param]:
         "t_shadow": Param(d.t_shadow, 0, MAX_T_SHADOW, integer=True, doc="rounds in shadow"),
         "t_stale_days": Param(d.t_stale_days, 0, MAX_STALE_DAYS, above=True, doc="days to stale"),
         "k_min": Param(default_k_min("revised"), 0, MAX_K, doc="K_min (12 with F3 revised)"),
-        "k_max": Param(d.k_max, 0, MAX_K, above=True, log=True, doc="K_max"),
+        "k_max": Param(d.k_max, MIN_K_MAX, MAX_K, log=True, doc="K_max"),
         "theta": Param(
-            linear_theta(12), 0, 1e6, above=True, log=True, doc="F1's Θ: 100·max(team size, 2)"
+            linear_theta(12), MIN_SCALE, MAX_SCALE, log=True, doc="F1's Θ: 100·max(team size, 2)"
         ),
         "window": Param(d.window, 2, 5000, integer=True, doc="W: rounds in F3's window"),
-        "w_vel": Param(d.w_vel, 0, 1e6, doc="seed F3: velocity weight"),
-        "w_wre": Param(d.w_wre, 0, 1e6, doc="seed F3: win-rate-excess weight"),
-        "w_vol": Param(d.w_vol, 0, 1e6, doc="seed F3: volatility weight"),
-        "wre_scale": Param(d.wre_scale, 0, 1e6, above=True, doc="seed F3: win-rate scale"),
-        "sigma": Param(d.sigma, 0, 1e6, above=True, log=True, doc="F4's compression width"),
+        "w_vel": Param(d.w_vel, 0, MAX_WEIGHT, doc="seed F3: velocity weight"),
+        "w_wre": Param(d.w_wre, 0, MAX_WEIGHT, doc="seed F3: win-rate-excess weight"),
+        "w_vol": Param(d.w_vol, 0, MAX_WEIGHT, doc="seed F3: volatility weight"),
+        "wre_scale": Param(d.wre_scale, MIN_WRE_SCALE, MAX_SCALE, doc="seed F3: win-rate scale"),
+        "sigma": Param(d.sigma, MIN_SCALE, MAX_SCALE, log=True, doc="F4's compression width"),
         "convergence": Param("revised", choices=("revised", "seed"), doc="F3's version"),
     }
 

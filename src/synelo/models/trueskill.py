@@ -8,7 +8,7 @@ from typing import Any
 
 import trueskill as ts
 
-from synelo.models.base import Model, Param, Rated, RoundFacts
+from synelo.models.base import Model, Param, ParameterError, Rated, RoundFacts
 
 _RANKS = {"A": [0, 1], "B": [1, 0], "draw": [0, 0]}
 
@@ -26,6 +26,28 @@ def skill_params() -> dict[str, Param]:
         "beta": Param(25.0 / 6.0 * SCALE, 1e-6, 1e6, log=True, doc="β: performance noise"),
         "tau": Param(25.0 / 300.0 * SCALE, 0.0, 1e6, log=True, doc="τ: skill drift per round"),
     }
+
+
+# An admin may set a skill at most this many β from a new player's. Further apart, a win is
+# certain to within e^-(span²/2) (nothing left to learn) and the packages overflow: TrueSkill
+# at a few tens of thousands of points, openskill's Plackett–Luce (exp(μ/c)) once its σ has
+# shrunk. 100β is 25,000 points at the default β of 250.
+SET_SPAN_BETAS = 100.0
+
+
+# σ and τ at most this many β. The draw margin is a multiple of β, and the packages compare
+# it with √(nβ² + Σσ²): with σ or τ a million times β (each alone within bounds) that margin
+# vanishes beside the uncertainty and a draw's update divides 0 by 0. A new player's σ is 2β
+# by the packages' defaults.
+MAX_SPREAD_BETAS = 100.0
+
+
+def check_spread(params: Mapping[str, object]) -> None:
+    """σ and τ within MAX_SPREAD_BETAS·β (ParameterError naming the one that is not)."""
+    beta = float(params["beta"])  # type: ignore[arg-type]
+    for name in ("sigma", "tau"):
+        if float(params[name]) > MAX_SPREAD_BETAS * beta:  # type: ignore[arg-type]
+            raise ParameterError(name, f"must be at most {MAX_SPREAD_BETAS:g}·beta ({beta:g})")
 
 
 def conservative(mu: float, sigma: float) -> float:
@@ -50,8 +72,13 @@ class TrueSkill(Model[ts.Rating]):
     display = "μ − 3σ"
     parameters = {
         **skill_params(),
-        "draw_probability": Param(0.10, 0.0, 0.99, doc="the share of drawn rounds"),
+        # not 0: the package cannot update on a draw it was told cannot happen (0/0)
+        "draw_probability": Param(0.10, 1e-6, 0.99, doc="the share of drawn rounds"),
     }
+
+    @classmethod
+    def check_params(cls, params: Mapping[str, object]) -> None:
+        check_spread(params)
 
     def __init__(self, params: Mapping[str, object] | None = None) -> None:
         super().__init__(params)
@@ -93,6 +120,9 @@ class TrueSkill(Model[ts.Rating]):
 
     def with_rating(self, state: ts.Rating, rating: float) -> ts.Rating:
         return self.env.create_rating(mu=rating + 3.0 * state.sigma, sigma=state.sigma)
+
+    def set_span(self) -> float:
+        return SET_SPAN_BETAS * float(self.params["beta"])
 
     def fields(self, state: ts.Rating) -> dict[str, float]:
         return {"mu": state.mu, "sigma": state.sigma}

@@ -15,6 +15,14 @@ CONVERGENCES: Final = ("seed", "revised")  # F3's versions, by name (docs/maths/
 MAX_K: Final = 1_000_000.0  # keeps every rating far inside 32 bits
 MAX_T_SHADOW: Final = 2**31 - 1  # rounds_played is a 32-bit column
 MAX_STALE_DAYS: Final = 700_000.0  # now − T_stale stays after year 1
+# Scales below these are not meaningful for integer ratings, and smaller ones overflow or
+# divide by zero: F4's 2σ² underflows to 0 from σ ≈ 1e-162, and F3's v/K_max and excess/scale
+# turn into ∞ (then NaN, times a zero weight) as K_max or the scale approach 0.
+MIN_SCALE: Final = 1.0  # Θ and σ, in rating points
+MIN_K_MAX: Final = 0.01
+MIN_WRE_SCALE: Final = 0.001
+MAX_SCALE: Final = 1e6
+MAX_WEIGHT: Final = 1e6
 
 
 class ParameterError(ValueError):
@@ -121,11 +129,16 @@ class SynEloParams:
         ):
             if not math.isfinite(getattr(self, name)):
                 raise ParameterError((name,), "must be a finite number")
-        if self.k_max > MAX_K:
-            raise ParameterError(("k_max",), f"must be at most {MAX_K:g}")
+        if not MIN_K_MAX <= self.k_max <= MAX_K:
+            raise ParameterError(("k_max",), f"must be in [{MIN_K_MAX:g}, {MAX_K:g}]")
+        for name in ("theta", "sigma"):
+            if not MIN_SCALE <= getattr(self, name) <= MAX_SCALE:
+                raise ParameterError((name,), f"must be in [{MIN_SCALE:g}, {MAX_SCALE:g}]")
+        if not MIN_WRE_SCALE <= self.wre_scale <= MAX_SCALE:
+            raise ParameterError(("wre_scale",), f"must be in [{MIN_WRE_SCALE:g}, {MAX_SCALE:g}]")
         for name in ("w_vel", "w_wre", "w_vol"):
-            if getattr(self, name) < 0:
-                raise ParameterError((name,), "must not be negative")
+            if not 0 <= getattr(self, name) <= MAX_WEIGHT:
+                raise ParameterError((name,), f"must be in [0, {MAX_WEIGHT:g}]")
         if self.t_shadow > MAX_T_SHADOW:
             raise ParameterError(("t_shadow",), f"must be at most {MAX_T_SHADOW}")
         if not 0 < self.t_stale_days <= MAX_STALE_DAYS:

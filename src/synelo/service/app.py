@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import math
 from collections.abc import AsyncIterator
@@ -12,14 +13,19 @@ from fastapi import FastAPI, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from starlette.types import Receive, Scope, Send
 
 from synelo import __version__
 from synelo.config import Settings
 from synelo.rerate.job import JobRunner
 from synelo.rerate.schedule import AutoTuneSchedule
+from synelo.service import metrics
 from synelo.service.auth import TokenChecker
-from synelo.service.limits import BodyLimit
+from synelo.service.errors import ErrorLog
+from synelo.service.gate import BalanceGate
+from synelo.service.limits import BodyLimit, escape_surrogates
 from synelo.service.paths import EncodedSlashes
+from synelo.service.ratelimit import LimitGate, RateLimits
 from synelo.service.routers import balance, models, players, pools, rerate, rounds
 from synelo.store.checkpoint import Checkpointer
 from synelo.store.engine import create_store_engine
@@ -37,28 +43,35 @@ def create_app(
     settings = settings or Settings()
     if store is None:
         store = Store(
-            create_store_engine(settings.sqlalchemy_url, pool_size=settings.db_pool_size),
+            create_store_engine(
+                settings.sqlalchemy_url,
+                pool_size=settings.db_pool_size,
+                synchronous=settings.sqlite_synchronous,
+            ),
             clock,
             window_cache=settings.window_cache,
         )
     # the checkpointer first: it sets up every SQLite connection opened after it, the
     # writer's own included
     checkpointer = Checkpointer(store.engine) if store.engine.dialect.name == "sqlite" else None
-    writer = RoundWriter(store)
+    writer = RoundWriter(store, max_queued=settings.queue_max)
     jobs = JobRunner(RerateStore(store))
     schedule = AutoTuneSchedule(jobs, settings.autotune_check_s)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         schedule.start()
+        sampler = asyncio.create_task(metrics.sample_queue_depth(writer.queued))
         yield
+        sampler.cancel()
         schedule.stop()
+        await limits.close()
         writer.close()
         jobs.wait(timeout=5.0)  # a job cut short fails by its heartbeat; its rows are swept
         if checkpointer is not None:
             checkpointer.stop()
 
-    app = FastAPI(
+    app = _App(
         title="synelo",
         version=__version__,
         lifespan=lifespan,
@@ -70,6 +83,8 @@ def create_app(
     app.state.rerate = jobs.rerate
     app.state.jobs = jobs
     app.state.autotune = schedule
+    app.state.balance_gate = BalanceGate()  # one split search at a time per worker
+    app.state.error_log = error_log = ErrorLog(log)
     # Configured tokens, when there are any, are the only tokens (the token table is not
     # consulted); otherwise the generated and created ones of the token table are.
     configured = bool(settings.admin_tokens or settings.server_tokens)
@@ -78,17 +93,21 @@ def create_app(
         settings.server_tokens,
         (lambda _token: None) if configured else store.token_identity,
     )
+    app.state.limits = limits = RateLimits.from_settings(settings)
 
     @app.exception_handler(RequestValidationError)
     async def invalid_request(_: Request, exc: RequestValidationError) -> JSONResponse:
         """FastAPI's 422, except that a NaN or an infinity the client sent (Python's JSON
-        reader takes them) is echoed as text: JSON has no such numbers, and encoding one
-        would turn the 422 into a 500."""
-        return JSONResponse({"detail": _finite(jsonable_encoder(exc.errors()))}, status_code=422)
+        reader takes them) is echoed as text, and a lone surrogate as its escape: JSON has no
+        such numbers, UTF-8 no such characters, and encoding one would turn the 422 into a
+        500."""
+        return JSONResponse({"detail": _echoable(jsonable_encoder(exc.errors()))}, 422)
 
     @app.exception_handler(Exception)
     async def internal_error(request: Request, exc: Exception) -> JSONResponse:
-        log.exception("unhandled error on %s %s", request.method, request.url.path)
+        """A 500; the traceback is logged, unless the same error was logged lately."""
+        error_log.error(exc, "unhandled error on %s %s", request.method, request.url.path)
+        request.scope[_LOGGED] = exc
         return JSONResponse({"detail": "internal server error"}, status_code=500)
 
     @app.get("/healthz", tags=["health"])
@@ -108,9 +127,33 @@ def create_app(
     app.include_router(balance.router)
     app.include_router(models.router)
     app.include_router(rerate.router)
+    app.include_router(metrics.router(settings.metrics_public, writer.queued))
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(EncodedSlashes)
+    app.add_middleware(LimitGate, limits=limits)  # before the body is read or routed
+    # around everything, so that a 413 or a 429 is timed, counted and logged too
+    app.add_middleware(
+        metrics.RequestMetrics,
+        templates=lambda: [*app.openapi()["paths"], "/metrics"],
+        log_access=settings.access_log,
+    )
     return app
+
+
+_LOGGED = "synelo.logged_error"  # scope key: the error the 500 handler logged (or held back)
+
+
+class _App(FastAPI):
+    """FastAPI, except that an error answered 500 stops here. Starlette raises it again
+    after the 500, for the server to log, and uvicorn would log its traceback each time:
+    `ErrorLog` has logged it already, or held it back on purpose."""
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        except Exception as exc:
+            if scope.get(_LOGGED) is not exc:
+                raise
 
 
 def app_from_env() -> FastAPI:
@@ -118,12 +161,15 @@ def app_from_env() -> FastAPI:
     return create_app()
 
 
-def _finite(value: Any) -> Any:
-    """`value` with every non-finite float replaced by its JSON5 spelling, as text."""
+def _echoable(value: Any) -> Any:
+    """`value` with every non-finite float replaced by its JSON5 spelling, as text, and
+    every lone surrogate by its escape."""
     if isinstance(value, float) and not math.isfinite(value):
         return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    if isinstance(value, str):
+        return escape_surrogates(value)
     if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
+        return {escape_surrogates(k): _echoable(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [_finite(v) for v in value]
+        return [_echoable(v) for v in value]
     return value

@@ -2,6 +2,8 @@
 
 Each token also names who holds it, for the admin change log: a stored token by its label,
 a configured one as ``config:<role>#<n>`` (its place in the settings' list, never the token).
+
+The scheme is matched case-insensitively (``bearer`` works too), as RFC 7235 has it.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from typing import Literal
 from fastapi import HTTPException, Request
 from starlette.concurrency import run_in_threadpool
 
+from synelo.service.ratelimit import RateLimits, retry_after
+
 Role = Literal["server", "admin"]
 Identity = tuple[str, str]  # (role, who)
 
@@ -22,14 +26,16 @@ Identity = tuple[str, str]  # (role, who)
 class TokenChecker:
     """Resolves a token to its role: configured tokens first (compared in constant time,
     every one of them, so the time does not say which matched), then the token table
-    (looked up by SHA-256, which reveals nothing of the token)."""
+    (looked up by SHA-256, which reveals nothing of the token). A stored token's role is
+    remembered for `remember_s` only, so that a token taken out of the table stops working
+    on every worker within that time."""
 
     def __init__(
         self,
         admin: list[str],
         server: list[str],
         stored: Callable[[str], Identity | None],
-        remember_s: float = 60.0,
+        remember_s: float = 1.0,
     ) -> None:
         self._configured = [
             (t.encode(), (role, f"config:{role}#{n}"))
@@ -51,19 +57,21 @@ class TokenChecker:
         return found
 
     def remembered_role(self, token: str) -> Identity | None:
-        """Who a stored token looked up in the last minute is (no database read)."""
+        """Who a stored token looked up within `remember_s` is (no database read)."""
         hit = self._seen.get(_digest(token))
         if hit is not None and time.monotonic() - hit[1] < self._remember_s:
             return hit[0]
         return None
 
     def stored_role(self, token: str) -> Identity | None:
-        """Who a token of the token table is (a database read), then remembered."""
+        """Who a token of the token table is (a database read), then remembered as of
+        when the read began: a revocation committed meanwhile may not be in what it saw."""
+        asked = time.monotonic()
         identity = self._stored(token)
         if identity is not None:
             if len(self._seen) > 10_000:
                 self._seen.clear()
-            self._seen[_digest(token)] = (identity, time.monotonic())
+            self._seen[_digest(token)] = (identity, asked)
         return identity
 
 
@@ -71,9 +79,11 @@ def _digest(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-def require(role: Role) -> Callable[[Request], Awaitable[str]]:
-    """A dependency: 401 without a valid token, 403 when a server token calls an admin route.
-    Who holds the token is left in ``request.state.actor`` (see `actor`)."""
+def require(role: Role, *, rounds: bool = False) -> Callable[[Request], Awaitable[str]]:
+    """A dependency: 401 without a valid token, 429 when the token is over its rate limit
+    (`rounds`: the route reports rounds, which count against the rounds limit too), 403 when
+    a server token calls an admin route. Who holds the token is left in
+    ``request.state.actor`` (see `actor`)."""
 
     async def check(request: Request) -> str:
         header = request.headers.get("authorization", "")
@@ -87,6 +97,15 @@ def require(role: Role) -> Callable[[Request], Awaitable[str]]:
             found = await run_in_threadpool(tokens.stored_role, token)
         if found is None:
             raise HTTPException(401, "invalid token", headers={"WWW-Authenticate": "Bearer"})
+        limits: RateLimits | None = getattr(request.app.state, "limits", None)
+        if limits is not None:
+            wait, what = await limits.token(token, found[0], rounds)
+            if wait > 0:
+                raise HTTPException(
+                    429,
+                    f"too many {what} with this token; retry after {retry_after(wait)} s",
+                    headers={"Retry-After": retry_after(wait)},
+                )
         if role == "admin" and found[0] != "admin":
             raise HTTPException(403, "this route needs an admin token")
         request.state.actor = found[1]

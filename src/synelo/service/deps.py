@@ -7,6 +7,7 @@ from typing import Annotated
 from fastapi import Depends, HTTPException, Path, Request
 from starlette.concurrency import run_in_threadpool
 
+from synelo.schemas import POOL_NAME
 from synelo.service.auth import require
 from synelo.store.repository import Store
 from synelo.store.typedefs import Pool, UnknownPool
@@ -18,7 +19,7 @@ async def get_store(request: Request) -> Store:
 
 
 async def get_pool(
-    request: Request, pool: Annotated[str, Path(description="pool name", max_length=64)]
+    request: Request, pool: Annotated[str, Path(description="pool name", pattern=POOL_NAME)]
 ) -> Pool:
     """The pool's settings (404 when there is no such pool); read from the database only
     the first time (in the thread pool, so the event loop never waits on it)."""
@@ -35,4 +36,5 @@ async def get_pool(
 StoreDep = Annotated[Store, Depends(get_store)]
 PoolDep = Annotated[Pool, Depends(get_pool)]
 ServerAuth = Depends(require("server"))
+RoundAuth = Depends(require("server", rounds=True))  # counts against the rounds limit too
 AdminAuth = Depends(require("admin"))

@@ -7,9 +7,7 @@ from typing import Any, TypeGuard
 
 from fastapi.exceptions import RequestValidationError
 
-STEAM_ID_MIN = 76561197960265729  # account number 1, individual, public universe
-STEAM_ID_MAX = 76561202255233023  # account number 2^32 − 1
-TEXT_ID_MAX = 64
+from synelo.schemas import STEAM_ID_MAX, STEAM_ID_MIN, TEXT_ID_MAX
 
 Loc = tuple[str | int, ...]
 

@@ -12,8 +12,11 @@ from __future__ import annotations
 from typing import Annotated
 from urllib.parse import unquote
 
-from fastapi import Depends, Path, Request
+from fastapi import Depends, Path, Query, Request
+from pydantic import AfterValidator
 from starlette.types import ASGIApp, Receive, Scope, Send
+
+from synelo.schemas import storable
 
 ENCODED = "synelo.encoded_segments"  # scope key: path segments are still percent-encoded
 
@@ -44,3 +47,17 @@ def player_path_id(
 
 
 PlayerPathId = Annotated[str, Depends(player_path_id)]
+
+
+def _maybe_storable(value: str | None) -> str | None:
+    return None if value is None else storable(value)
+
+
+# a DELETE's `reason`: the admin log keeps it, so it is text the store can keep
+ReasonQuery = Annotated[
+    str | None,
+    Query(min_length=1, max_length=500, description="why, kept in the pool's admin log"),
+    AfterValidator(_maybe_storable),
+]
+# a round id in a path (void, unvoid)
+RoundPathId = Annotated[str, Path(min_length=1, max_length=128), AfterValidator(storable)]

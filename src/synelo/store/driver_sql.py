@@ -10,7 +10,7 @@ store uses Core.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from functools import lru_cache
 from typing import Any, NamedTuple
@@ -23,13 +23,14 @@ from synelo.store.tables import journal
 
 
 class DriverSql:
-    """One statement in both paramstyles (qmark for sqlite3, format for psycopg)."""
+    """One statement in both paramstyles (``?`` for sqlite3, ``$1, $2 …`` for psycopg's raw
+    cursor), or two (`postgresql`: PostgreSQL's own text of it, written with ``?`` too)."""
 
     __slots__ = ("_qmark", "_format")
 
-    def __init__(self, sql: str) -> None:
+    def __init__(self, sql: str, postgresql: str | None = None) -> None:
         self._qmark = sql
-        self._format = sql.replace("?", "%s")
+        self._format = _numbered(postgresql or sql)
 
     def sql(self, conn: Connection) -> str:
         return self._qmark if conn.dialect.paramstyle == "qmark" else self._format
@@ -54,10 +55,36 @@ class DriverSql:
     def many(self, conn: Connection, rows: Sequence[Sequence[Any]]) -> None:
         _cursor(conn).executemany(self.sql(conn), rows)
 
+    def run(self, conn: Connection, params: Sequence[Any]) -> None:
+        """Execute once, for no result."""
+        _cursor(conn).execute(self.sql(conn), tuple(params))
+
+
+def _array(values: Sequence[int | float | str | None]) -> str:
+    """PostgreSQL's text of an array of these numbers (or one-letter strings, or NULLs),
+    which the statement casts: a Python list goes through psycopg's list dumper, written in
+    Python, which took ~10 % of a worker's CPU for a round's arrays. A float's repr is the
+    shortest text that reads back as the same double, so the values arrive exact."""
+    return "{" + ",".join("NULL" if v is None else str(v) for v in values) + "}"
+
+
+def _numbered(sql: str) -> str:
+    """`sql` with its ``?`` placeholders numbered: ``$1``, ``$2`` …"""
+    parts = sql.split("?")
+    return "".join(f"{part}${i}" for i, part in enumerate(parts[:-1], 1)) + parts[-1]
+
 
 def _cursor(conn: Connection) -> Any:
-    """A cursor of the connection's DBAPI connection, inside the transaction `conn` began."""
-    return conn.connection.cursor()
+    """A cursor of the connection's DBAPI connection, inside the transaction `conn` began.
+    On PostgreSQL a raw cursor: psycopg's own cursor parses every statement for its ``%s``
+    placeholders, and keeps the result only for statements of up to 50 parameters, which a
+    round's journal insert (12 a player) is not; the parsing cost ~15 % of a worker's CPU."""
+    if conn.dialect.paramstyle == "qmark":
+        return conn.connection.cursor()
+    from psycopg import RawCursor  # imported once; psycopg is there whenever PostgreSQL is
+
+    driver: Any = conn.connection.driver_connection  # a psycopg.Connection
+    return RawCursor(driver)
 
 
 def for_update(conn: Connection) -> str:
@@ -88,6 +115,34 @@ UPDATE_PLAYER = DriverSql(
     "window_state = NULL, window_tail = NULL, window_appended = ?, last_journal = ? "
     "WHERE id = ?"
 )
+# The same for all the players of a round in one statement, on PostgreSQL: each column's new
+# values in an array, in the order of the ids in $1. Found by primary key (id = ANY), with no
+# join to plan. 24 statements a round cost the database about 1 ms of CPU more than one.
+_UPDATE_PLAYERS_PG = DriverSql(
+    "UPDATE players SET rating = ($2::integer[])[array_position($1::bigint[], id)], "
+    "rounds_played = ($3::integer[])[array_position($1::bigint[], id)], last_played = $4, "
+    "convergence = ($5::float8[])[array_position($1::bigint[], id)], "
+    "window_state = NULL, window_tail = NULL, "
+    "window_appended = ($6::bigint[])[array_position($1::bigint[], id)], "
+    "last_journal = ($7::bigint[])[array_position($1::bigint[], id)] "
+    "WHERE id = ANY($1::bigint[])"
+)
+
+
+def update_players(conn: Connection, rows: Sequence[tuple[Any, ...]]) -> None:
+    """`UPDATE_PLAYER` for each row: (rating, rounds played, last played, C, entries
+    appended, newest journal row, id). One statement on PostgreSQL, whatever the rows'
+    last played (all one round's, so the first row's is every row's)."""
+    if conn.dialect.paramstyle == "qmark":
+        UPDATE_PLAYER.many(conn, rows)
+        return
+    ratings, played, stamps, cs, appended, last, ids = zip(*rows, strict=True)
+    if any(stamp != stamps[0] for stamp in stamps):
+        raise ValueError("the players of one update have one last-played time")
+    arrays = [_array(column) for column in (ids, ratings, played, cs, appended, last)]
+    _UPDATE_PLAYERS_PG.run(conn, (*arrays[:3], stamps[0], *arrays[3:]))
+
+
 INSERT_ROUND = DriverSql(
     "INSERT INTO rounds (pool_id, seq, round_id, server_id, map, winner, sum_a, sum_b, p_a, "
     "content_hash, result, created_at, report) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
@@ -152,11 +207,65 @@ def windows(
     chunk: int,
     size: int,
     revised: bool = False,
+    cached: Mapping[int, tuple[int, ConvergenceWindow]] | None = None,
 ) -> dict[int, ConvergenceWindow]:
-    """The stored convergence windows of these players (rows already locked), by id: their
-    full chunks, and the unfilled newest chunk's entries from the journal (≤ chunk − 1 rows
-    along each player's chain) or, for a row last written before migration 0003, from its
-    own columns. Each keeps the sums of the pool's F3 (`revised`), rebuilt exactly."""
+    """The stored convergence windows of these players (rows already locked), by id, each
+    keeping the sums of the pool's F3 (`revised`), exact.
+
+    A player in `cached` ({player id: (stamp, window)}: the window as it was when the
+    player's newest journal row was `stamp`, kept by this process) that has had at most
+    `chunk` rounds rated since, by another worker, gets those rounds' journal rows appended
+    to that window (in place), if the player's chain leads back to `stamp` through rated
+    rounds only. Any other player's window is read back: its full chunks, and the unfilled
+    newest chunk's entries from the journal (≤ chunk − 1 rows along its chain) or, for a
+    row last written before migration 0003, from its own columns."""
+    cached = cached or {}
+    behind: list[tuple[LockedPlayer, int, ConvergenceWindow, int]] = []
+    full: list[LockedPlayer] = []
+    for p in players:
+        entry = cached.get(p.id)
+        if entry is not None and p.window_appended is not None:
+            stamp, win = entry
+            missed = p.window_appended - win.appended
+            if 0 < missed <= chunk and (win.size, win.revised) == (size, revised):
+                behind.append((p, stamp, win, missed))
+                continue
+        full.append(p)
+    walks = [(p.id, p.last_journal, missed) for p, _, _, missed in behind]
+    walks += [
+        (p.id, p.last_journal, p.window_appended % chunk)
+        for p in full
+        if p.window_appended is not None and p.window_appended % chunk
+    ]
+    rows = journal_chains(conn, walks)
+    out: dict[int, ConvergenceWindow] = {}
+    lost: list[LockedPlayer] = []
+    for p, stamp, win, missed in behind:
+        newer = rows.get(p.id, [])
+        if len(newer) == missed and newer[0][0] == stamp and all(r[1] == "round" for r in newer):
+            for _, _, after, pr, sc in newer:
+                win.append(after, pr, sc)
+            out[p.id] = win
+        else:  # an admin change, a re-rate's swap: read it back
+            lost.append(p)
+    out.update(_read_back(conn, full, chunk, size, revised, rows))
+    if lost:
+        out.update(_read_back(conn, lost, chunk, size, revised, None))
+    return out
+
+
+def _read_back(
+    conn: Connection,
+    players: Sequence[LockedPlayer],
+    chunk: int,
+    size: int,
+    revised: bool,
+    tails: Mapping[int, list[tuple[Any, ...]]] | None,
+) -> dict[int, ConvergenceWindow]:
+    """The stored windows of these players (see `windows`); `tails`: their unfilled chunks'
+    journal rows if already read (`journal_chains`), None to read them here."""
+    if not players:
+        return {}
     ids = [p.id for p in players]
     marks = ", ".join("?" * len(ids))
     stored: dict[int, dict[int, bytes]] = {pid: {} for pid in ids}
@@ -176,28 +285,71 @@ def windows(
             if tail:
                 stored[pid][window_codec.chunk_number(tail, chunk)] = bytes(tail)
             out[pid] = window_codec.from_parts(header, stored[pid], chunk, size, revised)
-    for p in players:
-        appended = p.window_appended
-        if appended is not None:
-            tail = (
-                JOURNAL_TAIL.rows(conn, (p.last_journal, appended % chunk))
-                if appended % chunk
-                else []
-            )
-            out[p.id] = window_codec.from_chunks_and_tail(
-                stored[p.id], tail, appended, chunk, size, revised
-            )
+    current = [(p, p.window_appended) for p in players if p.window_appended is not None]
+    if tails is None:
+        tails = journal_chains(
+            conn, [(p.id, p.last_journal, n % chunk) for p, n in current if n % chunk]
+        )
+    for p, appended in current:
+        entries = [(after, pr, sc) for _, _, after, pr, sc in tails.get(p.id, [])]
+        out[p.id] = window_codec.from_chunks_and_tail(
+            stored[p.id], entries, appended, chunk, size, revised
+        )
     return out
 
 
-# A player's newest journal rows, oldest first: the entries of the window's unfilled chunk.
-JOURNAL_TAIL = DriverSql(
-    "WITH RECURSIVE chain (id, prev_id, depth) AS ("
-    " SELECT id, prev_id, 1 FROM journal WHERE id = ?"
-    " UNION ALL SELECT journal.id, journal.prev_id, chain.depth + 1"
-    " FROM journal JOIN chain ON journal.id = chain.prev_id WHERE chain.depth < ?)"
-    " SELECT journal.after, journal.p, journal.s FROM chain JOIN journal ON journal.id = chain.id"
-    " ORDER BY chain.depth DESC"
+def journal_chains(
+    conn: Connection, wanted: Sequence[tuple[int, int | None, int]]
+) -> dict[int, list[tuple[Any, ...]]]:
+    """{player id: its newest `n` journal rows, oldest first, as (prev_id, kind, after, P,
+    S)} for each (player id, newest journal row, n ≥ 1) in `wanted`, all in one statement
+    (`CHAINS`)."""
+    if not wanted:
+        return {}
+    values = ", ".join(["(?, ?, ?)"] * len(wanted))
+    stmt = DriverSql(
+        CHAINS.format(
+            values=values,
+            first=_JOURNAL_BY_ID_SQLITE.format(id="wanted.head"),
+            next=_JOURNAL_BY_ID_SQLITE.format(id="chain.prev_id"),
+        ),
+        CHAINS.format(
+            values=values,
+            first=_JOURNAL_BY_ID_PG.format(id="wanted.head"),
+            next=_JOURNAL_BY_ID_PG.format(id="chain.prev_id"),
+        ),
+    )
+    out: dict[int, list[tuple[Any, ...]]] = {}
+    for pid, *found in stmt.rows(conn, [v for want in wanted for v in want]):
+        out.setdefault(pid, []).append(tuple(found))
+    return out
+
+
+# The newest journal rows of players: each player's chain walked from its newest row (`head`),
+# `n` rows, one primary-key lookup a row. Issue 16: the query this replaces walked a chain's
+# ids and then joined the journal to them. For a journal of a few thousand rows PostgreSQL
+# planned that join as a hash join over a full scan of the journal, and as a prepared
+# statement's generic plan it kept that plan while the journal grew to millions of rows
+# (174,094 scans reading 1.62 billion rows; 15 rounds/s instead of 300). Here there is no
+# join to plan: each step reads one row by its id, on PostgreSQL in a LATERAL subquery with
+# LIMIT 1, which the planner cannot turn into a join (SQLite always looks a rowid up). The
+# only other plan for that lookup is a scan of the journal, cheaper only while the journal
+# is a few pages long, and every statement is planned for the tables as they are at each
+# run (engine.py's `_pg_connect`), so such a plan never outlives the tiny journal.
+CHAINS = (
+    "WITH RECURSIVE wanted (player, head, n) AS (VALUES {values}),"
+    " chain (player, prev_id, kind, after, p, s, depth, n) AS ("
+    " SELECT wanted.player, j.prev_id, j.kind, j.after, j.p, j.s, 1, wanted.n"
+    " FROM wanted {first}"
+    " UNION ALL"
+    " SELECT chain.player, j.prev_id, j.kind, j.after, j.p, j.s, chain.depth + 1, chain.n"
+    " FROM chain {next} WHERE chain.depth < chain.n)"
+    " SELECT player, prev_id, kind, after, p, s FROM chain ORDER BY player, depth DESC"
+)
+_JOURNAL_BY_ID_SQLITE = "CROSS JOIN journal AS j ON j.id = {id}"  # CROSS: this order
+_JOURNAL_BY_ID_PG = (
+    "CROSS JOIN LATERAL (SELECT prev_id, kind, after, p, s FROM journal WHERE journal.id = {id}"
+    " LIMIT 1) AS j"
 )
 
 
@@ -241,9 +393,32 @@ DROP_CHUNKS_BEFORE = DriverSql("DELETE FROM window_chunks WHERE player_id = ? AN
 
 
 def insert_journal(conn: Connection, rows: Sequence[Sequence[Any]]) -> dict[int, int]:
-    """Insert a round's journal rows in one statement; {player id: new journal row id}."""
+    """Insert a round's journal rows in one statement; {player id: new journal row id}. Each
+    row: (pool, player, round, team, before, after, K, P, S, created at, previous row,
+    generation), the pool, round, time and generation the same in every row."""
+    if conn.dialect.paramstyle != "qmark":
+        pool, _, round_pk, *_, created_at, _, generation = rows[0]
+        columns = list(zip(*rows, strict=True))
+        if any(len(set(columns[i])) != 1 for i in (0, 2, 11)) or any(
+            value != created_at for value in columns[9]
+        ):
+            raise ValueError("the journal rows of one insert are one round's")
+        per_row = [_array(columns[i]) for i in (1, 3, 4, 5, 6, 7, 8, 10)]
+        found = _INSERT_JOURNAL_PG.rows(conn, (pool, round_pk, created_at, generation, *per_row))
+        return {player: jid for jid, player in found}
     stmt = DriverSql(
         _JOURNAL_COLUMNS + ", ".join([_JOURNAL_ROW] * len(rows)) + " RETURNING id, player_id"
     )
     flat = [value for row in rows for value in row]
     return {player: jid for jid, player in stmt.rows(conn, flat)}
+
+
+# A round's journal rows on PostgreSQL: one statement of 12 parameters, each varying column
+# an array, rather than 12 parameters a row (psycopg binds and PostgreSQL plans 288 for 24).
+_INSERT_JOURNAL_PG = DriverSql(
+    _JOURNAL_COLUMNS.removesuffix(" VALUES ")
+    + " SELECT $1, u.player_id, $2, 'round', u.team, u.before, u.after, u.k, u.p, u.s, $3,"
+    " u.prev_id, $4 FROM unnest($5::bigint[], $6::text[], $7::integer[], $8::integer[],"
+    " $9::float8[], $10::float8[], $11::float8[], $12::bigint[])"
+    " AS u (player_id, team, before, after, k, p, s, prev_id) RETURNING id, player_id"
+)

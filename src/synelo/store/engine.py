@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from alembic import command
 from alembic.config import Config
@@ -11,16 +12,26 @@ from sqlalchemy.engine import make_url
 
 MIGRATIONS = Path(__file__).parent / "migrations"
 IMMEDIATE = "synelo_immediate"  # execution option: take SQLite's write lock at BEGIN
+PREPARE_THRESHOLD = 5  # psycopg prepares a statement on the server at its 5th run
+
+Synchronous = Literal["NORMAL", "FULL"]  # SQLite's synchronous setting (docs/storage.md)
 
 
-def create_store_engine(url: str, *, pool_size: int = 8) -> Engine:
+def create_store_engine(
+    url: str, *, pool_size: int = 8, synchronous: Synchronous = "FULL"
+) -> Engine:
     """An engine with the settings synelo relies on.
 
-    SQLite: WAL (readers never wait for the writer), synchronous=NORMAL, foreign keys on, a
-    30 s busy timeout, and transactions begun by us so that a rating update can say
-    ``BEGIN IMMEDIATE`` and hold the write lock before it reads what it will change.
+    SQLite: WAL (readers never wait for the writer), `synchronous` (FULL: a COMMIT returns
+    once the WAL is on disk; NORMAL: a power cut may lose the last commits, see
+    docs/storage.md), foreign keys on, a 30 s busy timeout, and transactions begun by us so
+    that a rating update can say ``BEGIN IMMEDIATE`` and hold the write lock before it reads
+    what it will change.
     PostgreSQL (psycopg 3): a connection pool; updates lock rows in a fixed order instead.
+    Every statement is planned for the tables as they are when it runs (`_pg_connect`).
     """
+    if synchronous not in ("NORMAL", "FULL"):
+        raise ValueError(f"synchronous must be NORMAL or FULL, not {synchronous!r}")
     u = make_url(url)
     if u.get_backend_name() == "sqlite":
         if u.database and u.database != ":memory:":
@@ -37,7 +48,7 @@ def create_store_engine(url: str, *, pool_size: int = 8) -> Engine:
             dbapi_conn.isolation_level = None  # we issue BEGIN ourselves
             cur = dbapi_conn.cursor()
             cur.execute("PRAGMA journal_mode=WAL")
-            cur.execute("PRAGMA synchronous=NORMAL")
+            cur.execute(f"PRAGMA synchronous={synchronous}")
             cur.execute("PRAGMA foreign_keys=ON")
             cur.execute("PRAGMA busy_timeout=30000")
             # Keep the hot pages (players, index leaves) in memory instead of re-reading them
@@ -54,7 +65,36 @@ def create_store_engine(url: str, *, pool_size: int = 8) -> Engine:
         return engine
     if u.drivername in ("postgresql", "postgres"):
         u = u.set(drivername="postgresql+psycopg")
-    return create_engine(u, pool_size=pool_size, max_overflow=pool_size * 2, pool_pre_ping=True)
+    engine = create_engine(
+        u,
+        pool_size=pool_size,
+        max_overflow=pool_size * 2,
+        pool_pre_ping=True,
+        # psycopg's default, said here on purpose: a statement run 5 times is prepared on
+        # the server, which then parses it once per connection (plans: `_pg_connect`)
+        connect_args={"prepare_threshold": PREPARE_THRESHOLD},
+    )
+    event.listen(engine, "connect", _pg_connect)
+    return engine
+
+
+def _pg_connect(dbapi_conn, _record) -> None:  # type: ignore[no-untyped-def]
+    """Plan every statement anew each time it runs (``plan_cache_mode=force_custom_plan``).
+
+    By default PostgreSQL plans a prepared statement once for any parameters (a generic
+    plan) after its first five runs and keeps that plan until the statistics of a table it
+    reads change. The round writer's connection lives as long as the worker and prepares its
+    statements in the first rounds of a new database, while the tables are a few pages
+    long: a plan that is right for a tiny table (a full scan of it) then served every round
+    while the table grew to millions of rows, whenever no ANALYZE followed (autovacuum off,
+    or an ANALYZE run while the table was tiny). That is issue 16's collapse of throughput.
+    A custom plan is made for the table's size at each run, whatever its statistics say of
+    its row density: a full scan only while the table is really that small. Planning a
+    round's point lookups and updates costs about 0.2-0.4 ms of the server's CPU a round
+    (docs/benchmarks.md); prepared statements still spare the parsing.
+    """
+    dbapi_conn.execute("SET plan_cache_mode = force_custom_plan")
+    dbapi_conn.commit()
 
 
 def alembic_config(engine: Engine) -> Config:

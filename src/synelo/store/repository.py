@@ -16,7 +16,7 @@ from contextlib import contextmanager, nullcontext
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from types import MappingProxyType
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 import orjson
 from sqlalchemy import Connection, Engine, delete, false, func, insert, literal, select, update
@@ -69,6 +69,7 @@ from synelo.store.typedefs import (
 from synelo.store.window_cache import WindowCache
 
 Clock = Callable[[], datetime]
+T = TypeVar("T")
 THETA_FIT_ROUNDS = 100_000  # the quality endpoint fits Θ to at most this many recent rounds
 
 
@@ -406,11 +407,14 @@ class Store:
         rating: int,
         actor: str = "admin",
         reason: str | None = None,
-    ) -> tuple[Pool, PlayerRow]:
+        *,
+        view: Callable[[Pool, PlayerRow | None], T],
+    ) -> T:
         """Admin override, journaled as "set" and logged with who and why. SynElo's
         convergence window restarts: the old ratings no longer describe this player, so
         C = 1 until two rounds are rated. In another model's pool the model's `with_rating`
-        says what the set keeps."""
+        says what the set keeps. The answer is `view` of the pool and the player's new row,
+        computed inside the transaction, so that a failing answer writes nothing."""
         with self.write_transaction() as conn:
             pool = self._locked_pool(conn, pool_name)
             row = self._locked_player(conn, pool, key)
@@ -438,7 +442,7 @@ class Store:
             self._log_change(
                 conn, pool, "set", actor, reason, player_key=key, value={"rating": rating}
             )
-            return pool, self._player_view(conn, row.id)
+            return view(pool, self._player_view(conn, row.id))
 
     @staticmethod
     def _new_rating(pool: Pool) -> int:
@@ -449,15 +453,22 @@ class Store:
         return column_int(model.rating(model.new_state()))
 
     def reset_player(
-        self, pool_name: str, key: str, actor: str = "admin", reason: str | None = None
-    ) -> tuple[Pool, PlayerRow | None]:
+        self,
+        pool_name: str,
+        key: str,
+        actor: str = "admin",
+        reason: str | None = None,
+        *,
+        view: Callable[[Pool, PlayerRow | None], T],
+    ) -> T:
         """Back to R_0 with 0 rounds (shadow again), journaled as "reset" and logged; no row
-        (and no change) for a player the pool does not know."""
+        (and no change) for a player the pool does not know. The answer is `view`, inside
+        the transaction, as for `set_rating`."""
         with self.write_transaction() as conn:
             pool = self._locked_pool(conn, pool_name)
             row = self._locked_player(conn, pool, key)
             if row is None:
-                return pool, None
+                return view(pool, None)
             r0 = self._new_rating(pool)
             self._journal_admin(
                 conn,
@@ -471,7 +482,7 @@ class Store:
                 state=None,
             )
             self._log_change(conn, pool, "reset", actor, reason, player_key=key)
-            return pool, self._player_view(conn, row.id)
+            return view(pool, self._player_view(conn, row.id))
 
     def _log_change(
         self,
@@ -887,7 +898,7 @@ class Store:
                 for key, _, _, after, rounds in changes
             ],
         )
-        sql.COUNT_ROUND.many(conn, [(seq, (p_a - s_a) ** 2, pool.id)])
+        sql.COUNT_ROUND.run(conn, (seq, (p_a - s_a) ** 2, pool.id))
         sql.save_names(conn, pool.id, report.extras.get("names", {}))
         return rated
 
@@ -917,10 +928,16 @@ class Store:
         )
         participants = [(key, side) for side, on_side in sides for key in on_side]
         known = [stored[key] for key, _ in participants if key in stored]
-        hits = self._windows.get_many({row.id: row.last_journal for row in known})
+        # a window cached at an older stamp (another worker rated the player since) is
+        # brought up to date from the rows written since, not read back whole
+        hits, stale = self._windows.get_or_stale({row.id: row.last_journal for row in known})
         missing = [row for row in known if row.id not in hits]
         revised = params.convergence == "revised"  # the F3 whose sums the windows keep
-        loaded = sql.windows(conn, missing, WINDOW_CHUNK, params.window, revised) if missing else {}
+        loaded = (
+            sql.windows(conn, missing, WINDOW_CHUNK, params.window, revised, stale)
+            if missing
+            else {}
+        )
 
         records: dict[str, PlayerRecord] = {}
         for key, _ in participants:
@@ -1012,12 +1029,12 @@ class Store:
                     dropped.append((pid, oldest))
             cache_entries.append((pid, journal_ids[pid], win, c))
         self._windows.put_many(cache_entries)
-        sql.UPDATE_PLAYER.many(conn, updates)
+        sql.update_players(conn, updates)
         if chunks:
             sql.SAVE_CHUNK.many(conn, chunks)
         if dropped:
             sql.DROP_CHUNKS_BEFORE.many(conn, dropped)
-        sql.COUNT_ROUND.many(conn, [(seq, outcome.brier_term(report.winner), pool_id)])
+        sql.COUNT_ROUND.run(conn, (seq, outcome.brier_term(report.winner), pool_id))
         sql.save_names(conn, pool_id, report.extras.get("names", {}))
         return rated
 
@@ -1039,3 +1056,36 @@ class Store:
                 )
             ).first()
         return None if row is None else (row.role, row.label)
+
+    def list_tokens(self) -> list[StoredToken]:
+        """The stored tokens (never the tokens themselves: only their hashes are kept)."""
+        with self._read() as conn:
+            rows = conn.execute(
+                select(
+                    api_tokens.c.id, api_tokens.c.role, api_tokens.c.label, api_tokens.c.created_at
+                ).order_by(api_tokens.c.id)
+            ).all()
+        return [StoredToken(*row) for row in rows]
+
+    def revoke_token(self, token_id: int) -> StoredToken | None:
+        """Delete a stored token; every worker refuses it within a second (their memory of a
+        token lasts that long). None when there is no such token."""
+        with self.write_transaction() as conn:
+            row = conn.execute(
+                select(
+                    api_tokens.c.id, api_tokens.c.role, api_tokens.c.label, api_tokens.c.created_at
+                ).where(api_tokens.c.id == token_id)
+            ).first()
+            if row is None:
+                return None
+            conn.execute(delete(api_tokens).where(api_tokens.c.id == token_id))
+        return StoredToken(*row)
+
+
+class StoredToken(NamedTuple):
+    """A stored token as `synelo token list` shows it."""
+
+    id: int
+    role: str
+    label: str
+    created_at: datetime

@@ -299,24 +299,7 @@ class RerateStore:
         now = self.store.clock()
         with self.store.write_transaction() as conn:
             pool = self.store._locked_pool(conn, pool_name)
-            running = conn.execute(
-                select(jobs.c.id, jobs.c.updated_at).where(
-                    jobs.c.pool_id == pool.id, jobs.c.status == "running"
-                )
-            ).all()
-            for job_id, heartbeat in running:
-                if now - heartbeat < STALE_AFTER:
-                    raise JobRunning(job_id)
-                conn.execute(
-                    update(jobs)
-                    .where(jobs.c.id == job_id)
-                    .values(
-                        status="failed",
-                        error="abandoned: its process stopped",
-                        finished_at=now,
-                        updated_at=now,
-                    )
-                )
+            _no_job_running(conn, pool, now)
             if kind in ("void", "unvoid"):
                 voided = conn.execute(
                     select(rounds.c.voided).where(
@@ -674,6 +657,52 @@ class RerateStore:
                 )
             ).rowcount
         return deleted
+
+    def delete_pool(self, pool_name: str) -> Pool:
+        """Delete the pool and everything it holds, in one transaction, unless a re-rate runs
+        on it (JobRunning): a job would go on writing rows for it. The journal has no
+        foreign keys (migration 0006), so its rows go first, by round and then the admin
+        rows; players, their windows, rounds, the admin log and jobs follow the pool by
+        ON DELETE CASCADE. One transaction, because SQLite reuses the ids of deleted rows:
+        a journal row left behind could be read as a later round's."""
+        with self.store.write_transaction() as conn:
+            pool = self.store._locked_pool(conn, pool_name)
+            _no_job_running(conn, pool, self.store.clock())
+            conn.execute(
+                delete(journal).where(
+                    journal.c.round_pk.in_(select(rounds.c.id).where(rounds.c.pool_id == pool.id))
+                )
+            )
+            conn.execute(
+                delete(journal).where(journal.c.pool_id == pool.id, journal.c.round_pk.is_(None))
+            )
+            conn.execute(delete(pools).where(pools.c.id == pool.id))
+        self.store._pools.pop(pool.name, None)
+        self.store._windows.clear()  # a later player may get a deleted one's id (SQLite)
+        return pool
+
+
+def _no_job_running(conn: Connection, pool: Pool, now: datetime) -> None:
+    """JobRunning if a live job re-rates the pool; a running job silent for STALE_AFTER is
+    marked failed (its process stopped)."""
+    running = conn.execute(
+        select(jobs.c.id, jobs.c.updated_at).where(
+            jobs.c.pool_id == pool.id, jobs.c.status == "running"
+        )
+    ).all()
+    for job_id, heartbeat in running:
+        if now - heartbeat < STALE_AFTER:
+            raise JobRunning(job_id)
+        conn.execute(
+            update(jobs)
+            .where(jobs.c.id == job_id)
+            .values(
+                status="failed",
+                error="abandoned: its process stopped",
+                finished_at=now,
+                updated_at=now,
+            )
+        )
 
 
 def target_model(pool: Pool, spec: Mapping[str, Any]) -> tuple[str, str]:

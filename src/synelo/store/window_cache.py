@@ -41,6 +41,28 @@ class WindowCache:
                     found[player_id] = item[1], item[2]
         return found
 
+    def get_or_stale(
+        self, stamps: dict[int, int | None]
+    ) -> tuple[
+        dict[int, tuple[ConvergenceWindow, float]], dict[int, tuple[int, ConvergenceWindow]]
+    ]:
+        """As `get_many`, and besides {player id: (stamp, window)} of the players in `stamps`
+        cached with another stamp: an older version of the window, which the journal rows
+        written since can bring up to date (another worker rated the player meanwhile)."""
+        found, stale = {}, {}
+        items = self._items
+        with self._lock:
+            for player_id, stamp in stamps.items():
+                item = items.get(player_id)
+                if item is None:
+                    continue
+                items.move_to_end(player_id)
+                if item[0] == stamp:
+                    found[player_id] = item[1], item[2]
+                elif item[0] is not None:
+                    stale[player_id] = item[0], item[1]
+        return found, stale
+
     def put(self, player_id: int, stamp: int, window: ConvergenceWindow, c: float) -> None:
         self.put_many([(player_id, stamp, window, c)])
 

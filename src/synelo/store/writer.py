@@ -27,18 +27,29 @@ _Job = tuple[str, RoundReport, Future[SubmitResult]]  # pool name, round, its an
 _STOP = None  # queued by `close`
 
 
-class RoundWriter:
-    """Rates submitted rounds on a thread of its own, up to `max_batch` per transaction."""
+class QueueFull(RuntimeError):
+    """`max_queued` rounds wait already: the caller should send this one again later."""
 
-    def __init__(self, store: Store, max_batch: int = 32) -> None:
+
+class RoundWriter:
+    """Rates submitted rounds on a thread of its own, up to `max_batch` per transaction.
+
+    At most `max_queued` rounds wait for it: past that, `submit` refuses (QueueFull) rather
+    than letting a flood grow the queue, and with it every round's wait, without bound."""
+
+    def __init__(self, store: Store, max_batch: int = 32, max_queued: int = 1000) -> None:
         self.store = store
         self.max_batch = max_batch
         self._conn: Connection | None = None  # the writer thread's own; None: open on use
-        self._queue: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
+        self._max_queued = max_queued
+        self._queue: queue.Queue[_Job | None] = queue.Queue()
         self._thread = threading.Thread(target=self._run, name="synelo-round-writer", daemon=True)
         self._thread.start()
 
     def submit(self, pool_name: str, report: RoundReport) -> Future[SubmitResult]:
+        """Queue a round for rating; QueueFull if `max_queued` wait already."""
+        if self._queue.qsize() >= self._max_queued:
+            raise QueueFull
         future: Future[SubmitResult] = Future()
         self._queue.put((pool_name, report, future))
         return future
@@ -113,3 +124,7 @@ class RoundWriter:
             except Exception:  # already broken: closing it is all that was left to do
                 log.debug("closing the writer's connection failed", exc_info=True)
             self._conn = None
+
+    def queued(self) -> int:
+        """Rounds submitted and not yet taken by the writer thread (for the metrics)."""
+        return self._queue.qsize()

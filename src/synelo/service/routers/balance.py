@@ -7,12 +7,13 @@ prediction for it.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
 import orjson
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, HTTPException, Request
 
 from synelo.balance import best_splits, min_swaps, place_joiner, transfer_moves
 from synelo.balance.autobalance import Move, Rebalance
@@ -29,12 +30,14 @@ from synelo.schemas import (
     SplitsOut,
 )
 from synelo.service.deps import PoolDep, ServerAuth, StoreDep
+from synelo.service.gate import BalanceGate, Busy
 from synelo.service.ids import Loc, invalid, normalize_ids
+from synelo.service.responses import COMMON, errors
 from synelo.service.routers.rounds import round_extras
 from synelo.store.repository import pool_model
 from synelo.store.typedefs import PlayerRow, Pool
 
-router = APIRouter(prefix="/v1/pools/{pool}", tags=["balance"])
+router = APIRouter(prefix="/v1/pools/{pool}", tags=["balance"], responses=COMMON)
 
 
 class Roster:
@@ -94,9 +97,15 @@ class Roster:
         return self._states
 
 
-@router.post("/splits", response_model=SplitsOut, dependencies=[ServerAuth])
+@router.post("/splits", response_model=SplitsOut, dependencies=[ServerAuth], responses=errors(503))
 def splits(pool: PoolDep, body: SplitsIn, store: StoreDep, request: Request) -> SplitsOut:
-    """The best split for every team size from min_k to max_k (F7, exact up to N_max)."""
+    """The best split for every team size from min_k to max_k (F7, exact up to N_max).
+
+    The time budget (SYNELO_BALANCE_BUDGET_MS) runs from the request's start: waiting for
+    this worker's solver (one request at a time), reading the ratings and solving all count.
+    The search stops at the budget with the best splits found; a request whose budget runs
+    out before its turn gets 503 with Retry-After."""
+    began = time.perf_counter()
     roster = Roster(pool, normalize_ids(body.players, pool.player_ids, ("body", "players")))
     n = len(roster.keys)
     current = None
@@ -126,19 +135,29 @@ def splits(pool: PoolDep, body: SplitsIn, store: StoreDep, request: Request) -> 
             value=len(must),
         )
     settings = request.app.state.settings
-    pool = roster.read(store)
-    result = best_splits(
-        roster.ratings(store),
-        theta=pool.params.theta,  # SynElo's Θ; the model's own P replaces it below otherwise
-        min_k=body.min_k,
-        max_k=max_k,
-        must_play=must,
-        parties=parties,
-        current=current,
-        prefer=body.prefer,
-        n_max=settings.n_max,
-        budget_s=settings.balance_budget_ms / 1000,
-    )
+    gate: BalanceGate = request.app.state.balance_gate
+    try:
+        with gate.turn(began + settings.balance_budget_ms / 1000) as left_s:
+            began_solving = time.perf_counter()
+            pool = roster.read(store)
+            result = best_splits(
+                roster.ratings(store),
+                theta=pool.params.theta,  # SynElo's Θ; the model's own P replaces it otherwise
+                min_k=body.min_k,
+                max_k=max_k,
+                must_play=must,
+                parties=parties,
+                current=current,
+                prefer=body.prefer,
+                n_max=settings.n_max,
+                budget_s=left_s - (time.perf_counter() - began_solving),
+            )
+    except Busy:
+        raise HTTPException(
+            503,
+            "the split solver is busy with other requests; retry",
+            headers={"Retry-After": "1"},
+        ) from None
     keys = roster.keys
     splits = result.splits
     if not pool.is_synelo:
@@ -155,7 +174,7 @@ def splits(pool: PoolDep, body: SplitsIn, store: StoreDep, request: Request) -> 
         )
     return SplitsOut(
         solver=result.solver,
-        elapsed_ms=round(result.elapsed_ms, 3),
+        elapsed_ms=round((time.perf_counter() - began) * 1000, 3),
         splits=[
             SplitOut(
                 k=s.k,
@@ -184,7 +203,11 @@ def autobalance(pool: PoolDep, body: AutobalanceIn, store: StoreDep) -> Autobala
     seen: dict[str, Loc] = {}
     team_a = normalize_ids(body.teams.A, kind, ("body", "teams", "A"), seen)
     team_b = normalize_ids(body.teams.B, kind, ("body", "teams", "B"), seen)
-    joiner = normalize_ids([body.joiner], kind, ("body", "joiner"), seen) if body.joiner else ()
+    joiner = (
+        normalize_ids([body.joiner], kind, ("body", "joiner"), seen)
+        if body.joiner is not None
+        else ()
+    )
     if body.unassigned and body.method != "min_swaps":
         raise invalid(
             ("body", "unassigned"),

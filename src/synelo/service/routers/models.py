@@ -7,9 +7,10 @@ from fastapi import APIRouter
 from synelo.models import MODELS, Param
 from synelo.models.synelo import SynElo
 from synelo.schemas import ModelOut, ModelParamOut, ModelsOut
+from synelo.service.responses import COMMON
 from synelo.store.typedefs import POOL_RULES
 
-router = APIRouter(prefix="/v1/models", tags=["models"])
+router = APIRouter(prefix="/v1/models", tags=["models"], responses=COMMON)
 
 
 def _param(name: str, spec: Param) -> ModelParamOut:

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import math
-from typing import Annotated
+from typing import Annotated, Any
 
 import orjson
 from fastapi import APIRouter, HTTPException, Query, Request
 
-from synelo.models import RoundFacts
+from synelo.models import Model, RoundFacts
 from synelo.ratings import is_stale, is_visible, k_factor
 from synelo.schemas import (
     HistoryOut,
@@ -23,19 +23,22 @@ from synelo.schemas import (
 from synelo.service.auth import actor
 from synelo.service.deps import AdminAuth, PoolDep, ServerAuth, StoreDep
 from synelo.service.ids import invalid, normalize_id
-from synelo.service.paths import PlayerPathId
+from synelo.service.paths import PlayerPathId, ReasonQuery
+from synelo.service.responses import COMMON
 from synelo.store.repository import pool_model
 from synelo.store.typedefs import PlayerRow, Pool, UnknownPool
 
-router = APIRouter(prefix="/v1/pools/{pool}", tags=["players"])
+router = APIRouter(prefix="/v1/pools/{pool}", tags=["players"], responses=COMMON)
 SET_LIMIT = 1_000_000  # the display ratings an admin may set outside SynElo pools
 
 
-def _ratable(pool: Pool, rating: int) -> bool:
-    """Whether the pool's model can still predict and rate a round of a player set to
-    `rating` against a new player, won or lost: a Gaussian model's package overflows when
-    one skill lies too many σ from the other (TrueSkill from a few tens of thousands)."""
-    model = pool_model(pool)
+def ratable(model: Model[Any], rating: int) -> bool:
+    """Whether `model` can still predict and rate rounds of a player set to `rating`: within
+    the model's `set_span` of a new player (a Gaussian model's package overflows when one
+    skill lies too many β from the other), and rated against a new player, won or lost."""
+    span = model.set_span()
+    if span is not None and abs(rating - model.rating(model.new_state())) > span:
+        return False
     state = model.with_rating(model.new_state(), rating)
     try:
         for winner in ("A", "B"):
@@ -49,10 +52,10 @@ def _ratable(pool: Pool, rating: int) -> bool:
 
 def settable(pool: Pool, rating: int) -> bool:
     """Whether an admin may set a player of `pool` to `rating`: within SynElo's R_min…R_max,
-    or for another model within ±SET_LIMIT and one it can still rate from (`_ratable`)."""
+    or for another model within ±SET_LIMIT and one it can still rate from (`ratable`)."""
     if pool.is_synelo:
         return pool.params.r_min <= rating <= pool.params.r_max
-    return -SET_LIMIT <= rating <= SET_LIMIT and _ratable(pool, rating)
+    return -SET_LIMIT <= rating <= SET_LIMIT and ratable(pool_model(pool), rating)
 
 
 def player_out(key: str, row: PlayerRow | None, pool: Pool, store: StoreDep) -> PlayerOut:
@@ -128,14 +131,21 @@ def set_rating(
     )
     if not low <= body.rating <= high:
         raise invalid(("body", "rating"), f"rating must be within {low}…{high}", value=body.rating)
-    if not pool.is_synelo and not _ratable(pool, body.rating):
+    if not pool.is_synelo and not ratable(pool_model(pool), body.rating):
         raise invalid(
             ("body", "rating"),
             f"model {pool.model} cannot rate a round from a rating of {body.rating}",
             value=body.rating,
         )
-    pool, row = store.set_rating(pool.name, key, body.rating, actor(request), body.reason)
-    return player_out(key, row, pool, store)
+    # the answer is built inside the write's transaction: if it fails, nothing was written
+    return store.set_rating(
+        pool.name,
+        key,
+        body.rating,
+        actor(request),
+        body.reason,
+        view=lambda pool, row: player_out(key, row, pool, store),
+    )
 
 
 @router.delete("/players/{steam_id}", response_model=PlayerOut, dependencies=[AdminAuth])
@@ -144,15 +154,20 @@ def reset_player(
     steam_id: PlayerPathId,
     store: StoreDep,
     request: Request,
-    reason: Annotated[str | None, Query(min_length=1, max_length=500)] = None,
+    reason: ReasonQuery = None,
 ) -> PlayerOut:
     """Reset a player to a new player's rating and 0 rounds (logged, as a set is)."""
     key = normalize_id(steam_id, pool.player_ids, ("path", "steam_id"))
     try:
-        pool, row = store.reset_player(pool.name, key, actor(request), reason)
-    except UnknownPool:  # pragma: no cover - pools are never deleted
+        return store.reset_player(
+            pool.name,
+            key,
+            actor(request),
+            reason,
+            view=lambda pool, row: player_out(key, row, pool, store),
+        )
+    except UnknownPool:  # deleted since the request began
         raise HTTPException(404, "unknown pool") from None
-    return player_out(key, row, pool, store)
 
 
 @router.get("/players/{steam_id}/history", response_model=HistoryOut, dependencies=[AdminAuth])

@@ -1,11 +1,13 @@
-"""Pools: create, show, quality (F6 and the health counts)."""
+"""Pools: create, show, delete, quality (F6 and the health counts)."""
 
 from __future__ import annotations
 
+import logging
 from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Path, Request
 from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 
 from synelo.config import Settings
@@ -14,12 +16,25 @@ from synelo.models.synelo import SynElo
 from synelo.ratings import SynEloParams
 from synelo.ratings.brier import BRIER_TARGET
 from synelo.rerate.autotune import AutoTune, AutoTuneError, check_autotune
-from synelo.schemas import AutoTuneIn, ParamsIn, PoolIn, PoolOut, QualityOut
+from synelo.schemas import POOL_NAME, AutoTuneIn, ParamsIn, PoolIn, PoolOut, QualityOut
+from synelo.service.auth import actor
 from synelo.service.deps import AdminAuth, PoolDep, StoreDep
 from synelo.service.ids import invalid
-from synelo.store.typedefs import POOL_RULES, Change, Pool, PoolExists, UnknownPool
+from synelo.service.paths import ReasonQuery
+from synelo.service.responses import COMMON, errors
+from synelo.store.rerate import RerateStore
+from synelo.store.typedefs import (
+    POOL_RULES,
+    Change,
+    JobRunning,
+    Pool,
+    PoolExists,
+    UnknownPool,
+)
 
-router = APIRouter(prefix="/v1/pools", tags=["pools"], dependencies=[AdminAuth])
+log = logging.getLogger("synelo")
+
+router = APIRouter(prefix="/v1/pools", tags=["pools"], dependencies=[AdminAuth], responses=COMMON)
 
 
 def pool_out(pool: Pool) -> PoolOut:
@@ -41,7 +56,7 @@ def pool_out(pool: Pool) -> PoolOut:
     )
 
 
-@router.post("", status_code=201, response_model=PoolOut)
+@router.post("", status_code=201, response_model=PoolOut, responses=errors(409))
 def create_pool(body: PoolIn, request: Request, store: StoreDep) -> PoolOut:
     settings = request.app.state.settings
     team_size = body.team_size if body.team_size is not None else settings.team_size
@@ -158,9 +173,35 @@ def show_pool(pool: PoolDep, store: StoreDep) -> PoolOut:
     return pool_out(store.get_pool(pool.name))
 
 
+@router.delete("/{pool}", response_model=PoolOut, responses=errors(409))
+def delete_pool(
+    pool: PoolDep,
+    request: Request,
+    reason: ReasonQuery = None,
+) -> PoolOut | JSONResponse:
+    """Delete the pool with its players, rounds, journal and admin log, for good (a
+    back-up is the only way back). Refused (409) while a re-rate runs on it. The
+    deletion is logged with who and why on the service's log, as the pool's own admin log
+    goes with it."""
+    rerate: RerateStore = request.app.state.rerate
+    try:
+        gone = rerate.delete_pool(pool.name)
+    except UnknownPool:
+        raise HTTPException(404, f"unknown pool {pool.name!r}") from None
+    except JobRunning as exc:
+        return JSONResponse(
+            {"detail": f"a re-rate of pool {pool.name!r} is running", "job_id": exc.job_id},
+            status_code=409,
+        )
+    log.warning(
+        "pool %r deleted (%d rounds) by %s: %s", gone.name, gone.rounds, actor(request), reason
+    )
+    return pool_out(gone)
+
+
 @router.get("/{pool}/quality", response_model=QualityOut)
 def pool_quality(
-    pool: Annotated[str, Path(max_length=64)], request: Request, store: StoreDep
+    pool: Annotated[str, Path(pattern=POOL_NAME)], request: Request, store: StoreDep
 ) -> QualityOut:
     try:
         info, q = store.quality(pool, request.app.state.settings.brier_recent)

@@ -16,6 +16,7 @@ from synelo.schemas import (
     ChangesOut,
     EmptyIn,
     JobOut,
+    PoolOut,
     PoolPatchIn,
     UnvoidIn,
     VoidIn,
@@ -23,14 +24,17 @@ from synelo.schemas import (
 from synelo.service.auth import actor
 from synelo.service.deps import AdminAuth, PoolDep
 from synelo.service.ids import invalid
+from synelo.service.paths import RoundPathId
+from synelo.service.responses import COMMON, errors
 from synelo.service.routers.players import settable
 from synelo.service.routers.pools import autotune_setting, model_settings, pool_out
 from synelo.store.repository import Store, encode_params
 from synelo.store.rerate import RerateStore
 from synelo.store.typedefs import Job, JobRunning, Pool, UnknownRound
 
-router = APIRouter(prefix="/v1/pools/{pool}", tags=["re-rating"], dependencies=[AdminAuth])
-RoundPathId = Annotated[str, Path(min_length=1, max_length=128)]
+router = APIRouter(
+    prefix="/v1/pools/{pool}", tags=["re-rating"], dependencies=[AdminAuth], responses=COMMON
+)
 
 
 def _check_logged_sets(
@@ -108,7 +112,15 @@ def _start(request: Request, pool: Pool, kind: str, spec: dict[str, object]) -> 
     )
 
 
-@router.patch("", status_code=202, response_model=JobOut, responses={200: {}, 409: {}})
+@router.patch(
+    "",
+    status_code=202,
+    response_model=JobOut,
+    responses={
+        200: {"model": PoolOut, "description": "autotune alone: set at once"},
+        **errors(409),
+    },
+)
 def patch_pool(pool: PoolDep, body: PoolPatchIn, request: Request) -> JSONResponse:
     """Change the pool's model or parameters. Every stored round is re-rated with them in
     the background; the old ratings answer until the new ones replace them at once."""
@@ -151,7 +163,7 @@ def patch_pool(pool: PoolDep, body: PoolPatchIn, request: Request) -> JSONRespon
     return _start(request, current, "patch", spec)
 
 
-@router.post("/autotune", status_code=202, response_model=JobOut, responses={409: {}})
+@router.post("/autotune", status_code=202, response_model=JobOut, responses=errors(409))
 def autotune_now(pool: PoolDep, request: Request, body: EmptyIn | None = None) -> JSONResponse:
     """Run the pool's auto-tune now rather than when it is next due (409 if the pool has no
     auto-tuning, or a re-rate runs)."""
@@ -161,7 +173,9 @@ def autotune_now(pool: PoolDep, request: Request, body: EmptyIn | None = None) -
     return _start(request, current, "tune", {"at_rounds": current.rated})
 
 
-@router.post("/rounds/{round_id}/void", status_code=202, response_model=JobOut, responses={409: {}})
+@router.post(
+    "/rounds/{round_id}/void", status_code=202, response_model=JobOut, responses=errors(409)
+)
 def void_round(
     pool: PoolDep, round_id: RoundPathId, body: VoidIn, request: Request
 ) -> JSONResponse:
@@ -170,7 +184,7 @@ def void_round(
 
 
 @router.post(
-    "/rounds/{round_id}/unvoid", status_code=202, response_model=JobOut, responses={409: {}}
+    "/rounds/{round_id}/unvoid", status_code=202, response_model=JobOut, responses=errors(409)
 )
 def unvoid_round(
     pool: PoolDep, round_id: RoundPathId, request: Request, body: UnvoidIn | None = None

@@ -10,11 +10,13 @@ import orjson
 from fastapi import APIRouter, HTTPException, Request, Response
 
 from synelo.schemas import PlayedSpan, PredictIn, RoundIn, RoundOut
-from synelo.service.deps import PoolDep, ServerAuth
+from synelo.service.deps import PoolDep, RoundAuth
 from synelo.service.ids import Loc, invalid, normalize_id, normalize_ids
+from synelo.service.responses import COMMON
 from synelo.store.typedefs import Pool, RatedRound, RoundConflict, RoundReport
+from synelo.store.writer import QueueFull
 
-router = APIRouter(prefix="/v1/pools/{pool}", tags=["rounds"])
+router = APIRouter(prefix="/v1/pools/{pool}", tags=["rounds"], responses=COMMON)
 
 
 def to_report(body: RoundIn, pool: Pool) -> RoundReport:
@@ -140,16 +142,28 @@ def round_json(rated: RatedRound) -> bytes:
     "/rounds",
     status_code=201,
     response_model=RoundOut,
-    dependencies=[ServerAuth],
+    dependencies=[RoundAuth],
     responses={
         200: {"model": RoundOut, "description": "a retry: the stored result"},
         409: {"description": "round_id already used for another round"},
+        503: {
+            "description": "the round queue is full: nothing was stored; send the same round "
+            "(same round_id) again after Retry-After seconds"
+        },
     },
 )
 async def submit_round(pool: PoolDep, body: RoundIn, request: Request) -> Response:
     report = to_report(body, pool)
     try:
-        result = await asyncio.wrap_future(request.app.state.writer.submit(pool.name, report))
+        future = request.app.state.writer.submit(pool.name, report)
+    except QueueFull:
+        raise HTTPException(
+            503,
+            "too many rounds are waiting to be rated; send this one again later",
+            headers={"Retry-After": "1"},
+        ) from None
+    try:
+        result = await asyncio.wrap_future(future)
     except RoundConflict:
         raise HTTPException(
             409, f"round_id {report.round_id!r} was already submitted with different content"

@@ -1,0 +1,426 @@
+"""Rate limits per token and per client address, answering 429 with ``Retry-After``.
+
+Each limit is a GCRA (the "generic cell rate algorithm", a token bucket that keeps one number
+per key: the theoretical arrival time, TAT, of the next request): a key with rate r a second
+and burst b lets b requests through at once and r a second after that. A request checked
+against several keys at once (a server token's requests and rounds) is let through only if
+every key allows it, and then counts against all of them; a refused request counts against
+none, so a client that keeps retrying too early does not push its own wait further.
+
+Two backends hold the TATs:
+
+- `LocalLimiter`: a dict in the process. With several workers each has its own, so a limit
+  holds per worker (N workers let N times the rate through).
+- `RedisLimiter`: one Lua script per check on a shared Redis, atomic, on Redis's own clock
+  (so workers on hosts whose clocks differ still agree), keys expiring once their bucket is
+  full again. If Redis cannot be reached, each worker falls back to its own `LocalLimiter`
+  for `RETRY_REDIS_S` seconds and logs a warning: the limits loosen to per worker rather
+  than the service stopping or every request waiting on a dead Redis.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import ipaddress
+import logging
+import math
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+import orjson
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+if TYPE_CHECKING:
+    from redis.asyncio import Redis
+
+    from synelo.config import Settings
+
+log = logging.getLogger("synelo.ratelimit")
+
+BURST_S = 1.0  # a limit lets this many seconds' worth of requests through at once
+RETRY_REDIS_S = 5.0  # after Redis failed, the local limits serve this long before a retry
+REDIS_TIMEOUT_S = 0.25  # a check waits no longer than this for Redis, then falls back
+PREFIX = "synelo:rl:"
+
+# KEYS: the buckets; ARGV: each bucket's interval and tolerance, in microseconds. Returns
+# {0, 0} when the request may go (and then counts it in every bucket), else {the
+# microseconds until it may, the 1-based index of the bucket that refuses longest}. Numbers
+# stay integers below 2^53, which Lua's doubles hold exactly.
+GCRA_LUA = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local wait, which = 0, 0
+local tats = {}
+for i, key in ipairs(KEYS) do
+  local tat = tonumber(redis.call('GET', key)) or now
+  if tat < now then tat = now end
+  tats[i] = tat + tonumber(ARGV[2 * i - 1])
+  local over = tats[i] - now - tonumber(ARGV[2 * i])
+  if over > wait then wait, which = over, i end
+end
+if wait > 0 then return {math.ceil(wait), which} end
+for i, key in ipairs(KEYS) do
+  redis.call('SET', key, string.format('%.0f', tats[i]),
+             'PX', math.ceil((tats[i] - now) / 1000) + 1)
+end
+return {0, 0}
+"""
+
+
+@dataclass(frozen=True)
+class Rate:
+    """`per_s` requests a second, `burst` of them at once."""
+
+    per_s: float
+    burst: float
+
+    @classmethod
+    def of(cls, per_s: float | None) -> Rate | None:
+        """The rate of a setting (None: unlimited), with a burst of `BURST_S` seconds."""
+        return None if per_s is None else cls(per_s, max(1.0, per_s * BURST_S))
+
+    @property
+    def interval(self) -> float:
+        return 1.0 / self.per_s
+
+    @property
+    def tolerance(self) -> float:
+        """How far ahead of now a key's TAT may run (b requests' worth of intervals)."""
+        return self.burst * self.interval
+
+
+Bucket = tuple[str, Rate]
+Verdict = tuple[float, int]  # (seconds to wait, 0.0 to go now; index of the refusing bucket)
+GO: Verdict = (0.0, -1)
+
+
+class Limiter(Protocol):
+    async def acquire(self, buckets: Sequence[Bucket]) -> Verdict:
+        """`GO` if the request may go (it is counted in every bucket), else how long it
+        must wait and the bucket that refuses it longest."""
+        ...
+
+    async def close(self) -> None: ...
+
+
+class LocalLimiter:
+    """GCRA in a dict of this process (thread-safe; keys are swept once their bucket is
+    full again, so the dict holds only the keys active within the last burst)."""
+
+    SWEEP_EVERY = 10_000  # new keys between two sweeps
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._tats: dict[str, float] = {}
+        self._lock = threading.Lock()
+        self._new_keys = 0
+
+    def acquire_now(self, buckets: Sequence[Bucket]) -> Verdict:
+        with self._lock:
+            now = self._clock()
+            verdict = GO
+            tats = []
+            for i, (key, rate) in enumerate(buckets):
+                tat = max(self._tats.get(key, now), now) + rate.interval
+                if tat - now - rate.tolerance > verdict[0]:
+                    verdict = (tat - now - rate.tolerance, i)
+                tats.append(tat)
+            if verdict[0] > 0:
+                return verdict
+            for (key, _), tat in zip(buckets, tats, strict=True):
+                if key not in self._tats:
+                    self._new_keys += 1
+                self._tats[key] = tat
+            if self._new_keys >= self.SWEEP_EVERY:
+                self._new_keys = 0
+                self._tats = {k: t for k, t in self._tats.items() if t > now}
+            return GO
+
+    async def acquire(self, buckets: Sequence[Bucket]) -> Verdict:
+        return self.acquire_now(buckets)
+
+    async def close(self) -> None:
+        pass
+
+
+class RedisLimiter:
+    """GCRA on a shared Redis: every worker and host of the service counts in the same
+    keys. While Redis is unreachable, this worker's `LocalLimiter` stands in."""
+
+    def __init__(self, url: str, prefix: str = PREFIX) -> None:
+        from redis.asyncio import Redis
+        from redis.exceptions import RedisError
+
+        self.prefix = prefix
+        self._failures = (RedisError, OSError)
+        self._redis: Redis = Redis.from_url(
+            url,
+            socket_timeout=REDIS_TIMEOUT_S,
+            socket_connect_timeout=REDIS_TIMEOUT_S,
+            health_check_interval=30,
+        )
+        self._script = self._redis.register_script(GCRA_LUA)
+        self._fallback = LocalLimiter()
+        self._down_until = 0.0
+
+    async def acquire(self, buckets: Sequence[Bucket]) -> Verdict:
+        if time.monotonic() < self._down_until:
+            return self._fallback.acquire_now(buckets)
+        args: list[int] = []
+        for _, rate in buckets:
+            args += [round(rate.interval * 1e6), round(rate.tolerance * 1e6)]
+        try:
+            keys = [self.prefix + key for key, _ in buckets]
+            wait_us, which = await self._script(keys=keys, args=args)
+        except self._failures as exc:
+            if self._down_until == 0.0:
+                log.warning(
+                    "rate limits: Redis unreachable (%s); this worker limits on its own "
+                    "(per worker) and tries Redis again every %.0f s",
+                    exc,
+                    RETRY_REDIS_S,
+                )
+            self._down_until = time.monotonic() + RETRY_REDIS_S
+            return self._fallback.acquire_now(buckets)
+        if self._down_until:
+            log.warning("rate limits: Redis answers again; the limits are shared again")
+            self._down_until = 0.0
+        return (int(wait_us) / 1e6, int(which) - 1) if wait_us else GO
+
+    async def close(self) -> None:
+        await self._redis.aclose()
+
+
+class TrustedProxies:
+    """The addresses and networks (``10.0.0.0/8``) of SYNELO_TRUSTED_PROXIES."""
+
+    def __init__(self, entries: Sequence[str]) -> None:
+        self.networks = []
+        for entry in entries:
+            try:
+                self.networks.append(ipaddress.ip_network(entry.strip(), strict=False))
+            except ValueError:
+                raise ValueError(
+                    f"SYNELO_TRUSTED_PROXIES: {entry!r} is not an IP address or network"
+                ) from None
+
+    def __contains__(self, host: object) -> bool:
+        address = _ip(host) if isinstance(host, str) else None
+        return address is not None and any(address in net for net in self.networks)
+
+    def __bool__(self) -> bool:
+        return bool(self.networks)
+
+
+def _ip(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    """An address as a proxy may write it: bare, ``1.2.3.4:port`` or ``[v6]:port``."""
+    text = text.strip()
+    if text.startswith("["):
+        text = text[1 : text.find("]")] if "]" in text else text
+    elif text.count(":") == 1:
+        text = text.split(":", 1)[0]
+    try:
+        return ipaddress.ip_address(text)
+    except ValueError:
+        return None
+
+
+def client_address(scope: Scope, trusted: TrustedProxies) -> str:
+    """Who the client is: the peer, or, when the peer is a trusted proxy, the right-most
+    X-Forwarded-For hop that is not a trusted proxy (the hops left of it are whatever the
+    client wrote). IPv6 clients count by their /64, which one host usually holds whole."""
+    client = scope.get("client")
+    host = client[0] if client else ""
+    if trusted and host in trusted:
+        hops = [
+            hop.strip()
+            for name, value in scope["headers"]
+            if name == b"x-forwarded-for"
+            for hop in value.decode("latin-1").split(",")
+            if hop.strip()
+        ]
+        for hop in reversed(hops):
+            host = hop
+            if hop not in trusted:
+                break
+    return _address_key(host[:100])
+
+
+@functools.lru_cache(maxsize=4096)
+def _address_key(host: str) -> str:
+    """The bucket of a host (remembered: parsing an address costs more than a 429)."""
+    address = _ip(host)
+    if address is None:
+        return host[:64]
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:
+            return str(address.ipv4_mapped)
+        return str(ipaddress.IPv6Network((address, 64), strict=False))
+    return str(address)
+
+
+def retry_after(wait: float) -> str:
+    """The Retry-After header: whole seconds, at least 1."""
+    return str(max(1, math.ceil(wait)))
+
+
+class RateLimits:
+    """The service's limits (`app.state.limits`): one per client address, checked for
+    every request but /healthz before anything else, and per token, checked once the token
+    is known (requests, and rounds on the round route).
+
+    A refusal is remembered here until it ends: a bucket's TAT never goes back, so until
+    then the limiter would refuse again. A flood past its limit is therefore turned away by
+    `LimitGate` without asking Redis, reading its body or routing it, which keeps a 429 cheap."""
+
+    def __init__(
+        self,
+        limiter: Limiter,
+        *,
+        server_rounds: float | None,
+        server_requests: float | None,
+        admin_requests: float | None,
+        address_requests: float | None,
+        trusted_proxies: Sequence[str] = (),
+    ) -> None:
+        self.limiter = limiter
+        self.trusted = TrustedProxies(trusted_proxies)
+        self._address = Rate.of(address_requests)
+        self._rounds = Rate.of(server_rounds)
+        self._requests = {"server": Rate.of(server_requests), "admin": Rate.of(admin_requests)}
+        self._refused: dict[str, float] = {}  # bucket key → when its refusal ends (monotonic)
+
+    @classmethod
+    def from_settings(cls, settings: Settings, limiter: Limiter | None = None) -> RateLimits:
+        """Shared through Redis when SYNELO_REDIS_URL is set, else per worker."""
+        if limiter is None:
+            limiter = RedisLimiter(settings.redis_url) if settings.redis_url else LocalLimiter()
+        return cls(
+            limiter,
+            server_rounds=settings.rate_server_rounds,
+            server_requests=settings.rate_server_requests,
+            admin_requests=settings.rate_admin_requests,
+            address_requests=settings.rate_address_requests,
+            trusted_proxies=settings.trusted_proxies,
+        )
+
+    async def address(self, scope: Scope) -> float:
+        """0.0, or the seconds the request's client address must wait."""
+        if self._address is None:
+            return 0.0
+        key = "a:" + client_address(scope, self.trusted)
+        wait, _ = await self._acquire([(key, self._address)])
+        return wait
+
+    async def token(self, token: str, role: str, rounds: bool = False) -> tuple[float, str]:
+        """(0.0, "") or the seconds this token must wait and what it sent too many of
+        ("requests" or "rounds")."""
+        key = _token_key(token)
+        named: list[tuple[str, Bucket]] = []
+        requests = self._requests.get(role)
+        if requests is not None:
+            named.append(("requests", ("t:" + key, requests)))
+        if rounds and role == "server" and self._rounds is not None:
+            named.append(("rounds", ("r:" + key, self._rounds)))
+        if not named:
+            return 0.0, ""
+        wait, which = await self._acquire([bucket for _, bucket in named])
+        return (wait, named[which][0]) if wait > 0 else (0.0, "")
+
+    def refused(self, token: str, rounds: bool) -> tuple[float, str]:
+        """Like `token`, from the remembered refusals only (no limiter, no role needed)."""
+        key = _token_key(token)
+        now = time.monotonic()
+        for what, bucket in (("requests", "t:" + key), ("rounds", "r:" + key)):
+            until = self._refused.get(bucket, 0.0)
+            if until > now and (rounds or what == "requests"):
+                return until - now, what
+        return 0.0, ""
+
+    async def _acquire(self, buckets: list[Bucket]) -> Verdict:
+        now = time.monotonic()
+        for i, (key, _) in enumerate(buckets):
+            until = self._refused.get(key, 0.0)
+            if until > now:
+                return until - now, i
+        wait, which = await self.limiter.acquire(buckets)
+        if wait > 0:
+            if len(self._refused) >= 10_000:  # a cache: forgetting only costs a check
+                self._refused.clear()
+            # from before the check: this refusal ends no later than the limiter's
+            self._refused[buckets[which][0]] = now + wait
+        return wait, which
+
+    async def close(self) -> None:
+        await self.limiter.close()
+
+
+def _token_key(token: str) -> str:
+    """A token's bucket name: not the token, nor the SHA-256 the token table stores."""
+    return hashlib.sha256(b"synelo-rate-limit:" + token.encode()).hexdigest()[:32]
+
+
+def _is_round_report(scope: Scope) -> bool:
+    """POST /v1/pools/{pool}/rounds: a remembered refusal of rounds applies (the route's
+    own check, in `require`, is what counts a round)."""
+    path: str = scope["path"]
+    return (
+        scope["method"] == "POST"
+        and path.startswith("/v1/pools/")
+        and path.endswith("/rounds")
+        and path.count("/") == 4
+    )
+
+
+def _bearer(scope: Scope) -> str | None:
+    for name, value in scope["headers"]:
+        if name == b"authorization":
+            scheme, _, token = value.decode("latin-1").partition(" ")
+            return token.strip() if scheme.lower() == "bearer" else None
+    return None
+
+
+class LimitGate:
+    """ASGI middleware, outside the body limit and the routes: the per-address limit, before
+    the body is read or the token looked up, so that a flood without a (valid) token is
+    limited too; then a token already known to be over its limit is turned away at once.
+    /healthz is never limited."""
+
+    def __init__(self, app: ASGIApp, limits: RateLimits) -> None:
+        self.app = app
+        self.limits = limits
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"] != "/healthz":
+            wait = await self.limits.address(scope)
+            if wait > 0:
+                await too_many(send, wait, "too many requests from this address")
+                return
+            token = _bearer(scope)
+            if token:
+                wait, what = self.limits.refused(token, _is_round_report(scope))
+                if wait > 0:
+                    await too_many(send, wait, f"too many {what} with this token")
+                    return
+        await self.app(scope, receive, send)
+
+
+async def too_many(send: Send, wait: float, detail: str) -> None:
+    """A 429 with Retry-After and synelo's JSON error body."""
+    body = orjson.dumps({"detail": f"{detail}; retry after {retry_after(wait)} s"})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 429,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                (b"retry-after", retry_after(wait).encode()),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})

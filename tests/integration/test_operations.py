@@ -1,0 +1,154 @@
+"""Operators' commands: token files and the data folder kept private, `synelo token list`
+and `revoke`, and `synelo backup` / `restore` on both databases (issue 16)."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from pathlib import Path
+
+import pytest
+from sqlalchemy import create_engine, text
+
+from synelo.ratings import SynEloParams
+from synelo.store.engine import create_store_engine, migrate
+from synelo.store.repository import Store
+from synelo.store.typedefs import RoundReport
+from tests.conftest import own_pg_schema, steam
+from tests.integration.test_cli import run
+
+COUNTED = ("pools", "players", "rounds", "journal", "changes", "window_chunks")
+
+
+def _report(n: int) -> RoundReport:
+    a = tuple(steam(1 + (n + i) % 12) for i in range(0, 6, 2))
+    b = tuple(steam(1 + (n + i) % 12) for i in range(1, 6, 2))
+    return RoundReport(f"r{n}", "s", "m", "A" if n % 3 else "B", a, b, a, b)
+
+
+def _counts(url: str) -> dict[str, int]:
+    engine = create_store_engine(url, pool_size=1)
+    try:
+        with engine.connect() as conn:
+            return {
+                t: conn.execute(text(f"SELECT count(*) FROM {t}")).scalar_one() for t in COUNTED
+            }
+    finally:
+        engine.dispose()
+
+
+def test_token_files_and_the_data_folder_are_private_even_if_they_existed(tmp_path: Path) -> None:
+    """init wrote a new admin token into an existing world-readable file (the probe's 0644);
+    token files are 0600 and the data folder 0700 whatever was there before."""
+    data = tmp_path / "data"
+    (data / "tokens").mkdir(parents=True)
+    data.chmod(0o755)
+    (data / "tokens").chmod(0o755)
+    old = data / "tokens" / "admin.token"
+    old.write_text("old\n")
+    old.chmod(0o644)
+    r = run(["init"], data)
+    assert r.returncode == 0, r.stderr
+    assert old.read_text().strip() != "old"
+    for token_file in (old, data / "tokens" / "server.token"):
+        assert token_file.stat().st_mode & 0o777 == 0o600
+    assert (data / "tokens").stat().st_mode & 0o777 == 0o700
+    assert data.stat().st_mode & 0o777 == 0o700
+    # both files there with a wide mode: init keeps the tokens and narrows the modes
+    for token_file in (old, data / "tokens" / "server.token"):
+        token_file.chmod(0o644)
+    kept = old.read_text()
+    assert run(["init"], data).returncode == 0
+    assert old.read_text() == kept and old.stat().st_mode & 0o777 == 0o600
+
+
+def test_token_list_and_revoke(tmp_path: Path) -> None:
+    assert run(["init"], tmp_path).returncode == 0
+    made = run(["token", "create", "--role", "server", "--label", "eu-1"], tmp_path)
+    token = made.stdout.strip()
+    listed = run(["token", "list"], tmp_path)
+    assert listed.returncode == 0
+    lines = [
+        [w for w in line.split() if w != "│"]
+        for line in listed.stdout.splitlines()
+        if "eu-1" in line
+    ]
+    assert len(lines) == 1 and lines[0][1] == "server" and token not in listed.stdout
+    token_id = lines[0][0]
+    assert run(["token", "revoke", token_id], tmp_path).returncode == 0
+    assert "eu-1" not in run(["token", "list"], tmp_path).stdout
+    store = Store(create_store_engine(f"sqlite:///{tmp_path / 'synelo.db'}"))
+    assert store.token_identity(token) is None
+    again = run(["token", "revoke", token_id], tmp_path)
+    assert again.returncode == 1 and "no stored token" in again.stderr
+
+
+def _fill(store: Store, rounds: range) -> None:
+    for n in rounds:
+        store.submit_round("p", _report(n))
+
+
+def test_sqlite_backup_while_rounds_arrive_and_restore(tmp_path: Path) -> None:
+    data = tmp_path / "live"
+    url = f"sqlite:///{data / 'synelo.db'}"
+    engine = create_store_engine(url)
+    migrate(engine)
+    store = Store(engine)
+    store.create_pool("p", 3, SynEloParams(theta=300))
+    _fill(store, range(200))
+    writing = threading.Thread(target=_fill, args=(store, range(200, 400)))
+    writing.start()
+    dest = tmp_path / "b.db"
+    made = run(["backup", str(dest)], data)
+    writing.join()
+    assert made.returncode == 0, made.stderr
+    assert dest.stat().st_mode & 0o777 == 0o600
+    # a consistent snapshot: every round it holds has its three journal rows a side
+    check = sqlite3.connect(dest)
+    assert check.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    n_rounds = check.execute("SELECT count(*) FROM rounds").fetchone()[0]
+    assert 200 <= n_rounds <= 400
+    assert check.execute("SELECT count(*) FROM journal").fetchone()[0] == 6 * n_rounds
+    check.close()
+    assert run(["backup", str(dest)], data).returncode == 1  # never overwrites
+
+    fresh = tmp_path / "restored"
+    restored = run(["restore", str(dest)], fresh)
+    assert restored.returncode == 0, restored.stderr
+    assert _counts(f"sqlite:///{fresh / 'synelo.db'}")["rounds"] == n_rounds
+    again = Store(create_store_engine(f"sqlite:///{fresh / 'synelo.db'}"))
+    assert again.submit_round("p", _report(n_rounds)).created  # it rates on from there
+    # restoring over a database with data needs --replace, with the service stopped
+    engine.dispose()
+    assert run(["restore", str(dest)], data).returncode == 1
+    assert run(["restore", str(dest), "--replace"], data).returncode == 0
+    assert _counts(url)["rounds"] == n_rounds
+    not_ours = tmp_path / "x.db"
+    sqlite3.connect(not_ours).execute("CREATE TABLE t (x)")
+    refused = run(["restore", str(not_ours), "--replace"], data)
+    assert refused.returncode == 1 and "not a synelo back-up" in refused.stderr
+
+
+@pytest.mark.postgres
+def test_postgresql_backup_and_restore(pg_schema_url: str, tmp_path: Path) -> None:
+    with own_pg_schema() as url:
+        engine = create_store_engine(url)
+        migrate(engine)
+        store = Store(engine)
+        store.create_pool("p", 3, SynEloParams(theta=300))
+        _fill(store, range(120))
+        before = _counts(url)
+        engine.dispose()
+        dest = tmp_path / "pg.dump"
+        made = run(["backup", str(dest)], tmp_path, SYNELO_DATABASE_URL=url)
+        assert made.returncode == 0, made.stderr
+        schema = url.rsplit("%3D", 1)[1]
+        with create_engine(url).connect() as conn:
+            conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
+            conn.commit()
+        restored = run(["restore", str(dest)], tmp_path, SYNELO_DATABASE_URL=url)
+        assert restored.returncode == 0, restored.stderr
+        assert _counts(url) == before
+        again = Store(create_store_engine(url))
+        assert again.submit_round("p", _report(500)).created
+        again.engine.dispose()

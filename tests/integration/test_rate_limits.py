@@ -1,0 +1,506 @@
+"""Rate limits (per token, per client address) on a real Redis and real uvicorn servers, and
+token revocation reaching every worker within a second.
+
+Redis is the one at SYNELO_TEST_REDIS_URL (default redis://127.0.0.1:6379/0); these tests
+use keys under a prefix of their own and delete them afterwards. When CI=true an
+unreachable Redis fails the run instead of skipping its tests.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import redis
+from sqlalchemy import delete
+
+from synelo.config import Settings
+from synelo.service.app import create_app
+from synelo.service.ratelimit import BURST_S, GO, Limiter, LocalLimiter, Rate, RedisLimiter
+from synelo.store.engine import create_store_engine, migrate
+from synelo.store.repository import Store, hash_token
+from synelo.store.tables import api_tokens
+from tests.conftest import ADMIN, SERVER, own_pg_schema, serving, steam, synelo_serve
+
+REDIS_URL = os.environ.get("SYNELO_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
+OTHER = "second-server-token-for-tests"
+POOL = "p"
+
+
+@pytest.fixture(scope="module")
+def redis_available() -> None:
+    try:
+        redis.Redis.from_url(REDIS_URL, socket_connect_timeout=1).ping()
+    except redis.RedisError:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"Redis is unreachable at {REDIS_URL} (CI=true: this is a failure)")
+        pytest.skip(f"Redis is unreachable at {REDIS_URL}")
+
+
+@pytest.fixture
+def prefix(redis_available: None) -> Iterator[str]:
+    """A key prefix of this test's own in the shared Redis, emptied afterwards."""
+    prefix = f"synelo-test:{uuid.uuid4().hex}:"
+    yield prefix
+    client = redis.Redis.from_url(REDIS_URL)
+    keys = list(client.scan_iter(f"{prefix}*"))
+    if keys:
+        client.delete(*keys)
+    client.close()
+
+
+# --- the limiters on their own ----------------------------------------------------------
+
+
+@pytest.fixture(params=["local", "redis"])
+def limiter(request: pytest.FixtureRequest) -> Callable[[], Limiter]:
+    """A factory of limiters of one kind; the Redis ones of a test share its prefix (as the
+    workers of one service do)."""
+    if request.param == "local":
+        return LocalLimiter
+    prefix = request.getfixturevalue("prefix")
+    return lambda: RedisLimiter(REDIS_URL, prefix)
+
+
+def test_a_burst_goes_through_then_the_rate(limiter: Callable[[], Limiter]) -> None:
+    rate = Rate(20.0, 4.0)  # one every 50 ms, four at once
+
+    async def scenario() -> None:
+        lim = limiter()
+        try:
+            verdicts = [await lim.acquire([("k", rate)]) for _ in range(6)]
+            assert verdicts[:4] == [GO] * 4
+            (wait5, which5), (wait6, _) = verdicts[4:]
+            assert which5 == 0 and 0.0 < wait5 <= 0.05
+            # a refused request is not counted: refused again, the wait does not grow
+            assert 0.0 < wait6 <= wait5
+            await asyncio.sleep(wait6 + 0.005)
+            assert await lim.acquire([("k", rate)]) == GO
+            assert (await lim.acquire([("k", rate)]))[0] > 0
+            assert await lim.acquire([("other key", rate)]) == GO
+        finally:
+            await lim.close()
+
+    asyncio.run(scenario())
+
+
+def test_several_buckets_count_all_or_none(limiter: Callable[[], Limiter]) -> None:
+    """A round counts against its token's requests and rounds; refused by one, it is
+    counted in neither."""
+    rounds, requests = ("rounds", Rate(1.0, 1.0)), ("requests", Rate(100.0, 10.0))
+
+    async def scenario() -> None:
+        lim = limiter()
+        try:
+            assert await lim.acquire([requests, rounds]) == GO
+            for _ in range(5):
+                wait, which = await lim.acquire([requests, rounds])
+                assert wait > 0.9 and which == 1  # the rounds bucket refuses
+            # 9 of the requests bucket's 10 are left: the refused rounds took none
+            assert [await lim.acquire([requests]) for _ in range(9)] == [GO] * 9
+            assert (await lim.acquire([requests]))[0] > 0
+        finally:
+            await lim.close()
+
+    asyncio.run(scenario())
+
+
+def test_redis_limiters_share_their_counts_and_keys_expire(prefix: str) -> None:
+    """Two limiters stand for two workers: what one lets through, the other sees."""
+    rate = Rate(2.0, 3.0)
+
+    async def scenario() -> None:
+        first, second = RedisLimiter(REDIS_URL, prefix), RedisLimiter(REDIS_URL, prefix)
+        try:
+            assert [await first.acquire([("k", rate)]) for _ in range(3)] == [GO] * 3
+            assert (await second.acquire([("k", rate)]))[0] > 0.4
+        finally:
+            await first.close()
+            await second.close()
+
+    asyncio.run(scenario())
+    client = redis.Redis.from_url(REDIS_URL)
+    ttl_ms = client.pttl(f"{prefix}k")
+    client.close()
+    assert 0 < ttl_ms <= 1500 + 1  # gone once the bucket is full again (3 × 500 ms)
+
+
+def test_without_redis_each_worker_limits_on_its_own(caplog: pytest.LogCaptureFixture) -> None:
+    """An unreachable Redis neither stops the service nor lifts the limits: the worker
+    falls back to its own counts, says so once, and does not wait on Redis each time."""
+    rate = Rate(1.0, 3.0)
+
+    async def scenario() -> list[float]:
+        lim = RedisLimiter("redis://127.0.0.1:1/0", "unused:")  # nothing listens on port 1
+        try:
+            return [(await lim.acquire([("k", rate)]))[0] for _ in range(5)]
+        finally:
+            await lim.close()
+
+    started = time.monotonic()
+    with caplog.at_level(logging.WARNING, logger="synelo.ratelimit"):
+        waits = asyncio.run(scenario())
+    assert time.monotonic() - started < 1.0
+    assert waits[:3] == [0.0] * 3 and all(w > 0 for w in waits[3:])
+    warnings = [r.getMessage() for r in caplog.records]
+    assert len(warnings) == 1 and "Redis unreachable" in warnings[0]
+
+
+# --- live servers -------------------------------------------------------------------------
+
+
+def settings_for(folder: Path, **limits: Any) -> Settings:
+    base: dict[str, Any] = {
+        "rate_server_rounds": None,
+        "rate_server_requests": None,
+        "rate_address_requests": None,
+    }
+    return Settings(
+        data_dir=folder,
+        admin_tokens=[ADMIN],
+        server_tokens=[SERVER, OTHER],
+        autotune_check_s=0,
+        redis_url=None,
+        **{**base, **limits},
+    )
+
+
+def new_store(folder: Path, settings: Settings) -> Store:
+    engine = create_store_engine(f"sqlite:///{folder / 'synelo.db'}")
+    migrate(engine)
+    store = Store(engine)
+    store.create_pool(POOL, 2, settings.rating_params(settings.pool_theta(2)))
+    return store
+
+
+@contextmanager
+def running(
+    settings: Settings, store: Store, redis_prefix: str | None = None, **uvicorn_options: Any
+) -> Iterator[str]:
+    """The app under uvicorn on a thread; with `redis_prefix`, its limits on Redis under
+    that prefix (so that no other test, or test run, shares its counts)."""
+    app = create_app(settings, store=store)
+    if redis_prefix is not None:
+        app.state.limits.limiter = RedisLimiter(REDIS_URL, redis_prefix)
+    try:
+        with serving(app, **uvicorn_options) as url:
+            yield url
+    finally:
+        store.engine.dispose()
+
+
+def client(url: str, token: str | None = None, source: str = "127.0.0.1") -> httpx.Client:
+    """A client from `source` (any 127.x.y.z is this machine: another client address)."""
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    return httpx.Client(
+        base_url=url,
+        headers=headers,
+        timeout=30,
+        transport=httpx.HTTPTransport(local_address=source),
+    )
+
+
+def round_body() -> dict[str, Any]:
+    return {
+        "round_id": uuid.uuid4().hex,
+        "server_id": "s",
+        "winner": "A",
+        "teams": {"A": [steam(1)], "B": [steam(2)]},
+    }
+
+
+def test_a_token_over_its_request_limit_gets_429_with_retry_after(tmp_path: Path) -> None:
+    settings = settings_for(tmp_path, rate_server_requests=0.5)  # one every 2 s
+    with (
+        running(settings, new_store(tmp_path, settings)) as url,
+        client(url, SERVER) as s,
+        client(url, OTHER) as other,
+    ):
+        player = f"/v1/pools/{POOL}/players/{steam(1)}"
+        assert s.get(player).status_code == 200
+        r = s.get(player)
+        assert r.status_code == 429
+        assert r.headers["retry-after"] == "2"  # just under 2 s away, in whole seconds
+        assert r.json() == {"detail": "too many requests with this token; retry after 2 s"}
+        assert other.get(player).status_code == 200  # each token has its own count
+        time.sleep(2.0)
+        assert s.get(player).status_code == 200
+
+
+def test_rounds_have_a_limit_of_their_own(tmp_path: Path) -> None:
+    settings = settings_for(tmp_path, rate_server_rounds=0.5, rate_server_requests=200.0)
+    with (
+        running(settings, new_store(tmp_path, settings)) as url,
+        client(url, SERVER) as s,
+        client(url, OTHER) as other,
+        client(url, ADMIN) as a,
+    ):
+        rounds = f"/v1/pools/{POOL}/rounds"
+        assert s.post(rounds, json=round_body()).status_code == 201
+        r = s.post(rounds, json=round_body())
+        assert r.status_code == 429 and r.headers["retry-after"] == "2"
+        assert r.json() == {"detail": "too many rounds with this token; retry after 2 s"}
+        # once refused, turned away before its body is read (not JSON here: else a 422)
+        junk = s.post(rounds, content=b"{", headers={"Content-Type": "application/json"})
+        assert junk.status_code == 429 and junk.json() == r.json()
+        # the token's other requests, another token's rounds, an admin's: all go
+        assert s.get(f"/v1/pools/{POOL}/players/{steam(1)}").status_code == 200
+        assert other.post(rounds, json=round_body()).status_code == 201
+        assert [a.post(rounds, json=round_body()).status_code for _ in range(8)] == [201] * 8
+
+
+@pytest.mark.parametrize("admin_rate", [None, 0.5], ids=["default", "limited"])
+def test_admin_tokens_are_unlimited_unless_set(tmp_path: Path, admin_rate: float | None) -> None:
+    limits: dict[str, Any] = {"rate_server_requests": 0.5}
+    if admin_rate is not None:
+        limits["rate_admin_requests"] = admin_rate
+    settings = settings_for(tmp_path, **limits)
+    with (
+        running(settings, new_store(tmp_path, settings)) as url,
+        client(url, SERVER) as s,
+        client(url, ADMIN) as a,
+    ):
+        admin_codes = [a.get("/v1/pools").status_code for _ in range(20)]
+        server_codes = [s.get("/v1/pools/p/players/" + steam(1)).status_code for _ in range(2)]
+    assert server_codes == [200, 429]
+    if admin_rate is None:
+        assert admin_codes == [200] * 20
+    else:
+        assert admin_codes == [200] + [429] * 19
+
+
+def test_each_client_address_has_a_limit_checked_before_the_token(tmp_path: Path) -> None:
+    settings = settings_for(tmp_path, rate_address_requests=0.5)  # one every 2 s
+    with (
+        running(settings, new_store(tmp_path, settings)) as url,
+        client(url, None, "127.0.0.2") as anon,
+        client(url, ADMIN, "127.0.0.2") as a,
+    ):
+        # a flood without a token is limited too, not only answered 401
+        assert anon.get("/v1/pools").status_code == 401
+        r = anon.get("/v1/pools")
+        assert r.status_code == 429 and r.headers["retry-after"] == "2"
+        assert r.json() == {"detail": "too many requests from this address; retry after 2 s"}
+        assert a.get("/v1/pools").status_code == 429  # a good token, the same address
+        assert anon.get("/v1/models").status_code == 429  # a route without a token
+        assert [anon.get("/healthz").status_code for _ in range(20)] == [200] * 20
+        with client(url, ADMIN, "127.0.0.3") as elsewhere:
+            assert elsewhere.get("/v1/pools").status_code == 200
+
+
+@pytest.mark.parametrize(
+    "uvicorn_options",
+    [{"proxy_headers": False}, {"forwarded_allow_ips": ["127.0.0.2"]}],
+    ids=["synelo-alone", "as-synelo-serve"],
+)
+def test_forwarded_for_is_believed_from_trusted_proxies_only(
+    tmp_path: Path, uvicorn_options: dict[str, Any]
+) -> None:
+    """127.0.0.2 is the trusted proxy; 127.0.0.3 a client that writes X-Forwarded-For
+    itself. Checked with synelo reading the header alone, and with uvicorn told the same
+    proxies, as `synelo serve` tells it."""
+    settings = settings_for(tmp_path, rate_address_requests=0.5, trusted_proxies=["127.0.0.2"])
+
+    def codes(c: httpx.Client, forwarded: Callable[[int], str], n: int) -> list[int]:
+        return [
+            c.get("/v1/pools", headers={"X-Forwarded-For": forwarded(i)}).status_code
+            for i in range(n)
+        ]
+
+    with (
+        running(settings, new_store(tmp_path, settings), **uvicorn_options) as url,
+        client(url, ADMIN, "127.0.0.2") as proxy,
+        client(url, ADMIN, "127.0.0.3") as liar,
+    ):
+        # behind the proxy: one client limited, the next one not
+        assert codes(proxy, lambda _: "198.51.100.1", 2) == [200, 429]
+        assert codes(proxy, lambda _: "198.51.100.2", 1) == [200]
+        # what a client wrote left of the proxy's own hop is not believed
+        assert codes(proxy, lambda i: f"203.0.113.{i}, 198.51.100.1", 1) == [429]
+        # from an untrusted peer the header is ignored: a new value each time is no escape
+        assert codes(liar, lambda i: f"203.0.113.{i}", 2) == [200, 429]
+
+
+def test_a_flooding_token_is_limited_while_another_goes_on(tmp_path: Path, prefix: str) -> None:
+    """At the default limits, on Redis: one server token posts rounds from six connections
+    as fast as it can for 2.5 s; another token's rounds and /healthz, from another address,
+    all succeed meanwhile. (Their latency is measured by bench/ratelimit.py.)"""
+    settings = settings_for(
+        tmp_path,
+        rate_server_rounds=Settings().rate_server_rounds,
+        rate_server_requests=Settings().rate_server_requests,
+        rate_address_requests=Settings().rate_address_requests,
+    )
+    rate = settings.rate_server_rounds
+    assert rate is not None
+    with running(settings, new_store(tmp_path, settings), redis_prefix=prefix) as url:
+        stop = threading.Event()
+
+        def flood(_: int) -> tuple[int, int, set[str]]:
+            accepted = refused = 0
+            retry_afters: set[str] = set()
+            with client(url, SERVER, "127.0.0.2") as c:
+                while not stop.is_set():
+                    r = c.post(f"/v1/pools/{POOL}/rounds", json=round_body())
+                    if r.status_code == 201:
+                        accepted += 1
+                    else:
+                        assert r.status_code == 429, r.text
+                        refused += 1
+                        retry_afters.add(r.headers["retry-after"])
+            return accepted, refused, retry_afters
+
+        def steady(_: int) -> list[int]:
+            out = []
+            with client(url, OTHER, "127.0.0.3") as c:
+                while not stop.is_set():
+                    out.append(c.post(f"/v1/pools/{POOL}/rounds", json=round_body()).status_code)
+                    out.append(c.get("/healthz").status_code)
+                    time.sleep(0.05)
+            return out
+
+        with ThreadPoolExecutor(7) as ex:
+            started = time.monotonic()
+            floods = [ex.submit(flood, i) for i in range(6)]
+            other = ex.submit(steady, 0)
+            time.sleep(2.5)
+            stop.set()
+            results = [f.result() for f in floods]
+            span = time.monotonic() - started
+            steady_codes = other.result()
+    accepted = sum(a for a, _, _ in results)
+    refused = sum(r for _, r, _ in results)
+    assert refused > 0 and set().union(*(r for _, _, r in results)) == {"1"}
+    assert accepted <= BURST_S * rate + rate * span + 1  # the burst, then the rate
+    assert len(steady_codes) >= 20 and set(steady_codes) == {200, 201}
+
+
+# --- revocation -----------------------------------------------------------------------------
+
+
+def revoke(store: Store, token: str) -> None:
+    """What a revocation does to the token table (the row goes)."""
+    with store.engine.begin() as conn:
+        conn.execute(delete(api_tokens).where(api_tokens.c.token_hash == hash_token(token)))
+
+
+def test_a_revoked_token_stops_working_within_a_second(tmp_path: Path) -> None:
+    """Stored tokens (none configured); lower-case `bearer` works like `Bearer`."""
+    settings = Settings(data_dir=tmp_path, autotune_check_s=0, redis_url=None)
+    store = new_store(tmp_path, settings)
+    token = uuid.uuid4().hex
+    store.add_token("server", token, "revoked by the test")
+    with running(settings, store) as url:
+        player = f"{url}/v1/pools/{POOL}/players/{steam(1)}"
+        for scheme in ("Bearer", "bearer", "BEARER"):
+            assert (
+                httpx.get(player, headers={"Authorization": f"{scheme} {token}"}).status_code == 200
+            )
+        revoke(store, token)
+        revoked = time.monotonic()
+        time.sleep(max(0.0, revoked + 1.0 - time.monotonic()))
+        r = httpx.get(player, headers={"Authorization": f"Bearer {token}"})
+        assert r.status_code == 401 and r.json() == {"detail": "invalid token"}
+
+
+# --- `synelo serve` -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("trusted", ["", "127.0.0.1"], ids=["no-proxy", "proxy"])
+def test_serve_believes_forwarded_for_from_trusted_proxies_only(
+    tmp_path: Path, trusted: str
+) -> None:
+    """uvicorn by itself believes X-Forwarded-For from 127.0.0.1; `synelo serve` makes it
+    believe SYNELO_TRUSTED_PROXIES only."""
+    migrate(create_store_engine(f"sqlite:///{tmp_path / 'synelo.db'}"))
+    with synelo_serve(
+        tmp_path, SYNELO_RATE_ADDRESS_REQUESTS="0.5", SYNELO_TRUSTED_PROXIES=trusted
+    ) as served:
+        codes = [
+            httpx.get(
+                f"{served.url}/v1/pools",
+                headers={"Authorization": f"Bearer {ADMIN}", "X-Forwarded-For": f"203.0.113.{i}"},
+            ).status_code
+            for i in range(2)
+        ]
+    assert codes == [200, 200 if trusted else 429]
+
+
+@pytest.fixture(scope="module")
+def two_workers(
+    pg_schema_url: str, redis_available: None, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[str, Store, dict[str, str]]]:
+    """`synelo serve --workers 2` on PostgreSQL (a schema of its own) with its limits on
+    Redis: 4 rounds/s per server token (4 at once), stored tokens (none configured)."""
+    with own_pg_schema() as url:
+        engine = create_store_engine(url)
+        migrate(engine)
+        store = Store(engine)
+        settings = Settings(_env_file=None)
+        store.create_pool(POOL, 2, settings.rating_params(settings.pool_theta(2)))
+        tokens = {name: uuid.uuid4().hex for name in ("admin", "flood", "revoked")}
+        for name, token in tokens.items():
+            store.add_token("admin" if name == "admin" else "server", token, f"rate {name}")
+        with synelo_serve(
+            tmp_path_factory.mktemp("two-workers"),
+            workers=2,
+            SYNELO_DATABASE_URL=url,
+            SYNELO_ADMIN_TOKENS="",
+            SYNELO_SERVER_TOKENS="",
+            SYNELO_REDIS_URL=REDIS_URL,
+            SYNELO_RATE_SERVER_ROUNDS="4",
+            # no address limit: the address keys (not the tokens') are the same for every run
+            SYNELO_RATE_ADDRESS_REQUESTS="",
+        ) as served:
+            yield served.url, store, tokens
+        engine.dispose()
+
+
+def fresh_connections(url: str, token: str, method: str, path: str, n: int) -> list[int]:
+    """`n` requests from 8 threads, each on a new connection, so that both workers answer."""
+
+    def one(_: int) -> int:
+        headers = {"Authorization": f"Bearer {token}"}
+        body = round_body() if method == "POST" else None
+        return httpx.request(method, f"{url}{path}", headers=headers, json=body).status_code
+
+    with ThreadPoolExecutor(8) as ex:
+        return list(ex.map(one, range(n)))
+
+
+def test_two_workers_share_one_limit_through_redis(
+    two_workers: tuple[str, Store, dict[str, str]],
+) -> None:
+    """Counted per worker, two workers would let through twice the limit."""
+    url, _, tokens = two_workers
+    started = time.monotonic()
+    codes: list[int] = []
+    while time.monotonic() - started < 3.0:
+        codes += fresh_connections(url, tokens["flood"], "POST", f"/v1/pools/{POOL}/rounds", 40)
+    span = time.monotonic() - started
+    accepted, refused = codes.count(201), codes.count(429)
+    assert accepted + refused == len(codes)
+    assert refused > 0 and 4 <= accepted <= 4 + 4 * span + 1  # the burst, then the rate
+
+
+def test_a_revoked_token_stops_on_every_worker_within_a_second(
+    two_workers: tuple[str, Store, dict[str, str]],
+) -> None:
+    url, store, tokens = two_workers
+    path = f"/v1/pools/{POOL}/players/{steam(1)}"
+    assert fresh_connections(url, tokens["revoked"], "GET", path, 16) == [200] * 16
+    revoke(store, tokens["revoked"])
+    revoked = time.monotonic()
+    time.sleep(max(0.0, revoked + 1.0 - time.monotonic()))
+    assert fresh_connections(url, tokens["revoked"], "GET", path, 16) == [401] * 16
