@@ -131,6 +131,48 @@ def test_deleting_a_pool_needs_an_admin_and_leaves_others_alone(
     assert admin.get(f"/v1/pools/{keep}/players/{steam(5)}").json()["rating"] == 1200
 
 
+def test_another_worker_sees_a_deleted_pool_and_its_successor(
+    live: LiveServer, admin: httpx.Client, backend: Engine
+) -> None:
+    """Each worker keeps the pools it has read. After another worker deletes a pool and makes
+    a new one of that name (text ids, another team size), this worker must answer for the
+    new pool within a second: not for the old one's id, and not 404 for good."""
+    name = _pool(admin)
+    play(admin, name, [steam(1), steam(2)], [steam(3), steam(4)], "A")
+    settings = Settings(admin_tokens=[ADMIN], server_tokens=[SERVER], autotune_check_s=0)
+    worker = create_app(settings, store=Store(backend))
+    with (
+        serving(worker) as url,
+        httpx.Client(base_url=url, headers={"Authorization": f"Bearer {ADMIN}"}) as other,
+    ):
+        assert other.get(f"/v1/pools/{name}/players/{steam(1)}").json()["rating"] > 1000
+        assert admin.delete(f"/v1/pools/{name}").status_code == 200
+        r = admin.post("/v1/pools", json={"name": name, "team_size": 3, "player_ids": "text"})
+        assert r.status_code == 201, r.text
+        deadline = time.monotonic() + 1.5
+        while True:
+            answer = other.get(f"/v1/pools/{name}/players/alice")
+            if answer.status_code == 200 or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        assert answer.status_code == 200, answer.text  # "alice" is no SteamID64: the new pool
+        assert other.get(f"/v1/pools/{name}").json()["team_size"] == 3
+        assert other.get(f"/v1/pools/{name}/players/bob").json()["rounds_played"] == 0
+
+
+def test_a_pool_being_re_rated_cannot_be_deleted(live: LiveServer, admin: httpx.Client) -> None:
+    """A re-rate job would go on writing the pool's rows: DELETE is a 409 naming the job, and
+    the pool stays whole."""
+    name = _pool(admin)
+    play(admin, name, [steam(1), steam(2)], [steam(3), steam(4)], "A")
+    before = _counts(live, _pool_id(live, name))
+    _, job = live.app.state.rerate.start(name, "patch", {"params": {"k_max": 50}}, "test")
+    r = admin.delete(f"/v1/pools/{name}")
+    assert r.status_code == 409, r.text
+    assert r.json()["job_id"] == job.id
+    assert _counts(live, _pool_id(live, name)) == before
+
+
 def _round(**fields: object) -> dict:
     body = {
         "round_id": uuid.uuid4().hex,
@@ -259,6 +301,47 @@ def test_the_split_budget_bounds_the_whole_request_under_load(
     assert all(len(r.json()["splits"]) == 63 for r in done)
     slowest = max(r.json()["elapsed_ms"] for r in done)
     assert slowest <= 2 * budget_ms, slowest
+
+
+def test_callers_waiting_for_the_solver_leave_the_thread_pool_to_other_routes(
+    live: LiveServer, admin: httpx.Client
+) -> None:
+    """Sixty heavy splits requests at once, more than the thread pool's 40 threads: those
+    waiting for the solver wait on the event loop, so a lookup (a synchronous route, which
+    needs a thread) is answered meanwhile, sharing the interpreter with one solver only.
+    Had they waited in threads, the lookup would queue until a turn ended (~0.5 s)."""
+    name = _pool(admin)
+    players = [steam(n) for n in range(1, 129)]
+    body = {
+        "players": players,
+        "parties": [players[i : i + 4] for i in range(0, 128, 4)],
+        "current": {"A": players[:64], "B": players[64:]},  # ~0.5 s a turn
+    }
+    budget_ms = 3000
+    live.settings.balance_budget_ms = budget_ms
+    answers: list[int] = []
+    lookups: list[float] = []
+    try:
+
+        def call() -> None:
+            with live.client() as c:
+                answers.append(c.post(f"/v1/pools/{name}/splits", json=body).status_code)
+
+        threads = [threading.Thread(target=call) for _ in range(60)]
+        for t in threads:
+            t.start()
+        time.sleep(0.3)  # every request sent: one solving, the rest waiting their turn
+        with live.client() as c:
+            while sum(t.is_alive() for t in threads) > 30:
+                start = time.perf_counter()
+                assert c.get(f"/v1/pools/{name}/players/{steam(1)}").status_code == 200
+                lookups.append(time.perf_counter() - start)
+        for t in threads:
+            t.join()
+    finally:
+        live.settings.balance_budget_ms = 1000
+    assert len(answers) == 60 and set(answers) <= {200, 503}
+    assert lookups and max(lookups) < 0.25, max(lookups)  # less than half a turn
 
 
 def test_a_full_round_queue_answers_503_and_the_client_delivers_later(

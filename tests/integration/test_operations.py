@@ -152,3 +152,10 @@ def test_postgresql_backup_and_restore(pg_schema_url: str, tmp_path: Path) -> No
         again = Store(create_store_engine(url))
         assert again.submit_round("p", _report(500)).created
         again.engine.dispose()
+        assert _counts(url) != before
+        # a database with data is kept unless --replace says otherwise
+        refused = run(["restore", str(dest)], tmp_path, SYNELO_DATABASE_URL=url)
+        assert refused.returncode != 0 and _counts(url) != before
+        replaced = run(["restore", "--replace", str(dest)], tmp_path, SYNELO_DATABASE_URL=url)
+        assert replaced.returncode == 0, replaced.stderr
+        assert _counts(url) == before

@@ -25,6 +25,7 @@ import pytest
 import redis
 from sqlalchemy import delete
 
+from synelo.client import RoundReporter, ServiceUnavailable, SyneloClient
 from synelo.config import Settings
 from synelo.service.app import create_app
 from synelo.service.ratelimit import BURST_S, GO, Limiter, LocalLimiter, Rate, RedisLimiter
@@ -504,3 +505,35 @@ def test_a_revoked_token_stops_on_every_worker_within_a_second(
     revoked = time.monotonic()
     time.sleep(max(0.0, revoked + 1.0 - time.monotonic()))
     assert fresh_connections(url, tokens["revoked"], "GET", path, 16) == [401] * 16
+
+
+def test_the_client_keeps_a_round_refused_by_a_rate_limit_and_delivers_it_later(
+    tmp_path: Path,
+) -> None:
+    """The Python client's side of a 429: `SyneloClient` raises ServiceUnavailable (not a
+    rejection), `RoundReporter` keeps the report in its ring buffer, and the next round end,
+    past Retry-After, delivers it first with the same round_id, once."""
+    settings = settings_for(tmp_path, rate_server_rounds=0.5)  # one round every 2 s
+    with (
+        running(settings, new_store(tmp_path, settings)) as url,
+        SyneloClient(url, SERVER, POOL) as c,
+        SyneloClient(url, ADMIN, POOL) as admin,
+    ):
+        reporter = RoundReporter(c, "s")
+        teams = ([steam(1)], [steam(2)])
+        assert reporter.report("A", teams)[-1].created
+        assert reporter.report("B", teams) == []  # 429: kept, not raised
+        kept = reporter.last_round_id
+        assert [b["round_id"] for b in reporter.buffer] == [kept]
+        assert reporter.stats.buffered == 1 and reporter.stats.rejected == 0
+        with pytest.raises(ServiceUnavailable, match="429"):
+            c.submit_round(dict(reporter.buffer[0]))
+        assert admin.pool_info().rounds == 1
+        time.sleep(2.1)
+        delivered = reporter.flush()
+        assert [r.round_id for r in delivered] == [kept] and delivered[0].created
+        assert not reporter.buffer and reporter.stats.retried == 1
+        assert admin.pool_info().rounds == 2
+        assert [e.round_id for e in admin.full_history(steam(1)) if e.kind == "round"].count(
+            kept
+        ) == 1

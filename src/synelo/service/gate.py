@@ -4,14 +4,17 @@ The split solver is CPU-bound Python: threads of one process share the interpret
 twenty at once finish no sooner than one after another, and each slows every other route
 (a probe drove /healthz's p99 to 1.3 s). Callers therefore take turns; one whose budget runs
 out while it waits gets a 503 with Retry-After instead of an answer past its budget.
+
+The wait is on the event loop, not in a thread: a caller waiting for its turn holds none of
+the thread pool's threads (40), which every synchronous route (a lookup, /healthz) needs.
 """
 
 from __future__ import annotations
 
-import threading
+import asyncio
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 
 class Busy(RuntimeError):
@@ -19,17 +22,21 @@ class Busy(RuntimeError):
 
 
 class BalanceGate:
-    """At most `slots` balance computations at once in this process."""
+    """At most `slots` balance computations at once in this process (one event loop)."""
 
     def __init__(self, slots: int = 1) -> None:
-        self._slots = threading.BoundedSemaphore(slots)
+        self._slots = asyncio.Semaphore(slots)
 
-    @contextmanager
-    def turn(self, deadline: float) -> Iterator[float]:
+    @asynccontextmanager
+    async def turn(self, deadline: float) -> AsyncIterator[float]:
         """Wait for a slot until `deadline` (time.perf_counter), then hold it; yields the
         seconds of budget left. Busy when the deadline passes first."""
-        if not self._slots.acquire(timeout=max(0.0, deadline - time.perf_counter())):
-            raise Busy
+        try:
+            await asyncio.wait_for(
+                self._slots.acquire(), timeout=max(0.0, deadline - time.perf_counter())
+            )
+        except TimeoutError:
+            raise Busy from None
         try:
             yield max(0.0, deadline - time.perf_counter())
         finally:

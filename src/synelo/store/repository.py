@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, nullcontext
 from datetime import UTC, datetime, timedelta
@@ -70,6 +71,7 @@ from synelo.store.window_cache import WindowCache
 
 Clock = Callable[[], datetime]
 T = TypeVar("T")
+POOL_MEMORY_S = 1.0  # a worker notices a pool another deleted (or made anew) within this
 THETA_FIT_ROUNDS = 100_000  # the quality endpoint fits Θ to at most this many recent rounds
 
 
@@ -209,7 +211,7 @@ class Store:
         self.engine = engine
         self.clock = clock
         self._windows = WindowCache(window_cache)
-        self._pools: dict[str, Pool] = {}
+        self._pools: dict[str, tuple[Pool, float]] = {}  # name: (pool, when read)
         self._writer = threading.Lock() if engine.dialect.name == "sqlite" else nullcontext()
 
     # --- transactions -----------------------------------------------------------------------
@@ -331,14 +333,18 @@ class Store:
         if row is None:
             raise UnknownPool(name)
         pool = _pool(row)
-        self._pools[name] = pool
+        self._pools[name] = (pool, time.monotonic())
         return pool
 
     def known_pool(self, name: str) -> Pool | None:
-        """The pool as it was last read in this process, without touching the database: its
-        name, id, team size and id kind never change, but a re-rate may have changed its
-        model and parameters since (the reads that use them re-read the pool)."""
-        return self._pools.get(name)
+        """The pool as read in this process within the last `POOL_MEMORY_S`, without
+        touching the database. A pool's id, team size and id kind never change, but another
+        worker may delete it and make a new one of the same name; a re-rate may change its
+        model and parameters (the reads that use them re-read the pool by id)."""
+        hit = self._pools.get(name)
+        if hit is None or time.monotonic() - hit[1] >= POOL_MEMORY_S:
+            return None
+        return hit[0]
 
     def set_autotune(
         self, pool_name: str, setting: Mapping[str, Any] | None, actor: str, reason: str | None
@@ -380,10 +386,11 @@ class Store:
     def _pool_by_id(self, conn: Connection, pool: Pool) -> Pool:
         """The pool's row now (its settings may have changed since `pool` was read)."""
         row = conn.execute(select(pools).where(pools.c.id == pool.id)).first()
-        if row is None:
+        if row is None:  # deleted, by another worker perhaps: its name may be a new pool's
+            self._pools.pop(pool.name, None)
             raise UnknownPool(pool.name)
         fresh = _pool(row)
-        self._pools[fresh.name] = fresh
+        self._pools[fresh.name] = (fresh, time.monotonic())
         return fresh
 
     def save_names(self, pool: Pool, names: dict[str, str]) -> None:

@@ -10,13 +10,15 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 from fastapi import APIRouter, HTTPException, Request
+from starlette.concurrency import run_in_threadpool
 
 from synelo.balance import best_splits, min_swaps, place_joiner, transfer_moves
 from synelo.balance.autobalance import Move, Rebalance
+from synelo.config import Settings
 from synelo.models import Model, RoundFacts
 from synelo.ratings import win_probability
 from synelo.schemas import (
@@ -34,7 +36,7 @@ from synelo.service.gate import BalanceGate, Busy
 from synelo.service.ids import Loc, invalid, normalize_ids
 from synelo.service.responses import COMMON, errors
 from synelo.service.routers.rounds import round_extras
-from synelo.store.repository import pool_model
+from synelo.store.repository import Store, pool_model
 from synelo.store.typedefs import PlayerRow, Pool
 
 router = APIRouter(prefix="/v1/pools/{pool}", tags=["balance"], responses=COMMON)
@@ -98,14 +100,42 @@ class Roster:
 
 
 @router.post("/splits", response_model=SplitsOut, dependencies=[ServerAuth], responses=errors(503))
-def splits(pool: PoolDep, body: SplitsIn, store: StoreDep, request: Request) -> SplitsOut:
+async def splits(pool: PoolDep, body: SplitsIn, store: StoreDep, request: Request) -> SplitsOut:
     """The best split for every team size from min_k to max_k (F7, exact up to N_max).
 
     The time budget (SYNELO_BALANCE_BUDGET_MS) runs from the request's start: waiting for
     this worker's solver (one request at a time), reading the ratings and solving all count.
     The search stops at the budget with the best splits found; a request whose budget runs
-    out before its turn gets 503 with Retry-After."""
+    out before its turn gets 503 with Retry-After. The request is checked first, on the
+    event loop (no database); it waits for its turn there too, and only the turn itself
+    takes one of the thread pool's threads."""
     began = time.perf_counter()
+    asked = _checked(pool, body)
+    settings = request.app.state.settings
+    gate: BalanceGate = request.app.state.balance_gate
+    try:
+        async with gate.turn(began + settings.balance_budget_ms / 1000) as left_s:
+            return await run_in_threadpool(_solve, asked, body, store, settings, left_s, began)
+    except Busy:
+        raise HTTPException(
+            503,
+            "the split solver is busy with other requests; retry",
+            headers={"Retry-After": "1"},
+        ) from None
+
+
+class _Asked(NamedTuple):
+    """A splits request checked against its pool: the players, their parties and rules."""
+
+    roster: Roster
+    current: tuple[list[int], list[int]] | None
+    parties: list[list[int]]
+    must: list[int]
+    max_k: int
+
+
+def _checked(pool: Pool, body: SplitsIn) -> _Asked:
+    """The request's players as indices, or a 422 naming the field that does not fit."""
     roster = Roster(pool, normalize_ids(body.players, pool.player_ids, ("body", "players")))
     n = len(roster.keys)
     current = None
@@ -134,30 +164,34 @@ def splits(pool: PoolDep, body: SplitsIn, store: StoreDep, request: Request) -> 
             f"{len(must)} players must play but the largest team size ({max_k}) seats {2 * max_k}",
             value=len(must),
         )
-    settings = request.app.state.settings
-    gate: BalanceGate = request.app.state.balance_gate
-    try:
-        with gate.turn(began + settings.balance_budget_ms / 1000) as left_s:
-            began_solving = time.perf_counter()
-            pool = roster.read(store)
-            result = best_splits(
-                roster.ratings(store),
-                theta=pool.params.theta,  # SynElo's Θ; the model's own P replaces it otherwise
-                min_k=body.min_k,
-                max_k=max_k,
-                must_play=must,
-                parties=parties,
-                current=current,
-                prefer=body.prefer,
-                n_max=settings.n_max,
-                budget_s=left_s - (time.perf_counter() - began_solving),
-            )
-    except Busy:
-        raise HTTPException(
-            503,
-            "the split solver is busy with other requests; retry",
-            headers={"Retry-After": "1"},
-        ) from None
+    return _Asked(roster, current, parties, must, max_k)
+
+
+def _solve(
+    asked: _Asked,
+    body: SplitsIn,
+    store: Store,
+    settings: Settings,
+    left_s: float,
+    began: float,
+) -> SplitsOut:
+    """Read the ratings and search, within `left_s` seconds (in a thread: it is CPU-bound
+    and reads the database)."""
+    began_solving = time.perf_counter()
+    roster = asked.roster
+    pool = roster.read(store)
+    result = best_splits(
+        roster.ratings(store),
+        theta=pool.params.theta,  # SynElo's Θ; the model's own P replaces it otherwise
+        min_k=body.min_k,
+        max_k=asked.max_k,
+        must_play=asked.must,
+        parties=asked.parties,
+        current=asked.current,
+        prefer=body.prefer,
+        n_max=settings.n_max,
+        budget_s=left_s - (time.perf_counter() - began_solving),
+    )
     keys = roster.keys
     splits = result.splits
     if not pool.is_synelo:
