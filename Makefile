@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: run test setup lint check-tests docs bench bench-replay bench-balance bench-rerate bench-ratelimit plugin clean
+.PHONY: run test setup lint check-tests docs bench bench-pg bench-replay bench-balance bench-rerate bench-ratelimit plugin clean
 
 # setup.py compiles the modules it lists with mypyc into src/: a stale .so would shadow an
 # edited .py, so a change to any of them rebuilds.
@@ -44,6 +44,10 @@ docs: setup
 
 bench: setup
 	$(BIN)/python bench/update.py
+
+## The same on PostgreSQL (SYNELO_BENCH_PG_URL, default the local test database), 2 workers.
+bench-pg: setup
+	$(BIN)/python bench/update.py --database postgresql --workers 2
 
 ## Split solver against the seed's F9 enumeration.
 bench-balance: setup

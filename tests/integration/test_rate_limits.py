@@ -537,3 +537,43 @@ def test_the_client_keeps_a_round_refused_by_a_rate_limit_and_delivers_it_later(
         assert [e.round_id for e in admin.full_history(steam(1)) if e.kind == "round"].count(
             kept
         ) == 1
+
+
+def test_a_busy_community_never_meets_the_default_limits(tmp_path: Path) -> None:
+    """The defaults stop a runaway token, not a community: 32 game servers sharing one
+    server token end a 12v12 round in the same second (report, batch lookup, splits), then
+    their 768 players reconnect over five seconds, each looked up on joining. No 429."""
+    defaults = Settings()
+    settings = settings_for(
+        tmp_path,
+        rate_server_rounds=defaults.rate_server_rounds,
+        rate_server_requests=defaults.rate_server_requests,
+        rate_address_requests=defaults.rate_address_requests,
+    )
+    store = new_store(tmp_path, settings)
+    store.create_pool("busy", 12, settings.rating_params(settings.pool_theta(12)))
+    statuses: list[int] = []
+
+    def game_server(n: int) -> None:
+        ids = [steam(24 * n + k) for k in range(1, 25)]
+        body = {"round_id": uuid.uuid4().hex, "server_id": f"s{n}", "winner": "AB"[n % 2]}
+        body["teams"] = {"A": ids[:12], "B": ids[12:]}
+        with client(url, SERVER) as c:
+            answers = [
+                c.post("/v1/pools/busy/rounds", json=body),
+                c.post("/v1/pools/busy/players/lookup", json={"steam_ids": ids}),
+                c.post("/v1/pools/busy/splits", json={"players": ids}),
+            ]
+            for player in ids:
+                time.sleep(5.0 / 24)
+                answers.append(c.get(f"/v1/pools/busy/players/{player}"))
+        statuses.extend(r.status_code for r in answers)
+
+    with running(settings, store) as url:
+        threads = [threading.Thread(target=game_server, args=(n,)) for n in range(32)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    assert len(statuses) == 32 * 27 and 429 not in statuses
+    assert set(statuses) <= {200, 201}, sorted(set(statuses))

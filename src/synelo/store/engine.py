@@ -89,9 +89,9 @@ def _pg_connect(dbapi_conn, _record) -> None:  # type: ignore[no-untyped-def]
     while the table grew to millions of rows, whenever no ANALYZE followed (autovacuum off,
     or an ANALYZE run while the table was tiny). That is issue 16's collapse of throughput.
     A custom plan is made for the table's size at each run, whatever its statistics say of
-    its row density: a full scan only while the table is really that small. Planning a
-    round's point lookups and updates costs about 0.2-0.4 ms of the server's CPU a round
-    (docs/benchmarks.md); prepared statements still spare the parsing.
+    its row density: a full scan only while the table is really that small. Planning each
+    run costs less than the generic plans did (docs/storage.md, "Plans on PostgreSQL");
+    prepared statements still spare the parsing.
     """
     dbapi_conn.execute("SET plan_cache_mode = force_custom_plan")
     dbapi_conn.commit()
