@@ -114,8 +114,9 @@ async def splits(pool: PoolDep, body: SplitsIn, store: StoreDep, request: Reques
     settings = request.app.state.settings
     gate: BalanceGate = request.app.state.balance_gate
     try:
-        async with gate.turn(began + settings.balance_budget_ms / 1000) as left_s:
-            return await run_in_threadpool(_solve, asked, body, store, settings, left_s, began)
+        deadline = began + settings.balance_budget_ms / 1000
+        async with gate.turn(deadline):
+            return await run_in_threadpool(_solve, asked, body, store, settings, deadline, began)
     except Busy:
         raise HTTPException(
             503,
@@ -172,12 +173,11 @@ def _solve(
     body: SplitsIn,
     store: Store,
     settings: Settings,
-    left_s: float,
+    deadline: float,
     began: float,
 ) -> SplitsOut:
-    """Read the ratings and search, within `left_s` seconds (in a thread: it is CPU-bound
-    and reads the database)."""
-    began_solving = time.perf_counter()
+    """Read the ratings and search until `deadline` (time.perf_counter), in a thread: it
+    is CPU-bound and reads the database."""
     roster = asked.roster
     pool = roster.read(store)
     result = best_splits(
@@ -190,7 +190,7 @@ def _solve(
         current=asked.current,
         prefer=body.prefer,
         n_max=settings.n_max,
-        budget_s=left_s - (time.perf_counter() - began_solving),
+        budget_s=max(0.0, deadline - time.perf_counter()),
     )
     keys = roster.keys
     splits = result.splits
