@@ -57,7 +57,7 @@ class Settings(BaseSettings):
     brier_recent: int = 500
     autotune_check_s: float = 60.0  # how often a worker looks for pools due an auto-tune; 0: never
     n_max: int = 32  # largest pool the exact split solver takes on; beyond, the greedy
-    balance_budget_ms: int = 1000  # time for one splits request; past it, the greedy
+    balance_budget_ms: int = Field(1000, ge=1)  # time for one splits request; then greedy
 
     # Hardening (issue 16): every variable is documented in docs/operators/configuration.md.
     sqlite_synchronous: Literal["NORMAL", "FULL"] = "FULL"  # what a power cut may lose

@@ -147,6 +147,11 @@ def test_another_worker_sees_a_deleted_pool_and_its_successor(
     ):
         assert other.get(f"/v1/pools/{name}/players/{steam(1)}").json()["rating"] > 1000
         assert admin.delete(f"/v1/pools/{name}").status_code == 200
+        # still in this worker's memory: a 404 from the database's answer, never a 500
+        assert other.get(f"/v1/pools/{name}/players/{steam(1)}").status_code == 404
+        assert other.get(f"/v1/pools/{name}/players/{steam(1)}").status_code == 404
+        gone = _round(teams={"A": [steam(1), steam(2)], "B": [steam(3), steam(4)]})
+        assert other.post(f"/v1/pools/{name}/rounds", json=gone).status_code == 404
         r = admin.post("/v1/pools", json={"name": name, "team_size": 3, "player_ids": "text"})
         assert r.status_code == 201, r.text
         deadline = time.monotonic() + 1.5
@@ -332,7 +337,8 @@ def test_callers_waiting_for_the_solver_leave_the_thread_pool_to_other_routes(
             t.start()
         time.sleep(0.3)  # every request sent: one solving, the rest waiting their turn
         with live.client() as c:
-            while sum(t.is_alive() for t in threads) > 30:
+            window_ends = time.perf_counter() + 1.7  # well before the waiters' deadlines
+            while time.perf_counter() < window_ends:
                 start = time.perf_counter()
                 assert c.get(f"/v1/pools/{name}/players/{steam(1)}").status_code == 200
                 lookups.append(time.perf_counter() - start)
@@ -341,7 +347,7 @@ def test_callers_waiting_for_the_solver_leave_the_thread_pool_to_other_routes(
     finally:
         live.settings.balance_budget_ms = 1000
     assert len(answers) == 60 and set(answers) <= {200, 503}
-    assert lookups and max(lookups) < 0.25, max(lookups)  # less than half a turn
+    assert lookups and max(lookups) < 0.4, max(lookups)  # less than a turn
 
 
 def test_a_full_round_queue_answers_503_and_the_client_delivers_later(

@@ -31,6 +31,7 @@ from synelo.store.checkpoint import Checkpointer
 from synelo.store.engine import create_store_engine
 from synelo.store.repository import Clock, Store, utcnow
 from synelo.store.rerate import RerateStore
+from synelo.store.typedefs import UnknownPool
 from synelo.store.writer import RoundWriter
 
 log = logging.getLogger("synelo")
@@ -102,6 +103,11 @@ def create_app(
         such numbers, UTF-8 no such characters, and encoding one would turn the 422 into a
         500."""
         return JSONResponse({"detail": _echoable(jsonable_encoder(exc.errors()))}, 422)
+
+    @app.exception_handler(UnknownPool)
+    async def pool_gone(_: Request, exc: UnknownPool) -> JSONResponse:
+        """A pool deleted (by another worker perhaps) while this request was using it."""
+        return JSONResponse({"detail": f"unknown pool {exc.args[0]!r}"}, status_code=404)
 
     @app.exception_handler(Exception)
     async def internal_error(request: Request, exc: Exception) -> JSONResponse:

@@ -30,13 +30,17 @@ class BalanceGate:
     @asynccontextmanager
     async def turn(self, deadline: float) -> AsyncIterator[float]:
         """Wait for a slot until `deadline` (time.perf_counter), then hold it; yields the
-        seconds of budget left. Busy when the deadline passes first."""
-        try:
-            await asyncio.wait_for(
-                self._slots.acquire(), timeout=max(0.0, deadline - time.perf_counter())
-            )
-        except TimeoutError:
-            raise Busy from None
+        seconds of budget left. Busy when the deadline passes first; a free slot is taken
+        even past the deadline (the search then gives its greedy answer at once)."""
+        if self._slots.locked():
+            try:
+                await asyncio.wait_for(
+                    self._slots.acquire(), timeout=max(0.0, deadline - time.perf_counter())
+                )
+            except TimeoutError:
+                raise Busy from None
+        else:
+            await self._slots.acquire()  # free: taken without suspending
         try:
             yield max(0.0, deadline - time.perf_counter())
         finally:

@@ -386,7 +386,9 @@ class Store:
     def _pool_by_id(self, conn: Connection, pool: Pool) -> Pool:
         """The pool's row now (its settings may have changed since `pool` was read)."""
         row = conn.execute(select(pools).where(pools.c.id == pool.id)).first()
-        if row is None:  # deleted, by another worker perhaps: its name may be a new pool's
+        # deleted, by another worker perhaps; its name may be a new pool's, and SQLite may
+        # give its id to a new pool of another name
+        if row is None or row.name != pool.name:
             self._pools.pop(pool.name, None)
             raise UnknownPool(pool.name)
         fresh = _pool(row)
