@@ -28,10 +28,10 @@ class BalanceGate:
         self._slots = asyncio.Semaphore(slots)
 
     @asynccontextmanager
-    async def turn(self, deadline: float) -> AsyncIterator[float]:
-        """Wait for a slot until `deadline` (time.perf_counter), then hold it; yields the
-        seconds of budget left. Busy when the deadline passes first; a free slot is taken
-        even past the deadline (the search then gives its greedy answer at once)."""
+    async def turn(self, deadline: float) -> AsyncIterator[None]:
+        """Wait for a slot until `deadline` (time.perf_counter), then hold it. Busy when the
+        deadline passes first; a free slot is taken even past the deadline (the search then
+        gives its greedy answer at once)."""
         if self._slots.locked():
             try:
                 await asyncio.wait_for(
@@ -42,6 +42,6 @@ class BalanceGate:
         else:
             await self._slots.acquire()  # free: taken without suspending
         try:
-            yield max(0.0, deadline - time.perf_counter())
+            yield
         finally:
             self._slots.release()
