@@ -354,7 +354,9 @@ class JobOut(BaseModel):
     pool: str
     kind: Literal["patch", "void", "unvoid", "tune"]
     status: Literal["running", "done", "failed"]
-    phase: str = Field(description="queued, rating, swapping or done")
+    phase: str = Field(
+        description="queued, rating, solving (a full-history refit), swapping or done"
+    )
     total: int = Field(description="rounds to rate (those stored when the job started)")
     done: int = Field(description="rounds rated so far")
     error: str | None
@@ -368,7 +370,7 @@ class JobOut(BaseModel):
 
 class JournalOut(BaseModel):
     id: int
-    kind: Literal["round", "set", "reset"]
+    kind: Literal["round", "set", "reset", "solve"]
     round_id: str | None
     seq: int | None
     team: str | None

@@ -107,19 +107,21 @@ def test_a_pool_of_each_model_rates_as_the_model_does(
 ) -> None:
     """Every answer is the model's own arithmetic on the states: P per round, the display
     rating and the model's fields per player, the stored states after an export's replay."""
-    chosen = {"k": 24.0} if model == "elo" else {"beta": 200.0}
+    chosen = {"elo": {"k": 24.0}, "hive": {"c": 1.5}}.get(model, {"beta": 200.0})
     pool = new_pool(admin, model, t_shadow=3, **chosen)
     shown = admin.get(f"/v1/pools/{pool}").json()
     assert shown["theta"] is None and shown["params"]["t_shadow"] == 3
     reference = service_model(model, chosen)
     states: dict[str, Any] = {}
+    context: dict[str, Any] = {}  # the pool's context entries (Hive's side rates)
     bodies = random_rounds(60)
     answers = []
     for body in bodies:
         r = server.post(f"/v1/pools/{pool}/rounds", json=body)
         assert r.status_code == 201, r.text
         answer = r.json()
-        rated = reference.rate(states, facts(body))
+        rated = reference.rate(states, facts(body), context)
+        context.update(rated.context)
         assert answer["p_a"] == rated.p_a
         for change in answer["players"]:
             before = round(reference.rating(reference.state_of(states, change["steam_id"])))
@@ -153,14 +155,16 @@ def test_a_pool_of_each_model_rates_as_the_model_does(
     teams = {"A": PLAYERS[:3], "B": PLAYERS[3:6]}
     predicted = server.post(f"/v1/pools/{pool}/predict", json={"teams": teams})
     assert predicted.status_code == 200, predicted.text
-    expected = reference.predict(states, RoundFacts(tuple(teams["A"]), tuple(teams["B"]), "A"))
+    expected = reference.predict(
+        states, RoundFacts(tuple(teams["A"]), tuple(teams["B"]), "A"), context
+    )
     assert predicted.json()["p_a"] == expected
     strength = {p: reference.strength(reference.state_of(states, p)) for p in PLAYERS}
     assert predicted.json()["strength_a"] == pytest.approx(sum(strength[p] for p in teams["A"]))
     splits = server.post(f"/v1/pools/{pool}/splits", json={"players": PLAYERS[:6]}).json()
     for split in splits["splits"]:
         facts_ = RoundFacts(tuple(split["A"]), tuple(split["B"]), "A")
-        assert split["p_a"] == reference.predict(states, facts_)
+        assert split["p_a"] == reference.predict(states, facts_, context)
         assert split["sum_a"] == sum(round(strength[p]) for p in split["A"])
     best = splits["splits"][-1]  # 3v3: the most even strength sums of all 20 splits
     assert best["gap"] == min(

@@ -53,7 +53,12 @@ def _params(name: str) -> st.SearchStrategy[dict[str, Any]]:
     return st.fixed_dictionaries(
         {},
         optional={
-            k: st.sampled_from(p.choices) if p.choices else _number(p) for k, p in specs.items()
+            k: st.sampled_from(p.choices)
+            if p.choices
+            else st.text(max_size=64)
+            if p.text
+            else _number(p)
+            for k, p in specs.items()
         },
     )
 

@@ -17,6 +17,7 @@ from synelo.models.base import (
     score_a,
 )
 from synelo.models.elo import Elo
+from synelo.models.hive import Hive
 from synelo.models.openskill import (
     OpenSkillBradleyTerry,
     OpenSkillPlackettLuce,
@@ -40,6 +41,7 @@ for _model in (
     SynElo,
     Elo,
     TrueSkill,
+    Hive,
     OpenSkillPlackettLuce,
     OpenSkillBradleyTerry,
     OpenSkillThurstoneMosteller,

@@ -15,14 +15,18 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, ClassVar, Generic, Literal, TypeVar
 
 from synelo.ratings.synelo import Side, Winner
 
 S = TypeVar("S")
 ParamValue = float | int | str
+# A pool's context entries (JSON values by key) that a round reads: none for most models.
+NO_CONTEXT: Mapping[str, Any] = MappingProxyType({})
+MAX_TEXT_PARAM = 64
 
 
 class ParameterError(ValueError):
@@ -47,10 +51,15 @@ class Param:
     integer: bool = False
     above: bool = False  # the value must exceed `low`, not merely reach it
     choices: tuple[str, ...] = ()
+    text: bool = False  # free text of at most MAX_TEXT_PARAM characters ("" for none)
     doc: str = ""
 
     def check(self, name: str, value: object) -> ParamValue:
         """`value` as this parameter takes it, or ParameterError naming `name`."""
+        if self.text:
+            if not isinstance(value, str) or len(value) > MAX_TEXT_PARAM:
+                raise ParameterError(name, f"must be text of at most {MAX_TEXT_PARAM} characters")
+            return value
         if self.choices:
             if value not in self.choices:
                 raise ParameterError(name, f"must be one of {', '.join(self.choices)}")
@@ -99,10 +108,12 @@ class RoundFacts:
 
 @dataclass(frozen=True, slots=True)
 class Rated(Generic[S]):
-    """A rated round: P(A wins) before it, and the new state of every rated player."""
+    """A rated round: P(A wins) before it, the new state of every rated player, and the
+    pool context entries the round changed (a model with a context: see `context_keys`)."""
 
     p_a: float
     states: dict[str, S]
+    context: dict[str, Any] = field(default_factory=dict)
 
 
 class Model(ABC, Generic[S]):
@@ -126,13 +137,37 @@ class Model(ABC, Generic[S]):
         """The state of a player never rated."""
 
     @abstractmethod
-    def predict(self, states: Mapping[str, S], round: RoundFacts) -> float:
-        """P(side A wins) from the states before the round (a player absent is new)."""
+    def predict(
+        self, states: Mapping[str, S], round: RoundFacts, context: Mapping[str, Any] = NO_CONTEXT
+    ) -> float:
+        """P(side A wins) from the states before the round (a player absent is new) and the
+        pool's context entries of the round (`context_keys`; an entry absent is new)."""
 
     @abstractmethod
-    def rate(self, states: Mapping[str, S], round: RoundFacts) -> Rated[S]:
-        """P(A wins) and every rated player's state after the round. A mutable state given
-        may be updated in place: the caller hands over states it owns."""
+    def rate(
+        self, states: Mapping[str, S], round: RoundFacts, context: Mapping[str, Any] = NO_CONTEXT
+    ) -> Rated[S]:
+        """P(A wins) and every rated player's state after the round, with the context
+        entries it changed. A mutable state given may be updated in place: the caller hands
+        over states it owns."""
+
+    # --- what the pool learns beside its players ---------------------------------------------
+    def context_keys(self, round: RoundFacts) -> tuple[str, ...]:
+        """The pool-level entries (JSON values by key) that `predict` and `rate` read for
+        this round, such as Hive's side win rates per map: the caller fetches them, hands
+        them in, and stores the ones `rate` returns. None for most models."""
+        return ()
+
+    def refit(
+        self,
+        states: Mapping[str, S],
+        rounds: Sequence[RoundFacts],
+        context: Mapping[str, Any],
+    ) -> dict[str, S] | None:
+        """A full-history fit run after a re-rate has replayed every round (`rounds`, in
+        order, with the final `states` and the whole `context`): the players' states it
+        changes, or None for a model that has none or a pool that does not ask for it."""
+        return None
 
     # --- what the service shows and balances by ---------------------------------------------
     @abstractmethod

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from synelo.models.base import Model, Param, Rated, RoundFacts, score_a
+from synelo.models.base import NO_CONTEXT, Model, Param, Rated, RoundFacts, score_a
 from synelo.ratings.synelo import win_probability
 
 
@@ -26,7 +26,12 @@ class Elo(Model[float]):
     def new_state(self) -> float:
         return float(self.params["r0"])
 
-    def predict(self, states: Mapping[str, float], round: RoundFacts) -> float:
+    def predict(
+        self,
+        states: Mapping[str, float],
+        round: RoundFacts,
+        context: Mapping[str, Any] = NO_CONTEXT,
+    ) -> float:
         r0 = float(self.params["r0"])
         get = states.get
         return win_probability(
@@ -35,7 +40,12 @@ class Elo(Model[float]):
             float(self.params["theta"]),
         )
 
-    def rate(self, states: Mapping[str, float], round: RoundFacts) -> Rated[float]:
+    def rate(
+        self,
+        states: Mapping[str, float],
+        round: RoundFacts,
+        context: Mapping[str, Any] = NO_CONTEXT,
+    ) -> Rated[float]:
         p_a = self.predict(states, round)
         delta = float(self.params["k"]) * (score_a(round.winner) - p_a)
         r0 = float(self.params["r0"])

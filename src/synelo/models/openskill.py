@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 
 from openskill.models import BradleyTerryFull, PlackettLuce, ThurstoneMostellerFull
 
-from synelo.models.base import Model, Param, Rated, RoundFacts
+from synelo.models.base import NO_CONTEXT, Model, Param, Rated, RoundFacts
 from synelo.models.trueskill import SET_SPAN_BETAS, check_spread, conservative, skill_params
 
 _RANKS = {"A": [1, 2], "B": [2, 1], "draw": [1, 1]}
@@ -60,11 +60,15 @@ class OpenSkill(Model[Any]):
         shifted = [[self.model.rating(mu=r.mu - centre, sigma=r.sigma) for r in t] for t in teams]
         return shifted, centre
 
-    def predict(self, states: Mapping[str, Any], round: RoundFacts) -> float:
+    def predict(
+        self, states: Mapping[str, Any], round: RoundFacts, context: Mapping[str, Any] = NO_CONTEXT
+    ) -> float:
         teams, _ = self._centred(states, (round.team_a, round.team_b))
         return float(self.model.predict_win(teams)[0])
 
-    def rate(self, states: Mapping[str, Any], round: RoundFacts) -> Rated[Any]:
+    def rate(
+        self, states: Mapping[str, Any], round: RoundFacts, context: Mapping[str, Any] = NO_CONTEXT
+    ) -> Rated[Any]:
         p_a = self.predict(states, round)
         rated_a, rated_b = round.rated_a, round.rated_b
         if not rated_a or not rated_b:  # one side rated alone: there is no one to compare with

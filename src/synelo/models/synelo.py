@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from synelo.models.base import Model, Param, Rated, RoundFacts
+from synelo.models.base import NO_CONTEXT, Model, Param, Rated, RoundFacts
 from synelo.ratings import (
     PlayerRecord,
     Rater,
@@ -78,7 +78,12 @@ class SynElo(Model[PlayerRecord]):
     def new_state(self) -> PlayerRecord:
         return PlayerRecord(self.synelo.r0, 0, new_window(self.synelo))
 
-    def predict(self, states: Mapping[str, PlayerRecord], round: RoundFacts) -> float:
+    def predict(
+        self,
+        states: Mapping[str, PlayerRecord],
+        round: RoundFacts,
+        context: Mapping[str, Any] = NO_CONTEXT,
+    ) -> float:
         r0 = self.synelo.r0
 
         def total(players: tuple[str, ...]) -> int:
@@ -86,7 +91,12 @@ class SynElo(Model[PlayerRecord]):
 
         return win_probability(total(round.team_a), total(round.team_b), self.synelo.theta)
 
-    def rate(self, states: Mapping[str, PlayerRecord], round: RoundFacts) -> Rated[PlayerRecord]:
+    def rate(
+        self,
+        states: Mapping[str, PlayerRecord],
+        round: RoundFacts,
+        context: Mapping[str, Any] = NO_CONTEXT,
+    ) -> Rated[PlayerRecord]:
         book = RecordBook(self.synelo)
         book.records.update(states)
         p_a = self._rater.play_with_participants(

@@ -8,7 +8,7 @@ from typing import Any
 
 import trueskill as ts
 
-from synelo.models.base import Model, Param, ParameterError, Rated, RoundFacts
+from synelo.models.base import NO_CONTEXT, Model, Param, ParameterError, Rated, RoundFacts
 
 _RANKS = {"A": [0, 1], "B": [1, 0], "draw": [0, 0]}
 
@@ -97,11 +97,21 @@ class TrueSkill(Model[ts.Rating]):
         n = len(team_a) + len(team_b)
         return float(self.env.cdf(delta_mu / math.sqrt(n * self.env.beta**2 + sum_sigma2)))
 
-    def predict(self, states: Mapping[str, ts.Rating], round: RoundFacts) -> float:
+    def predict(
+        self,
+        states: Mapping[str, ts.Rating],
+        round: RoundFacts,
+        context: Mapping[str, Any] = NO_CONTEXT,
+    ) -> float:
         team_a, team_b = self._team(states, round.team_a), self._team(states, round.team_b)
         return self.win_probability(team_a, team_b)
 
-    def rate(self, states: Mapping[str, ts.Rating], round: RoundFacts) -> Rated[ts.Rating]:
+    def rate(
+        self,
+        states: Mapping[str, ts.Rating],
+        round: RoundFacts,
+        context: Mapping[str, Any] = NO_CONTEXT,
+    ) -> Rated[ts.Rating]:
         p_a = self.predict(states, round)
         rated_a, rated_b = round.rated_a, round.rated_b
         if not rated_a or not rated_b:  # one side rated alone: there is no one to compare with

@@ -15,11 +15,12 @@ from datetime import datetime
 from typing import Any, Literal, NamedTuple
 
 from synelo.models import Model, RoundFacts, score_a
+from synelo.models.base import NO_CONTEXT
 from synelo.ratings import PlayerRecord, SynEloParams, apply_change, new_window, rate_round
 from synelo.ratings.synelo import Side
 
 # The keys of a stored report (RoundReport.stored) that are not optional round fields.
-REPORT_BASE = ("round_id", "server_id", "map", "winner", "teams", "participants")
+REPORT_BASE = ("round_id", "server_id", "winner", "teams", "participants")
 INT_LIMIT = 2**31 - 1
 
 
@@ -29,7 +30,8 @@ def column_int(value: float) -> int:
 
 
 def report_facts(report: Mapping[str, Any]) -> RoundFacts:
-    """What a model reads of a stored report (`RoundReport.stored`)."""
+    """What a model reads of a stored report (`RoundReport.stored`): the map among the
+    optional fields, when there is one."""
     teams, part = report["teams"], report["participants"]
     return RoundFacts(
         tuple(teams["A"]),
@@ -37,25 +39,36 @@ def report_facts(report: Mapping[str, Any]) -> RoundFacts:
         report["winner"],
         tuple(part["A"]),
         tuple(part["B"]),
-        {key: value for key, value in report.items() if key not in REPORT_BASE},
+        {
+            key: value
+            for key, value in report.items()
+            if key not in REPORT_BASE and (key != "map" or value)
+        },
     )
 
 
 class ServedRound(NamedTuple):
     """A round rated by a model other than SynElo: P_A, the rosters' strength sums (whole
-    points), each rated player's (key, side, display before, display after) and their new
-    states."""
+    points), each rated player's (key, side, display before, display after), their new
+    states and the pool context entries the round changed."""
 
     p_a: float
     sum_a: int
     sum_b: int
     changes: tuple[tuple[str, Side, int, int], ...]
     states: dict[str, Any]
+    context: dict[str, Any]
 
 
-def served_round(model: Model[Any], states: Mapping[str, Any], facts: RoundFacts) -> ServedRound:
+def served_round(
+    model: Model[Any],
+    states: Mapping[str, Any],
+    facts: RoundFacts,
+    context: Mapping[str, Any] = NO_CONTEXT,
+) -> ServedRound:
     """Rate one round with `model` from the stored `states` of its players (those absent
-    are new): the one computation of the live service and the re-rate."""
+    are new) and the pool's context entries of the round: the one computation of the live
+    service and the re-rate."""
     new_display = column_int(model.rating(model.new_state()))
 
     def display(key: str) -> int:
@@ -63,13 +76,18 @@ def served_round(model: Model[Any], states: Mapping[str, Any], facts: RoundFacts
 
     strength_a = sum(model.strength(model.state_of(states, p)) for p in facts.team_a)
     strength_b = sum(model.strength(model.state_of(states, p)) for p in facts.team_b)
-    outcome = model.rate(states, facts)
+    outcome = model.rate(states, facts, context)
     changes = tuple(
         (key, side, display(key), column_int(model.rating(outcome.states[key])))
         for key, side in facts.rated()
     )
     return ServedRound(
-        outcome.p_a, column_int(strength_a), column_int(strength_b), changes, outcome.states
+        outcome.p_a,
+        column_int(strength_a),
+        column_int(strength_b),
+        changes,
+        outcome.states,
+        outcome.context,
     )
 
 
@@ -138,6 +156,8 @@ class Recompute:
         self.synelo = synelo
         self.players: dict[str, PlayerState] = {}
         self.brier_sum = 0.0
+        self.context: dict[str, Any] = {}  # the pool's context entries (Model.context_keys)
+        self.rated: list[RoundFacts] = []  # the rounds rated, for a refit at the end
 
     def new_player(self) -> PlayerState:
         if self.synelo is not None:
@@ -184,7 +204,10 @@ class Recompute:
             self.brier_sum += outcome.brier_term(facts.winner)
             return RoundLine(r.pk, outcome.p_a, outcome.sum_a, outcome.sum_b), lines
         states = {key: players[key].state for key in _keys(facts) if key in players}
-        rated = served_round(self.model, states, facts)
+        entries = {k: self.context[k] for k in self.model.context_keys(facts) if k in self.context}
+        rated = served_round(self.model, states, facts, entries)
+        self.context.update(rated.context)
+        self.rated.append(facts)
         p_a = rated.p_a
         for key, side, before, after in rated.changes:
             player = players.get(key)
@@ -197,6 +220,27 @@ class Recompute:
             lines.append(JournalLine(key, r.pk, "round", side, before, after, None, p, s, r.at))
         self.brier_sum += (p_a - s_a) ** 2
         return RoundLine(r.pk, p_a, rated.sum_a, rated.sum_b), lines
+
+    def refit(self, at: datetime) -> list[JournalLine]:
+        """The model's full-history fit over every round rated (`Model.refit`, e.g. Hive's
+        H8 when its pool asks for it): a "solve" journal line for each player whose
+        display rating it moves."""
+        if self.synelo is not None:
+            return []
+        states = {key: player.state for key, player in self.players.items()}
+        fitted = self.model.refit(states, self.rated, self.context)
+        lines: list[JournalLine] = []
+        for key, state in sorted((fitted or {}).items()):
+            player = self.players[key]
+            before, player.state = player.rating, state
+            player.rating = column_int(self.model.rating(state))
+            if player.rating != before:
+                lines.append(
+                    JournalLine(
+                        key, None, "solve", None, before, player.rating, None, None, None, at
+                    )
+                )
+        return lines
 
     def admin(self, change: AdminIn) -> JournalLine | None:
         """Apply a set or reset as the live service does: a set moves the rating and, in

@@ -110,6 +110,9 @@ def _run(rerate: RerateStore, pool: Pool, job: Job) -> Pool:
     writer = ChunkWriter(rerate, chain)
     try:
         done = _rate_all(rerate, job, snapshot, engine, voided, outcomes, writer)
+        if engine.rated:
+            rerate.progress(job.id, "solving", done)
+            writer.put(engine.refit(rerate.store.clock()))
     finally:
         writer.close()
     rerate.progress(job.id, "swapping", done)

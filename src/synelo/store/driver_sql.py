@@ -15,6 +15,7 @@ from datetime import datetime
 from functools import lru_cache
 from typing import Any, NamedTuple
 
+import orjson
 from sqlalchemy import Connection
 
 from synelo.ratings.window import ConvergenceWindow
@@ -387,6 +388,31 @@ def lock_states(conn: Connection, pool_id: int, keys: Sequence[str]) -> list[tup
         f"WHERE pool_id = ? AND player_key IN ({marks}) ORDER BY player_key" + for_update(conn)
     )
     return stmt.rows(conn, (pool_id, *keys))
+
+
+def read_context(conn: Connection, pool_id: int, entries: Sequence[str]) -> dict[str, Any]:
+    """The pool's stored context entries among `entries` (JSON values by name)."""
+    if not entries:
+        return {}
+    marks = ", ".join("?" * len(entries))
+    stmt = DriverSql(
+        f"SELECT entry, value FROM pool_context WHERE pool_id = ? AND entry IN ({marks})"
+    )
+    return {entry: orjson.loads(value) for entry, value in stmt.rows(conn, (pool_id, *entries))}
+
+
+SAVE_CONTEXT = DriverSql(
+    "INSERT INTO pool_context (pool_id, entry, value) VALUES (?, ?, ?) "
+    "ON CONFLICT (pool_id, entry) DO UPDATE SET value = excluded.value"
+)
+
+
+def save_context(conn: Connection, pool_id: int, changed: Mapping[str, Any]) -> None:
+    """Store the context entries a round changed, in name order."""
+    if changed:
+        SAVE_CONTEXT.many(
+            conn, [(pool_id, k, orjson.dumps(changed[k]).decode()) for k in sorted(changed)]
+        )
 
 
 DROP_CHUNKS_BEFORE = DriverSql("DELETE FROM window_chunks WHERE player_id = ? AND chunk < ?")

@@ -47,6 +47,7 @@ from synelo.store.tables import (
     changes,
     journal,
     players,
+    pool_context,
     pools,
     rounds,
     window_chunks,
@@ -382,6 +383,18 @@ class Store:
                 )
             )
             return pool, {r.player_key: PlayerRow(*r) for r in rows}
+
+    def read_context(self, pool: Pool, entries: Sequence[str]) -> dict[str, Any]:
+        """The pool's context entries among `entries` (`Model.context_keys`), as stored."""
+        if not entries:
+            return {}
+        with self.snapshot_read() as conn:
+            rows = conn.execute(
+                select(pool_context.c.entry, pool_context.c.value).where(
+                    pool_context.c.pool_id == pool.id, pool_context.c.entry.in_(list(entries))
+                )
+            )
+            return {entry: orjson.loads(value) for entry, value in rows}
 
     def _pool_by_id(self, conn: Connection, pool: Pool) -> Pool:
         """The pool's row now (its settings may have changed since `pool` was read)."""
@@ -843,9 +856,10 @@ class Store:
             report.winner,
             report.participants_a,
             report.participants_b,
-            report.extras,
+            {**report.extras, "map": report.map} if report.map else report.extras,
         )
-        outcome = served_round(model, states, facts)
+        entries = sql.read_context(conn, pool.id, model.context_keys(facts))
+        outcome = served_round(model, states, facts, entries)
         p_a, s_a = outcome.p_a, score_a(report.winner)
         new_display = column_int(model.rating(model.new_state()))
 
@@ -907,6 +921,7 @@ class Store:
                 for key, _, _, after, rounds in changes
             ],
         )
+        sql.save_context(conn, pool.id, outcome.context)
         sql.COUNT_ROUND.run(conn, (seq, (p_a - s_a) ** 2, pool.id))
         sql.save_names(conn, pool.id, report.extras.get("names", {}))
         return rated

@@ -47,6 +47,7 @@ from synelo.store.tables import (
     jobs,
     journal,
     players,
+    pool_context,
     pools,
     rounds,
     window_chunks,
@@ -498,6 +499,8 @@ class RerateStore:
                 done += rated
             chain.write(conn, lines)
             self._write_players(conn, pool, engine, chain, model_name)
+            conn.execute(delete(pool_context).where(pool_context.c.pool_id == pool.id))
+            sql.save_context(conn, pool.id, engine.context)
             _bulk_update(
                 conn,
                 "rounds",

@@ -68,6 +68,16 @@ pools = Table(
     Column("autotune", Text, nullable=True),  # the auto-tuning setting (JSON); NULL: off
 )
 
+# What a pool's model learns beside its players (Model.context_keys), one JSON value an
+# entry (0007).
+pool_context = Table(
+    "pool_context",
+    metadata,
+    Column("pool_id", ForeignKey("pools.id", ondelete="CASCADE"), primary_key=True),
+    Column("entry", String(300), primary_key=True),
+    Column("value", Text, nullable=False),
+)
+
 players = Table(
     "players",
     metadata,

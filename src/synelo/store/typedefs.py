@@ -191,7 +191,7 @@ class UnknownRound(LookupError):
 @dataclass(frozen=True, slots=True)
 class JournalEntry:
     id: int
-    kind: Literal["round", "set", "reset"]  # journal.kind: a rated round or an admin change
+    kind: Literal["round", "set", "reset", "solve"]  # a round, an admin change, a refit
     round_id: str | None
     seq: int | None
     team: str | None

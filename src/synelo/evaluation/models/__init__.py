@@ -1,6 +1,12 @@
 """The rating models a replay can run, by name (see `base` for the boundary)."""
 
-from synelo.evaluation.models import elo, openskill, synelo, trueskill  # noqa: F401 (register)
+from synelo.evaluation.models import (  # noqa: F401 (register)
+    elo,
+    hive,
+    openskill,
+    synelo,
+    trueskill,
+)
 from synelo.evaluation.models.base import (
     MODELS,
     Bounds,

@@ -196,15 +196,16 @@ def _solve(
     splits = result.splits
     if not pool.is_synelo:
         model, states = roster.states(store)
-        splits = tuple(
-            replace(
-                s,
-                p_a=model.predict(
-                    states,
-                    RoundFacts(tuple(keys[i] for i in s.a), tuple(keys[i] for i in s.b), "A"),
-                ),
-            )
+        facts = [
+            RoundFacts(tuple(keys[i] for i in s.a), tuple(keys[i] for i in s.b), "A")
             for s in splits
+        ]
+        context = store.read_context(
+            pool, sorted({k for f in facts for k in model.context_keys(f)})
+        )
+        splits = tuple(
+            replace(s, p_a=model.predict(states, f, context))
+            for s, f in zip(splits, facts, strict=True)
         )
     return SplitsOut(
         solver=result.solver,
@@ -302,6 +303,8 @@ def predict(pool: PoolDep, body: PredictIn, store: StoreDep) -> PredictOut:
     team_a = tuple(normalize_ids(body.teams.A, kind, ("body", "teams", "A"), seen))
     team_b = tuple(normalize_ids(body.teams.B, kind, ("body", "teams", "B"), seen))
     extras = round_extras(body, kind, {"A": set(team_a), "B": set(team_b)})
+    if body.map:
+        extras["map"] = body.map
     facts = RoundFacts(team_a, team_b, "A", extras=extras)
     roster = Roster(pool, [*team_a, *team_b])
     pool = roster.read(store)
@@ -314,5 +317,5 @@ def predict(pool: PoolDep, body: PredictIn, store: StoreDep) -> PredictOut:
         model, states = roster.states(store)
         strength_a = sum(model.strength(model.state_of(states, k)) for k in team_a)
         strength_b = sum(model.strength(model.state_of(states, k)) for k in team_b)
-        p_a = model.predict(states, facts)
+        p_a = model.predict(states, facts, store.read_context(pool, model.context_keys(facts)))
     return PredictOut(p_a=p_a, strength_a=strength_a, strength_b=strength_b)

@@ -1,0 +1,306 @@
+"""`hive`: the NS2 Hive skill model (seed 001, H1–H10 of docs/maths/hive.md).
+
+A round's prediction is a time-weighted logistic regression on the players' skills, with a
+side offset per player, a commanding skill for the commanders, and a context bias learned
+from the pool's own rounds. The pool's context (its reference side, recent round lengths and
+side win rates per bucket) is kept as entries beside the players: `context_keys`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from synelo.models.base import NO_CONTEXT, Model, Param, Rated, RoundFacts, score_a
+from synelo.ratings.hive import (
+    HiveContext,
+    HiveParams,
+    HiveRound,
+    HiveSkill,
+    Presence,
+    Team,
+    context_bias,
+    context_keys,
+    display,
+    intervals_weight,
+    learn_context,
+    logit_a,
+    median_length,
+    remember_length,
+    side_signs,
+    sigmoid,
+    update,
+)
+from synelo.ratings.hive_solve import solve_skills
+
+TEAM_A: Team = "A"
+TEAM_B: Team = "B"
+REFERENCE = "reference"
+LENGTHS = "lengths"
+BUCKET = "b:"
+
+
+def round_duration(extras: Mapping[str, Any]) -> float | None:
+    """The round's length in seconds: `duration`, else `ended_at` − `started_at`."""
+    if extras.get("duration") is not None:
+        return float(extras["duration"])
+    started, ended = extras.get("started_at"), extras.get("ended_at")
+    if started and ended:
+        span = (_instant(ended) - _instant(started)).total_seconds()
+        return span if span > 0 else None
+    return None
+
+
+def _instant(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+class Hive(Model[HiveSkill]):
+    """H2's prediction and H3–H6's update (`synelo.ratings.hive`). The display rating is
+    H9's display_scale·s; the strength the split solver balances is s, side-blind, as the
+    seed balances."""
+
+    name = "hive"
+    summary = "NS2 Hive: time-weighted logistic skill, side offsets, commanders, context bias"
+    display = "display_scale·s (H9)"
+    parameters = {
+        "c": Param(2.0, 0.0, 1e3, doc="c: the constant learning rate (H4, H5)"),
+        "a": Param(1.0, 0.0, 1e3, doc="a: the AdaGrad learning rate (H4)"),
+        "eps": Param(0.01, 1e-9, 1e6, log=True, doc="ε: a first round's step is c + a/√ε"),
+        "k": Param(4.0, 1.0, 1e3, log=True, doc="k: shape of the Gamma skill prior (H8)"),
+        "theta": Param(1.25, 1e-3, 1e3, log=True, doc="θ: scale of the Gamma prior; s₀ = kθ"),
+        "display_scale": Param(200.0, 1e-3, 1e6, log=True, doc="display points per skill"),
+        "round_length": Param(
+            600.0, 1.0, 86_400.0, log=True, doc="r in seconds before the pool reports one"
+        ),
+        "bias_prior": Param(
+            30.0, 1.0, 1e6, log=True, doc="m: pseudo-rounds shrinking a bucket (H7)"
+        ),
+        "bias_half_life": Param(
+            1000.0, 1.0, 1e9, log=True, doc="a bucket's rounds halve in weight over this many"
+        ),
+        "reference_side": Param(
+            "", text=True, doc="the side σ = +1 ('': the first side the pool sees)"
+        ),
+        "solve": Param("off", choices=("off", "on"), doc="a re-rate ends with the full solve (H8)"),
+    }
+
+    def __init__(self, params: Mapping[str, object] | None = None) -> None:
+        super().__init__(params)
+        p = self.params
+        self.hive = HiveParams(
+            c=float(p["c"]),
+            a=float(p["a"]),
+            eps=float(p["eps"]),
+            k=float(p["k"]),
+            theta=float(p["theta"]),
+            display_scale=float(p["display_scale"]),
+            round_length=float(p["round_length"]),
+            bias_prior=float(p["bias_prior"]),
+            bias_half_life=float(p["bias_half_life"]),
+        )
+
+    # --- the round as H2 sees it --------------------------------------------------------------
+    def context_keys(self, round: RoundFacts) -> tuple[str, ...]:
+        keys, _ = self._buckets(round)
+        return (REFERENCE, LENGTHS, *(BUCKET + k for k in keys))
+
+    def _buckets(self, round: RoundFacts) -> tuple[tuple[str, ...], bool]:
+        extras = round.extras
+        players = len(round.team_a) + len(round.team_b)
+        return context_keys(extras.get("sides"), str(extras.get("map", "")), players)
+
+    def _context(self, round: RoundFacts, entries: Mapping[str, Any]) -> HiveContext:
+        keys, _ = self._buckets(round)
+        return HiveContext(
+            entries.get(REFERENCE) or None,
+            [float(x) for x in entries.get(LENGTHS) or ()],
+            {k: list(entries[BUCKET + k]) for k in keys if BUCKET + k in entries},
+        )
+
+    def _reference(self, context: HiveContext) -> str | None:
+        return str(self.params["reference_side"]) or context.reference
+
+    def _bias(self, round: RoundFacts, context: HiveContext) -> float:
+        keys, a_first = self._buckets(round)
+        return context_bias(context, keys, a_first, self.hive.bias_prior)
+
+    def start_round(self, round: RoundFacts, context: HiveContext) -> HiveRound:
+        """The round as its start shows it: the rosters, each for the whole round (the
+        future leavers are not known yet), the commanders, the sides and the bias."""
+        sign_a, sign_b = side_signs(round.extras.get("sides"), self._reference(context))
+        commanders = round.extras.get("commanders") or {}
+        presences = [
+            Presence(
+                p,
+                team,
+                t_sign,
+                side,
+                0.0 if commanders.get(team) == p else 1.0,
+                1.0 if commanders.get(team) == p else 0.0,
+            )
+            for team, players, t_sign, side in (
+                (TEAM_A, round.team_a, 1, sign_a),
+                (TEAM_B, round.team_b, -1, sign_b),
+            )
+            for p in players
+        ]
+        return HiveRound(tuple(presences), self._bias(round, context), score_a(round.winner))
+
+    def played_round(self, round: RoundFacts, context: HiveContext) -> HiveRound:
+        """The round as it was played (H1): everyone on a roster or rated, each with the
+        time weight of their `time_played` (a fraction f: from the start for f of the
+        round; a span: those seconds; absent: the whole round). A commander commands for
+        their time in the round and plays for none of it."""
+        extras = round.extras
+        length = median_length(context, self.hive.round_length)
+        played: Mapping[str, Any] = extras.get("time_played") or {}
+        spans = [v for v in played.values() if isinstance(v, Mapping)]
+        duration = round_duration(extras)
+        if duration is None:  # not reported: a typical round, or as long as the spans say
+            duration = max([length, *(float(v["to"]) for v in spans)])
+        sign_a, sign_b = side_signs(extras.get("sides"), self._reference(context))
+        commanders = extras.get("commanders") or {}
+        presences: list[Presence] = []
+        for team, roster, rated, t_sign, side in (
+            (TEAM_A, round.team_a, round.rated_a, 1, sign_a),
+            (TEAM_B, round.team_b, round.rated_b, -1, sign_b),
+        ):
+            for p in dict.fromkeys((*roster, *rated)):
+                given = played.get(p)
+                if given is None:
+                    span = (0.0, duration)
+                elif isinstance(given, Mapping):
+                    span = (float(given["from"]), float(given["to"]))
+                else:
+                    span = (0.0, float(given) * duration)
+                weight = intervals_weight([span], length)
+                commands = commanders.get(team) == p
+                presences.append(
+                    Presence(
+                        p,
+                        team,
+                        t_sign,
+                        side,
+                        0.0 if commands else weight,
+                        weight if commands else 0.0,
+                    )
+                )
+        return HiveRound(tuple(presences), self._bias(round, context), score_a(round.winner))
+
+    # --- the Model interface -----------------------------------------------------------------
+    def new_state(self) -> HiveSkill:
+        return HiveSkill(self.hive.s0)
+
+    def predict(
+        self,
+        states: Mapping[str, HiveSkill],
+        round: RoundFacts,
+        context: Mapping[str, Any] = NO_CONTEXT,
+    ) -> float:
+        """H2 at round start."""
+        start = self.start_round(round, self._context(round, context))
+        return sigmoid(logit_a(start, states, self.hive.s0))
+
+    def rate(
+        self,
+        states: Mapping[str, HiveSkill],
+        round: RoundFacts,
+        context: Mapping[str, Any] = NO_CONTEXT,
+    ) -> Rated[HiveSkill]:
+        """H2 at round start for P(A); H3–H6 on the round as played; then H7 and H10 learn
+        the round's side result and length."""
+        ctx = self._context(round, context)
+        changed: dict[str, Any] = {}
+        sides = round.extras.get("sides")
+        if ctx.reference is None and sides and not self.params["reference_side"]:
+            ctx.reference = changed[REFERENCE] = str(sides["A"])
+        p_a = sigmoid(logit_a(self.start_round(round, ctx), states, self.hive.s0))
+        _, new = update(
+            self.played_round(round, ctx), states, self.hive, (p for p, _ in round.rated())
+        )
+        keys, a_first = self._buckets(round)
+        g = score_a(round.winner)
+        learn_context(ctx, keys, g if a_first else 1.0 - g, self.hive.bias_half_life)
+        changed.update({BUCKET + k: ctx.buckets[k] for k in keys})
+        duration = round_duration(round.extras)
+        if duration is not None:
+            remember_length(ctx, duration)
+            changed[LENGTHS] = ctx.lengths
+        return Rated(p_a, new, changed)
+
+    def refit(
+        self,
+        states: Mapping[str, HiveSkill],
+        rounds: Sequence[RoundFacts],
+        context: Mapping[str, Any],
+    ) -> dict[str, HiveSkill] | None:
+        """H8 when the pool asks for it (`solve`: on)."""
+        if self.params["solve"] != "on" or not rounds:
+            return None
+        return self.solve(states, rounds, context)
+
+    def solve(
+        self,
+        states: Mapping[str, HiveSkill],
+        rounds: Sequence[RoundFacts],
+        context: Mapping[str, Any],
+    ) -> dict[str, HiveSkill]:
+        """H8: every player's skill refitted on `rounds` under the Gamma prior, with the
+        offsets, commanding skills, lengths and context held at their current values."""
+        played = [self.played_round(r, self._context(r, context)) for r in rounds]
+        return solve_skills(played, states, self.hive)
+
+    # --- what the service shows --------------------------------------------------------------
+    def rating(self, state: HiveSkill) -> float:
+        return display(state.s, self.hive)
+
+    def strength(self, state: HiveSkill) -> float:
+        """s on the display scale: the team sums of H2 at full time are these over
+        display_scale (offsets and commanders left out, as the seed balances)."""
+        return self.hive.display_scale * state.s
+
+    def with_rating(self, state: HiveSkill, rating: float) -> HiveSkill:
+        return HiveSkill(
+            rating / self.hive.display_scale,
+            state.g,
+            state.o,
+            state.chi,
+            state.g_chi,
+            state.rounds,
+            state.commanded,
+        )
+
+    def fields(self, state: HiveSkill) -> dict[str, float]:
+        return {
+            "s": state.s,
+            "o": state.o,
+            "chi": state.chi,
+            "rounds": float(state.rounds),
+            "commanded": float(state.commanded),
+        }
+
+    def encode(self, state: HiveSkill) -> dict[str, Any]:
+        return {
+            "s": state.s,
+            "g": state.g,
+            "o": state.o,
+            "chi": state.chi,
+            "g_chi": state.g_chi,
+            "rounds": state.rounds,
+            "commanded": state.commanded,
+        }
+
+    def decode(self, data: Mapping[str, Any]) -> HiveSkill:
+        if not data:
+            return self.new_state()
+        return HiveSkill(
+            float(data["s"]),
+            float(data["g"]),
+            float(data["o"]),
+            float(data["chi"]),
+            float(data["g_chi"]),
+            int(data["rounds"]),
+            int(data["commanded"]),
+        )
