@@ -51,8 +51,10 @@ Method
    serve the measured server.
 
 5. Then each rating model (``synelo.models``) gets a pool of its own on the empty server:
-   50 unmeasured rounds, then ``--model-rounds`` measured ones, the same 12v12 rounds and
-   load; its rounds/s and p50/p99 latency are printed as a table.
+   50 unmeasured rounds, then ``--model-rounds`` measured ones, 12v12 rounds as an NS2
+   server reports them (sides, commanders, eight maps, the round's length, two players'
+   time played: what Hive reads) at the same load; its rounds/s and p50/p99 latency are
+   printed as a table.
 
 The table shows both phases, the ratio throughput(history)/throughput(empty) and the
 targets. The servers and the temporary folders are removed at the end, also on errors and
@@ -119,15 +121,30 @@ def steam_ids(rng: random.Random, population: int) -> list[str]:
     return [str(STEAM_BASE + n) for n in rng.sample(range(1, population + 1), 2 * TEAM_SIZE)]
 
 
-def round_body(rng: random.Random, round_id: str, population: int) -> dict:
+def round_body(rng: random.Random, round_id: str, population: int, rich: bool = False) -> dict:
+    """A 12v12 round; `rich`: as an NS2 server reports one, with sides, commanders, eight
+    maps, the round's length and two players' time played (what Hive reads)."""
     ids = steam_ids(rng, population)
-    return {
+    body = {
         "round_id": round_id,
         "server_id": "bench",
         "map": "bench_map",
         "winner": rng.choice("AB"),
         "teams": {"A": ids[:TEAM_SIZE], "B": ids[TEAM_SIZE:]},
     }
+    if rich:
+        marines_a = rng.random() < 0.5
+        body["map"] = f"ns2_map{rng.randrange(8)}"
+        body["sides"] = (
+            {"A": "marines", "B": "aliens"} if marines_a else {"A": "aliens", "B": "marines"}
+        )
+        body["commanders"] = {"A": ids[0], "B": ids[TEAM_SIZE]}
+        body["duration"] = rng.uniform(400.0, 1500.0)
+        body["time_played"] = {
+            ids[5]: 0.5,
+            ids[TEAM_SIZE + 5]: {"from": 100.0, "to": body["duration"]},
+        }
+    return body
 
 
 # --- load generator (runs in its own process) ------------------------------------------------
@@ -142,6 +159,7 @@ class LoadSpec:
     concurrency: int
     server_pid: int  # to read the server's CPU time (Linux /proc; NaN elsewhere)
     client: str = "socket"  # a key of CLIENTS
+    rich: bool = False  # rounds with sides, commanders and time played (round_body)
 
 
 @dataclass
@@ -172,7 +190,7 @@ class LoadResult:
 def encoded_bodies(spec: LoadSpec, start: int, count: int) -> list[bytes]:
     rng = random.Random(f"{spec.seed}-{spec.prefix}-{start}")
     return [
-        json.dumps(round_body(rng, f"{spec.prefix}-{i}", spec.population)).encode()
+        json.dumps(round_body(rng, f"{spec.prefix}-{i}", spec.population, spec.rich)).encode()
         for i in range(start, start + count)
     ]
 
@@ -735,6 +753,7 @@ def load(
     idle_pid: int | None = None,
     pool: str = POOL,
     backends: BackendCpu | None = None,
+    rich: bool = False,
 ) -> LoadResult:
     """Post `rounds` fresh rounds (round_ids prefixed `name`) to one server's `pool` and
     measure; `idle_pid`: the other server, whose CPU meanwhile is recorded too, and
@@ -750,6 +769,7 @@ def load(
         args.concurrency,
         pid,
         args.client,
+        rich,
     )
     idle0 = process_cpu(idle_pid) if idle_pid else math.nan
     db0 = backends.snapshot() if backends else {}
@@ -864,8 +884,10 @@ def per_model(target: tuple[str, int], log: Path, args: argparse.Namespace) -> N
         r = httpx.post(f"{base}/v1/pools", json=body, headers=headers, timeout=30)
         if r.status_code != 201:
             raise BenchError(f"creating a {model} pool answered {r.status_code}: {r.text}")
-        load(f"{model}-warmup", target, log, args, 50, pool=pool)
-        result = load(f"{model}-measured", target, log, args, args.model_rounds, pool=pool)
+        load(f"{model}-warmup", target, log, args, 50, pool=pool, rich=True)
+        result = load(
+            f"{model}-measured", target, log, args, args.model_rounds, pool=pool, rich=True
+        )
         print(
             f"| {model} | {result.rate:.1f} | {result.percentile(0.5):.1f} | "
             f"{result.percentile(0.99):.1f} |",

@@ -128,13 +128,31 @@ class SideNames(BaseModel):
         return self
 
 
+class CommandSpan(BaseModel):
+    """A commander and when they commanded, in seconds from the round's start; the rest of
+    their time in the round they played as a field player."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+    player: PlayerId
+    from_: Number = Field(alias="from", ge=0, le=MAX_DURATION)
+    to: Number = Field(ge=0, le=MAX_DURATION)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> CommandSpan:
+        if self.to < self.from_:
+            raise ValueError("'to' comes before 'from'")
+        return self
+
+
 class Commanders(BaseModel):
-    """Each team's commander (NS2), one of that team's players."""
+    """Each team's commander (NS2), one of that team's players: a player, who commands for
+    their whole time in the round, or `{"player", "from", "to"}`."""
 
     model_config = ConfigDict(extra="forbid")
 
-    A: PlayerId
-    B: PlayerId
+    A: PlayerId | CommandSpan
+    B: PlayerId | CommandSpan
 
 
 class TeamScores(BaseModel):
@@ -227,6 +245,10 @@ class RoundIn(BaseModel):
             for player, played in self.time_played.items():
                 if isinstance(played, PlayedSpan) and played.to > self.duration:
                     raise ValueError(f"time_played.{player}: 'to' is after the round's end")
+        if self.duration is not None and self.commanders is not None:
+            for side, given in (("A", self.commanders.A), ("B", self.commanders.B)):
+                if isinstance(given, CommandSpan) and given.to > self.duration:
+                    raise ValueError(f"commanders.{side}: 'to' is after the round's end")
         return self
 
 

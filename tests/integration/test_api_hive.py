@@ -105,6 +105,41 @@ def test_a_hive_pool_rates_sides_commanders_and_time_played(
     assert "b:aliens|marines|ns2_veil" in entries
     assert predicted.json()["p_a"] == pytest.approx(reference.predict(states, f, entries))
 
+    # a commander who left the chair: rated for both, and a span past the end is refused
+    body = bodies(1, seed=3)[0]
+    body["commanders"]["A"] = {"player": body["teams"]["A"][0], "from": 0.0, "to": 100.0}
+    r = server.post(f"/v1/pools/{name}/rounds", json=body)
+    assert r.status_code == 201, r.text
+    f = facts(body)
+    rated = reference.rate(
+        states, f, {k: context[k] for k in reference.context_keys(f) if k in context}
+    )
+    assert r.json()["p_a"] == rated.p_a
+    leader = rated.states[body["teams"]["A"][0]]
+    looked = server.post(
+        f"/v1/pools/{name}/players/lookup", json={"steam_ids": [body["teams"]["A"][0]]}
+    ).json()["players"][0]
+    assert looked["skill"] == reference.fields(leader)
+    late = dict(body, round_id=body["round_id"] + "x")
+    late["commanders"] = {
+        "A": {"player": body["teams"]["A"][0], "from": 0.0, "to": 1e5},
+        "B": body["teams"]["B"][0],
+    }
+    r = server.post(f"/v1/pools/{name}/rounds", json=late)
+    assert r.status_code == 422, r.text
+    stranger = dict(body, round_id=body["round_id"] + "y")
+    stranger["commanders"] = {
+        "A": {"player": body["teams"]["B"][1], "from": 0.0, "to": 10.0},
+        "B": body["teams"]["B"][0],
+    }
+    r = server.post(f"/v1/pools/{name}/rounds", json=stranger)
+    assert r.status_code == 422 and r.json()["detail"][0]["loc"] == [
+        "body",
+        "commanders",
+        "A",
+        "player",
+    ]
+
     # a bad side name is refused, naming the field
     bad = {"teams": {"A": PLAYERS[:1], "B": PLAYERS[1:2]}, "sides": {"A": "x", "B": "x"}}
     r = server.post(f"/v1/pools/{name}/predict", json=bad)

@@ -359,3 +359,21 @@ def test_the_display_is_a_scaled_positive_skill() -> None:
 def test_hive_params_default_to_the_model_defaults() -> None:
     model = hive()
     assert model.hive == HiveParams()
+
+
+def test_a_commander_who_left_the_chair_is_rated_as_a_player_for_the_rest() -> None:
+    """H1 for a commander: χ for the span commanded, s for the rest of their time."""
+    model = hive()
+    rnd = facts(
+        ["ca", "a"],
+        ["cb", "b"],
+        duration=600.0,
+        commanders={"A": {"player": "ca", "from": 0.0, "to": 200.0}, "B": "cb"},
+    )
+    played = {p.player: p for p in model.played_round(rnd, HiveContext()).presences}
+    assert played["ca"].c == pytest.approx(time_weight(0, 200, 600))
+    assert played["ca"].t == pytest.approx(time_weight(200, 600, 600))
+    assert played["cb"].t == 0.0 and played["cb"].c == pytest.approx(time_weight(0, 600, 600))
+    rated = model.rate({}, rnd)
+    assert rated.states["ca"].s > model.hive.s0 and rated.states["ca"].chi > 0
+    assert rated.states["ca"].rounds == 1 and rated.states["ca"].commanded == 1

@@ -27,6 +27,7 @@ from synelo.ratings.hive import (
     learn_context,
     logit_a,
     median_length,
+    minus,
     remember_length,
     side_signs,
     sigmoid,
@@ -50,6 +51,17 @@ def round_duration(extras: Mapping[str, Any]) -> float | None:
         span = (_instant(ended) - _instant(started)).total_seconds()
         return span if span > 0 else None
     return None
+
+
+def commanders_of(extras: Mapping[str, Any]) -> dict[str, tuple[str, tuple[float, float] | None]]:
+    """Each team's commander and the span they commanded (None: their whole time)."""
+    out: dict[str, tuple[str, tuple[float, float] | None]] = {}
+    for team, given in (extras.get("commanders") or {}).items():
+        if isinstance(given, Mapping):
+            out[team] = (str(given["player"]), (float(given["from"]), float(given["to"])))
+        else:
+            out[team] = (str(given), None)
+    return out
 
 
 def _instant(text: str) -> datetime:
@@ -130,7 +142,7 @@ class Hive(Model[HiveSkill]):
         """The round as its start shows it: the rosters, each for the whole round (the
         future leavers are not known yet), the commanders, the sides and the bias."""
         sign_a, sign_b = side_signs(round.extras.get("sides"), self._reference(context))
-        commanders = round.extras.get("commanders") or {}
+        commanders = {team: player for team, (player, _) in commanders_of(round.extras).items()}
         presences = [
             Presence(
                 p,
@@ -152,16 +164,18 @@ class Hive(Model[HiveSkill]):
         """The round as it was played (H1): everyone on a roster or rated, each with the
         time weight of their `time_played` (a fraction f: from the start for f of the
         round; a span: those seconds; absent: the whole round). A commander commands for
-        their time in the round and plays for none of it."""
+        the span `commanders` gives, else for their whole time, and plays as a field
+        player for the rest of their time."""
         extras = round.extras
         length = median_length(context, self.hive.round_length)
         played: Mapping[str, Any] = extras.get("time_played") or {}
         spans = [v for v in played.values() if isinstance(v, Mapping)]
         duration = round_duration(extras)
         if duration is None:  # not reported: a typical round, or as long as the spans say
-            duration = max([length, *(float(v["to"]) for v in spans)])
+            chairs = [span[1] for _, span in commanders_of(extras).values() if span]
+            duration = max([length, *(float(v["to"]) for v in spans), *chairs])
         sign_a, sign_b = side_signs(extras.get("sides"), self._reference(context))
-        commanders = extras.get("commanders") or {}
+        commanders = commanders_of(extras)
         presences: list[Presence] = []
         for team, roster, rated, t_sign, side in (
             (TEAM_A, round.team_a, round.rated_a, 1, sign_a),
@@ -175,18 +189,15 @@ class Hive(Model[HiveSkill]):
                     span = (float(given["from"]), float(given["to"]))
                 else:
                     span = (0.0, float(given) * duration)
-                weight = intervals_weight([span], length)
-                commands = commanders.get(team) == p
-                presences.append(
-                    Presence(
-                        p,
-                        team,
-                        t_sign,
-                        side,
-                        0.0 if commands else weight,
-                        weight if commands else 0.0,
-                    )
-                )
+                command = commanders.get(team)
+                if command is None or command[0] != p:
+                    t, c = intervals_weight([span], length), 0.0
+                else:  # commanding for their span (or whole time), playing for the rest
+                    chair = span if command[1] is None else command[1]
+                    seat = (max(span[0], chair[0]), min(span[1], chair[1]))
+                    t = intervals_weight(minus(span, seat), length)
+                    c = intervals_weight([seat], length) if seat[1] > seat[0] else 0.0
+                presences.append(Presence(p, team, t_sign, side, t, c))
         return HiveRound(tuple(presences), self._bias(round, context), score_a(round.winner))
 
     # --- the Model interface -----------------------------------------------------------------

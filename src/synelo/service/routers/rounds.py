@@ -9,7 +9,7 @@ from typing import Any
 import orjson
 from fastapi import APIRouter, HTTPException, Request, Response
 
-from synelo.schemas import PlayedSpan, PredictIn, RoundIn, RoundOut
+from synelo.schemas import CommandSpan, PlayedSpan, PredictIn, RoundIn, RoundOut
 from synelo.service.deps import PoolDep, RoundAuth
 from synelo.service.ids import Loc, invalid, normalize_id, normalize_ids
 from synelo.service.responses import COMMON
@@ -78,13 +78,19 @@ def round_extras(
     if scores is not None:
         extras["scores"] = {"A": scores.A, "B": scores.B}
     if body.commanders is not None:
-        commanders = {}
-        for side, named in (("A", body.commanders.A), ("B", body.commanders.B)):
+        commanders: dict[str, Any] = {}
+        for side, chosen in (("A", body.commanders.A), ("B", body.commanders.B)):
             loc: Loc = ("body", "commanders", side)
+            span = chosen if isinstance(chosen, CommandSpan) else None
+            named = chosen if span is None else span.player
+            if span is not None:
+                loc = (*loc, "player")
             key = normalize_id(named, kind, loc)
             if key not in players[side]:
                 raise invalid(loc, f"player {key} is not on team {side} in this round", value=named)
-            commanders[side] = key
+            commanders[side] = (
+                key if span is None else {"player": key, "from": span.from_, "to": span.to}
+            )
         extras["commanders"] = commanders
     everyone = players["A"] | players["B"]
     for name in PER_PLAYER:
