@@ -491,16 +491,31 @@ def replay_cmd(
         Path | None, typer.Option(help="write a PNG: reliability diagram and log loss over time")
     ] = None,
     strict: StrictOpt = False,
+    truth: Annotated[
+        Path | None,
+        typer.Option(
+            help="a simulated world's truth (`synelo simulate-history --truth`): score the "
+            "strengths against the hidden skills too",
+            exists=True,
+            dir_okay=False,
+        ),
+    ] = None,
 ) -> None:
     """Replay a history: for each match predict P(A wins), then update. Scores overall, per
-    team size and per match type; throughput in matches/s."""
+    team size and per match type; throughput in matches/s; with --truth, how well the
+    strengths find a simulated world's hidden skills."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
     from synelo.evaluation.models import create_model
     from synelo.evaluation.replay import replay
     from synelo.evaluation.report import reliability_table, scores_table
+    from synelo.evaluation.truth import load_truth, truth_table
 
     data, info, options = _load(history, model, param, strict)
+    try:
+        hidden = None if truth is None else load_truth(truth)
+    except ValueError as exc:
+        raise _fail(str(exc)) from None
     try:
         rating_model = create_model(model, options, info)
     except (TypeError, ValueError) as exc:
@@ -525,8 +540,11 @@ def replay_cmd(
             warmup=warmup,
             progress=lambda n: bar.advance(task, n),
             trailing=data.trailing,
+            truth=hidden,
         )
     _show(scores_table(result), reliability_table(result.overall))
+    if result.truth is not None:
+        _show(truth_table(result.truth))
     if json_out is not None:
         _write_json(json_out, {**result.to_json(), "history": str(history), "warmup": warmup})
     if plot is not None:
@@ -711,3 +729,33 @@ def simulate_cmd(
     except (ValueError, RequestRejected) as exc:  # e.g. a --pool-param the service refuses
         raise _fail(str(exc)) from None
     console.print(f"wrote {out / 'summary.json'} and the plots in {out}")
+
+
+@app.command("simulate-history")
+def simulate_history_cmd(
+    out: Annotated[Path, typer.Argument(help="the history to write (JSON Lines)", dir_okay=False)],
+    truth: Annotated[
+        Path, typer.Option(help="where to write the hidden truth (JSON)", dir_okay=False)
+    ],
+    matches: Annotated[int, typer.Option(min=1, help="rounds to play")] = 20_000,
+    players: Annotated[int, typer.Option(min=4, help="population size")] = 300,
+    team_size: Annotated[int, typer.Option(min=2, max=32, help="players a team (8: 8v8)")] = 8,
+    seed: Annotated[int, typer.Option(help="random seed")] = 1,
+) -> None:
+    """An open-loop NS2-like world (side offsets, maps, commanders, late joiners and
+    leavers): write its history and the hidden truth for `synelo replay --truth`."""
+    import time
+
+    from synelo.sim.history import HistoryWorldConfig, write
+
+    config = HistoryWorldConfig(players=players, matches=matches, team_size=team_size, seed=seed)
+    start = time.perf_counter()
+    try:
+        n = write(config, out, truth)
+    except ValueError as exc:
+        raise _fail(str(exc)) from None
+    console.print(
+        f"wrote {n:,} matches of {players:,} players ({team_size}v{team_size}, seed {seed}) "
+        f"to [bold]{out}[/] and the truth to [bold]{truth}[/] in "
+        f"{time.perf_counter() - start:.1f} s"
+    )

@@ -13,6 +13,9 @@ full collection traverses every object alive, the history's hundreds of thousand
 and one landing inside the loop cost up to 93 ms of a 160 ms replay of FRC 2009–2016. Frozen,
 a collection only sees what the loop itself allocated, so matches/s no longer depends on
 when one falls.
+
+Given a simulated world's truth, the loop also records every participant's strength after
+each match (`synelo.evaluation.truth`); matches/s then includes that recording.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ import numpy as np
 from synelo.evaluation.history import AdminEvent, Match
 from synelo.evaluation.metrics import Scores, outcome, score
 from synelo.evaluation.models.base import RatingModel
+from synelo.evaluation.truth import Truth, TruthScores, record_strengths, score_truth
 
 Progress = Callable[[int], None]  # called with the number of matches just replayed
 CHUNK = 4096
@@ -47,6 +51,7 @@ class ReplayResult:
     overall: Scores
     by_size: dict[str, Scores] = field(default_factory=dict)
     by_type: dict[str, Scores] = field(default_factory=dict)
+    truth: TruthScores | None = None  # given a simulated world's truth
 
     @property
     def matches_per_s(self) -> float:
@@ -54,7 +59,7 @@ class ReplayResult:
 
     def to_json(self) -> dict[str, Any]:
         overall = self.overall.to_json()
-        return {
+        out: dict[str, Any] = {
             "model": self.model,
             "parameters": self.parameters,
             **{k: overall[k] for k in ("matches", "accuracy", "log_loss", "brier", "ece")},
@@ -66,13 +71,20 @@ class ReplayResult:
             "by_size": {k: v.to_json() for k, v in self.by_size.items()},
             "by_type": {k: v.to_json() for k, v in self.by_type.items()},
         }
+        if self.truth is not None:
+            out["truth"] = self.truth.to_json()
+        return out
 
 
 def predict_all(
-    model: RatingModel, matches: Sequence[Match], progress: Progress | None = None
+    model: RatingModel,
+    matches: Sequence[Match],
+    progress: Progress | None = None,
+    trajectories: dict[str, list[float]] | None = None,
 ) -> tuple[array[float], float]:
     """Each match's prediction before its update, and the seconds the loop took (with the
-    objects alive before it frozen out of the collector's sight; see the module)."""
+    objects alive before it frozen out of the collector's sight; see the module). Given
+    `trajectories`, each participant's strength after each rated match is appended there."""
     predictions = array("d")
     append, step = predictions.append, model.step
     plain = not any(m.events or m.voided for m in matches)
@@ -82,7 +94,15 @@ def predict_all(
         start = time.perf_counter()
         for at in range(0, len(matches), CHUNK):
             chunk = matches[at : at + CHUNK]
-            if plain:
+            if trajectories is not None:
+                for match in chunk:
+                    apply_events(model, match.events)
+                    if match.voided:
+                        append(0.5)
+                        continue
+                    append(step(match))
+                    record_strengths(model, match, trajectories)
+            elif plain:
                 for match in chunk:
                     append(step(match))
             else:
@@ -147,12 +167,17 @@ def replay(
     warmup: int = 0,
     progress: Progress | None = None,
     trailing: Sequence[AdminEvent] = (),
+    truth: Truth | None = None,
 ) -> ReplayResult:
     """Replay `matches` through `model` and score its predictions (see the module); the
     `trailing` admin events (a history's after its last match) are applied at the end, so
-    that the model's ratings end where the pool's did."""
+    that the model's ratings end where the pool's did. Given a simulated world's `truth`,
+    the model's strengths are scored against it too (`synelo.evaluation.truth`)."""
     mask = scored_mask(matches, warmup)
-    predictions, seconds = predict_all(model, matches, progress)
+    trajectories: dict[str, list[float]] = {}
+    predictions, seconds = predict_all(
+        model, matches, progress, None if truth is None else trajectories
+    )
     apply_events(model, trailing)
     p = np.frombuffer(predictions, dtype=float)
     o = np.fromiter((outcome(m.winner) for m in matches), dtype=float, count=len(matches))
@@ -166,4 +191,5 @@ def replay(
         score(p[mask], o[mask]),
         by_size=_groups(matches, mask, lambda m: m.size, p, o),
         by_type=_groups(matches, mask, lambda m: m.type, p, o),
+        truth=None if truth is None else score_truth(model, matches, trajectories, truth),
     )

@@ -77,11 +77,17 @@ class Hive(Model[HiveSkill]):
     summary = "NS2 Hive: time-weighted logistic skill, side offsets, commanders, context bias"
     display = "display_scale·s (H9)"
     parameters = {
-        "c": Param(2.0, 0.0, 1e3, doc="c: the constant learning rate (H4, H5)"),
-        "a": Param(1.0, 0.0, 1e3, doc="a: the AdaGrad learning rate (H4)"),
-        "eps": Param(0.01, 1e-9, 1e6, log=True, doc="ε: a first round's step is c + a/√ε"),
+        "c": Param(0.75, 0.0, 1e3, doc="c: the constant learning rate (H4, H5)"),
+        "a": Param(0.7, 0.0, 1e3, doc="a: the AdaGrad learning rate (H4)"),
+        "eps": Param(0.02, 1e-9, 1e6, log=True, doc="ε: a first round's step is c + a/√ε"),
+        "command_rate": Param(
+            0.25, 0.0, 1e3, doc="r_χ: the commanding skill's rate against s's (H6)"
+        ),
         "k": Param(4.0, 1.0, 1e3, log=True, doc="k: shape of the Gamma skill prior (H8)"),
         "theta": Param(1.25, 1e-3, 1e3, log=True, doc="θ: scale of the Gamma prior; s₀ = kθ"),
+        "solve_prior_sd": Param(
+            1.0, 1e-3, 1e3, log=True, doc="w: the solve's prior sd of offsets and χ (H8)"
+        ),
         "display_scale": Param(200.0, 1e-3, 1e6, log=True, doc="display points per skill"),
         "round_length": Param(
             600.0, 1.0, 86_400.0, log=True, doc="r in seconds before the pool reports one"
@@ -105,8 +111,10 @@ class Hive(Model[HiveSkill]):
             c=float(p["c"]),
             a=float(p["a"]),
             eps=float(p["eps"]),
+            command_rate=float(p["command_rate"]),
             k=float(p["k"]),
             theta=float(p["theta"]),
+            solve_prior_sd=float(p["solve_prior_sd"]),
             display_scale=float(p["display_scale"]),
             round_length=float(p["round_length"]),
             bias_prior=float(p["bias_prior"]),
@@ -258,8 +266,8 @@ class Hive(Model[HiveSkill]):
         rounds: Sequence[RoundFacts],
         context: Mapping[str, Any],
     ) -> dict[str, HiveSkill]:
-        """H8: every player's skill refitted on `rounds` under the Gamma prior, with the
-        offsets, commanding skills, lengths and context held at their current values."""
+        """H8: every player's s, o and χ refitted on `rounds` under their priors, with the
+        lengths and the context held at their current values."""
         played = [self.played_round(r, self._context(r, context)) for r in rounds]
         return solve_skills(played, states, self.hive)
 

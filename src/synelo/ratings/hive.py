@@ -25,11 +25,13 @@ Team = Literal["A", "B"]
 class HiveParams:
     """One pool's Hive parameters (see `synelo.models.hive` for their bounds)."""
 
-    c: float = 2.0  # constant learning rate (skills, commanding, side offsets)
-    a: float = 1.0  # AdaGrad learning rate
-    eps: float = 0.01  # ε: AdaGrad's start, sets the size of a first round's step
+    c: float = 0.75  # constant learning rate (skills, commanding, side offsets)
+    a: float = 0.7  # AdaGrad learning rate
+    eps: float = 0.02  # ε: AdaGrad's start, sets the size of a first round's step
+    command_rate: float = 0.25  # χ's rate against s's (H6)
     k: float = 4.0  # Gamma prior shape
     theta: float = 1.25  # Gamma prior scale: a new player's skill is kθ
+    solve_prior_sd: float = 1.0  # w: the solve's Normal prior on offsets and χ (H8)
     display_scale: float = 200.0  # display points per skill unit
     round_length: float = 600.0  # r before the pool has reported a duration (seconds)
     bias_prior: float = 30.0  # m: pseudo-rounds shrinking a context bucket to its parent
@@ -196,7 +198,9 @@ def update(
     - H3, skill: ∇s = T·(G − p)·t/Σt, s ← s + α·∇s with H4's α, g ← g + (∇s)².
     - H5, side offset: ∇o = T·σ·(G − p)·t/Σt, o ← o + c·∇o (constant rate only; the seed's
       o ← c·∇o forgets every earlier round and is an erratum).
-    - H6, commanding: ∇χ = T·(G − p)·c/Σc, χ ← χ + α_χ·∇χ with its own AdaGrad sum.
+    - H6, commanding: ∇χ = T·(G − p)·c/Σc, χ ← χ + r_χ·α_χ·∇χ with its own AdaGrad sum
+      and r_χ = `command_rate`: a commander's gradient is a whole team's share, n times a
+      field player's, and a full-size step made χ the noisiest term of H2.
     """
     p = sigmoid(logit_a(round, skills, params.s0))
     error = round.g - p
@@ -221,7 +225,7 @@ def update(
             new.rounds += 1
         if pr.c > 0.0 and command_w > 0.0:
             grad = pr.sign * error * pr.c / command_w
-            new.chi += adagrad_rate(params, new.g_chi) * grad
+            new.chi += params.command_rate * adagrad_rate(params, new.g_chi) * grad
             new.g_chi += grad * grad
             new.commanded += 1
         out[pr.player] = new

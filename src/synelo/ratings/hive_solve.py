@@ -1,9 +1,11 @@
 """H8, the full-history solve of the Hive model: every player's skill fitted to all of a
 pool's rounds at once under a Gamma(k, θ) prior, with numpy and scipy's L-BFGS-B.
 
-The online update (H3) takes one gradient step per round and forgets the round; the solve
+The online update (H3–H6) takes one gradient step per round and forgets the round; the solve
 maximises the same likelihood over the whole history, which converges far faster for players
-with few rounds and is exact where the online steps only approach.
+with few rounds and is exact where the online steps only approach. Skills get the seed's
+Gamma prior; the side offsets and commanding skills, which the seed's solve leaves out, a
+Normal(0, w²) prior.
 """
 
 from __future__ import annotations
@@ -34,39 +36,42 @@ class SolveReport:
 
 
 def design(
-    rounds: Sequence[HiveRound], skills: Mapping[str, HiveSkill], s0: float
+    rounds: Sequence[HiveRound], skills: Mapping[str, HiveSkill], params: HiveParams
 ) -> tuple[list[str], scipy.sparse.csr_matrix, np.ndarray, np.ndarray, np.ndarray]:
-    """The players, the sparse matrix X (X[j, i] = T·t/Σt of player i in round j), the part
-    of each round's logit that the solve holds fixed (F, side offsets, commanding), the
-    results G, and each player's starting skill."""
+    """The players, the sparse design matrix, the context bias of each round, the results G
+    and the starting point. Each player has three columns, for s, o and χ: X[j, i] is
+    T·t/Σt for s, T·σ·t/Σt for o and T·c/Σc for χ of player i in round j (H2), so that
+    logit p_j = (X·x)_j + F_j."""
     index: dict[str, int] = {}
     rows: list[int] = []
     cols: list[int] = []
     vals: list[float] = []
-    fixed = np.zeros(len(rounds))
+    bias = np.empty(len(rounds))
     results = np.empty(len(rounds))
     for j, rnd in enumerate(rounds):
         play_w = sum(p.t for p in rnd.presences)
         command_w = sum(p.c for p in rnd.presences)
-        offset = command = 0.0
         for p in rnd.presences:
-            skill = skills.get(p.player)
+            i = 3 * index.setdefault(p.player, len(index))
             if p.t > 0.0:
-                i = index.setdefault(p.player, len(index))
+                rows += [j, j]
+                cols += [i, i + 1]
+                vals += [p.sign * p.t / play_w, p.sign * p.side * p.t / play_w]
+            if p.c > 0.0:
                 rows.append(j)
-                cols.append(i)
-                vals.append(p.sign * p.t / play_w)
-                if skill is not None:
-                    offset += p.sign * p.t * p.side * skill.o
-            if p.c > 0.0 and skill is not None:
-                command += p.sign * p.c * skill.chi
-        fixed[j] = rnd.bias + (offset / play_w if play_w > 0 else 0.0)
-        fixed[j] += command / command_w if command_w > 0 else 0.0
+                cols.append(i + 2)
+                vals.append(p.sign * p.c / command_w)
+        bias[j] = rnd.bias
         results[j] = rnd.g
     players = list(index)
-    matrix = scipy.sparse.csr_matrix((vals, (rows, cols)), shape=(len(rounds), len(players)))
-    start = np.array([skills[p].s if p in skills else s0 for p in players])
-    return players, matrix, fixed, results, start
+    matrix = scipy.sparse.csr_matrix((vals, (rows, cols)), shape=(len(rounds), 3 * len(players)))
+    start = np.empty(3 * len(players))
+    for n, player in enumerate(players):
+        known = skills.get(player)
+        start[3 * n : 3 * n + 3] = (
+            (params.s0, 0.0, 0.0) if known is None else (known.s, known.o, known.chi)
+        )
+    return players, matrix, bias, results, start
 
 
 def solve_skills(
@@ -75,53 +80,61 @@ def solve_skills(
     params: HiveParams,
     report: list[SolveReport] | None = None,
 ) -> dict[str, HiveSkill]:
-    """H8: the skills s > 0 that maximise
+    """H8: the skills s > 0, side offsets o and commanding skills χ that maximise
 
-        Σ_j [G_j·log p_j + (1 − G_j)·log(1 − p_j)] + Σ_i [(k − 1)·log s_i − s_i/θ]
+        Σ_j [G_j·log p_j + (1 − G_j)·log(1 − p_j)]
+          + Σ_i [(k − 1)·log s_i − s_i/θ] − Σ_i (o_i² + χ_i²) / (2·w²)
 
-    with logit p_j from H2, the offsets, commanding skills and bias held. Its gradient in
-    s_i is the seed's Σ_j T·(G_j − p_j)·t/Σt + (k − 1)/s_i − 1/θ: each iteration computes
-    every round's prediction, then every player's step, until no projected gradient
-    exceeds GRADIENT_TOLERANCE. The online scale is the solve's: a new player starts at the
-    prior's mean kθ, and a skill the online steps took to 0 or below starts the solve at
-    FLOOR·kθ. Returns the new state of every player in `rounds`."""
-    players, x, fixed, g, start = design(rounds, skills, params.s0)
+    with logit p_j from H2 and w = `solve_prior_sd`. Its gradient in s_i is the seed's
+    Σ_j T·(G_j − p_j)·t/Σt + (k − 1)/s_i − 1/θ, and alike for o_i and χ_i with their own
+    weights and the Normal prior's −o_i/w², −χ_i/w². Each iteration computes every round's
+    prediction, then every player's step, until no projected gradient exceeds
+    GRADIENT_TOLERANCE. The online scale is the solve's: a new player starts at the prior's
+    mean kθ, and a skill the online steps took to 0 or below starts the solve at FLOOR·kθ.
+    The context bias and r stay as they are. Returns the new state of every player in
+    `rounds`; their AdaGrad sums are kept, so the online update goes on from there."""
+    players, x, bias, g, start = design(rounds, skills, params)
     if not players:
         return {}
     xt = x.T.tocsr()
     k1, inv_theta = params.k - 1.0, 1.0 / params.theta
+    inv_w2 = 1.0 / params.solve_prior_sd**2
     floor = FLOOR * params.s0
+    is_s = np.zeros(len(start), dtype=bool)
+    is_s[0::3] = True
 
-    def objective(s: np.ndarray) -> tuple[float, np.ndarray]:
-        z = x @ s + fixed
+    def objective(v: np.ndarray) -> tuple[float, np.ndarray]:
+        z = x @ v + bias
         # −log-likelihood, stable at both ends: G·log(1 + e^−z) + (1 − G)·log(1 + e^z)
         nll = float(np.sum(g * np.logaddexp(0.0, -z) + (1.0 - g) * np.logaddexp(0.0, z)))
         p = 0.5 * (1.0 + np.tanh(0.5 * z))
-        prior = float(np.sum(k1 * np.log(s) - s * inv_theta))
-        grad = -(xt @ (g - p)) - (k1 / s - inv_theta)
+        s, rest = v[is_s], v[~is_s]
+        prior = float(np.sum(k1 * np.log(s) - s * inv_theta) - 0.5 * inv_w2 * np.sum(rest**2))
+        grad = -(xt @ (g - p))
+        grad[is_s] -= k1 / s - inv_theta
+        grad[~is_s] += inv_w2 * rest
         return nll - prior, grad
 
+    lower = np.where(is_s, floor, -np.inf)
     result = scipy.optimize.minimize(
         objective,
-        np.maximum(start, floor),
+        np.where(is_s, np.maximum(start, floor), start),
         jac=True,
         method="L-BFGS-B",
-        bounds=[(floor, None)] * len(players),
+        bounds=scipy.optimize.Bounds(lower, np.full(len(start), np.inf)),
         options={"maxiter": MAX_ITERATIONS, "gtol": GRADIENT_TOLERANCE, "ftol": 0.0},
     )
     if report is not None:
         _, grad = objective(result.x)
-        projected = np.where((result.x <= floor) & (grad > 0), 0.0, grad)
+        projected = np.where((result.x <= lower) & (grad > 0), 0.0, grad)
+        largest = float(np.max(np.abs(projected)))
         report.append(
-            SolveReport(
-                int(result.nit),
-                float(np.max(np.abs(projected))) <= GRADIENT_TOLERANCE,
-                float(np.max(np.abs(projected))),
-                float(result.fun),
-            )
+            SolveReport(int(result.nit), largest <= GRADIENT_TOLERANCE, largest, float(result.fun))
         )
     out: dict[str, HiveSkill] = {}
-    for player, value in zip(players, result.x, strict=True):
+    for n, player in enumerate(players):
+        s, o, chi = (float(v) for v in result.x[3 * n : 3 * n + 3])
         old = skills.get(player)
-        out[player] = HiveSkill(float(value)) if old is None else replace(old, s=float(value))
+        base = HiveSkill(params.s0) if old is None else old
+        out[player] = replace(base, s=s, o=o, chi=chi)
     return out

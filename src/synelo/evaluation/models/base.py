@@ -87,6 +87,17 @@ class RatingModel(ABC):
     def ratings(self) -> dict[str, float]:
         """Each player's current rating (the model's own scale)."""
 
+    def strength_of(self, player: str) -> float | None:
+        """The player's current strength on the model's own scale (None: never rated). The
+        replay asks it of every participant after each match when scoring against a
+        simulated world's truth, so a model with many players overrides this cheaply."""
+        return self.ratings().get(player)
+
+    def traits(self) -> dict[str, dict[str, float]]:
+        """Other per-player figures the model learns, by name (a side offset, a commanding
+        skill…), for scoring against a simulated world's hidden values of the same name."""
+        return {}
+
     def set_rating(self, player: str, rating: float) -> None:
         """An admin set, as a pool of this model applies it (a history's event line)."""
         raise ValueError(f"model {self.name!r} cannot apply an admin set")

@@ -3,10 +3,10 @@ memory and, on request, the full-history solve (H8) every `solve_every` matches.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
 
 from synelo.evaluation.history import Match
-from synelo.evaluation.models.base import Bounds, register
+from synelo.evaluation.models.base import Bounds, HistoryInfo, register
 from synelo.evaluation.models.served import ServedModel, numeric_defaults, round_facts
 from synelo.models import RoundFacts
 from synelo.models.hive import Hive
@@ -26,48 +26,36 @@ class HiveModel(ServedModel):
         "c": Bounds(0.01, 100.0, log=True),
         "a": Bounds(0.01, 100.0, log=True),
         "eps": Bounds(1e-4, 10.0, log=True),
+        "command_rate": Bounds(0.01, 4.0, log=True),
         "k": Bounds(1.01, 100.0, log=True),
         "theta": Bounds(0.01, 100.0, log=True),
         "bias_prior": Bounds(1.0, 10_000.0, log=True),
     }
 
+    @classmethod
+    def create(cls, options: Mapping[str, float], info: HistoryInfo) -> ServedModel:
+        """As any served model, and with the history's `reference_side` when its header
+        names one (a simulated world's does): its side offsets are then on the truth's
+        side."""
+        model = super().create(options, info)
+        side = info.header.get("reference_side")
+        if isinstance(side, str) and side and isinstance(model, HiveModel):
+            model.model = Hive({**model.model.params, "reference_side": side})
+        return model
+
     def __init__(self, **options: float) -> None:
         self.solve_every = int(options.pop("solve_every", 0))
         super().__init__(**options)
-        self.context: dict[str, Any] = {}
         self.history: list[RoundFacts] = []
 
-    def _facts(self, match: Match) -> RoundFacts:
-        facts = round_facts(match)
-        if match.map and "map" not in facts.extras:
-            facts = RoundFacts(
-                facts.team_a,
-                facts.team_b,
-                facts.winner,
-                facts.participants_a,
-                facts.participants_b,
-                {**facts.extras, "map": match.map},
-            )
-        return facts
-
-    def _entries(self, facts: RoundFacts) -> dict[str, Any]:
-        return {k: self.context[k] for k in self.model.context_keys(facts) if k in self.context}
-
-    def predict(self, match: Match) -> float:
-        facts = self._facts(match)
-        return self.model.predict(self.states, facts, self._entries(facts))
-
     def step(self, match: Match) -> float:
-        facts = self._facts(match)
-        rated = self.model.rate(self.states, facts, self._entries(facts))
-        self.states.update(rated.states)
-        self.context.update(rated.context)
+        p_a = super().step(match)
         if self.solve_every > 0:
-            self.history.append(facts)
+            self.history.append(round_facts(match))
             if len(self.history) % self.solve_every == 0:
                 model: Hive = self.model  # type: ignore[assignment]
                 self.states.update(model.solve(self.states, self.history, self.context))
-        return rated.p_a
+        return p_a
 
     def inert(self) -> dict[str, str]:
         return {

@@ -16,7 +16,7 @@ from synelo.models import Model, RoundFacts
 
 def round_facts(match: Match) -> RoundFacts:
     """What a model reads of a match: rosters, participants, result and the report's
-    optional fields."""
+    optional fields, the map among them (as the service hands a round to its model)."""
     extras: dict[str, Any] = dict(match.details or {})
     if match.time_played is not None:
         extras["time_played"] = match.time_played
@@ -24,6 +24,8 @@ def round_facts(match: Match) -> RoundFacts:
         extras["scores"] = {"A": match.scores[0], "B": match.scores[1]}
     if match.mode is not None:
         extras["mode"] = match.mode
+    if match.map:
+        extras["map"] = match.map
     part_a, part_b = match.participants if match.participants is not None else (None, None)
     return RoundFacts(match.team_a, match.team_b, match.winner, part_a, part_b, extras)
 
@@ -46,6 +48,7 @@ class ServedModel(RatingModel):
     def __init__(self, **options: float) -> None:
         self.model = self.served(options)
         self.states: dict[str, Any] = {}
+        self.context: dict[str, Any] = {}  # the pool's context entries (Model.context_keys)
 
     @classmethod
     def create(cls, options: Mapping[str, float], info: HistoryInfo) -> ServedModel:
@@ -55,15 +58,23 @@ class ServedModel(RatingModel):
         stored = header.get("params") if header.get("model") == cls.name else None
         return cls(**{**(stored or {}), **options})
 
+    def entries(self, facts: RoundFacts) -> dict[str, Any]:
+        """The context entries a round reads, as a pool would hand them in."""
+        context = self.context
+        return {k: context[k] for k in self.model.context_keys(facts) if k in context}
+
     def predict(self, match: Match) -> float:
-        return self.model.predict(self.states, round_facts(match))
+        facts = round_facts(match)
+        return self.model.predict(self.states, facts, self.entries(facts))
 
     def update(self, match: Match) -> None:
         self.step(match)
 
     def step(self, match: Match) -> float:
-        rated = self.model.rate(self.states, round_facts(match))
+        facts = round_facts(match)
+        rated = self.model.rate(self.states, facts, self.entries(facts))
         self.states.update(rated.states)
+        self.context.update(rated.context)
         return rated.p_a
 
     def set_rating(self, player: str, rating: float) -> None:
@@ -77,6 +88,12 @@ class ServedModel(RatingModel):
         """Each player's strength (Elo's rating, the Gaussian models' μ)."""
         strength = self.model.strength
         return {p: strength(s) for p, s in self.states.items()}
+
+    def strength_of(self, player: str) -> float | None:
+        """One player's strength without building every player's (see `ratings`)."""
+        if player not in self.states:
+            return None
+        return self.model.strength(self.model.state_of(self.states, player))
 
     def rating_of(self, player: str) -> Any:
         """The model's state of a player (a new one if never seen)."""

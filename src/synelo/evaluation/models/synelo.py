@@ -135,6 +135,10 @@ class SynEloModel(RatingModel):
     def ratings(self) -> dict[str, float]:
         return {player: rec.rating for player, rec in self._book.records.items()}
 
+    def strength_of(self, player: str) -> float | None:
+        record = self._book.records.get(player)
+        return None if record is None else float(record.rating)
+
     def inert(self) -> dict[str, str]:
         if self.params.convergence != "revised":
             return {}

@@ -1,0 +1,64 @@
+"""`synelo simulate-history` then `synelo replay --truth`, as an evaluator runs them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from synelo.cli import app
+
+
+def test_simulate_a_history_then_score_a_replay_against_its_truth(tmp_path: Path) -> None:
+    history, truth, out = tmp_path / "h.jsonl", tmp_path / "truth.json", tmp_path / "r.json"
+    runner = CliRunner()
+    made = runner.invoke(
+        app,
+        [
+            "simulate-history",
+            str(history),
+            "--truth",
+            str(truth),
+            "--matches",
+            "1500",
+            "--players",
+            "40",
+            "--team-size",
+            "4",
+            "--seed",
+            "3",
+        ],
+    )
+    assert made.exit_code == 0, made.output
+    assert "wrote 1,500 matches of 40 players (4v4, seed 3)" in made.output
+    assert len(history.read_text().splitlines()) == 1501
+    assert len(json.loads(truth.read_text())["players"]) == 40
+
+    scored = runner.invoke(
+        app,
+        ["replay", str(history), "--model", "elo", "--truth", str(truth), "--json", str(out)],
+    )
+    assert scored.exit_code == 0, scored.output
+    assert "against the hidden truth" in scored.output and "Spearman" in scored.output
+    data = json.loads(out.read_text())
+    assert data["matches"] == 1500 and 0.3 < data["truth"]["spearman_skill"] <= 1
+    assert data["truth"]["skill_players"] == 40
+    assert set(data["truth"]["rounds_to_within"]) >= {"median", "p75", "by_tercile", "never"}
+
+    plain = runner.invoke(app, ["replay", str(history), "--model", "elo", "--json", str(out)])
+    assert plain.exit_code == 0 and "against the hidden truth" not in plain.output
+    assert "truth" not in json.loads(out.read_text())
+
+
+def test_bad_truth_and_impossible_worlds_are_refused(tmp_path: Path) -> None:
+    runner = CliRunner()
+    history, truth = tmp_path / "h.jsonl", tmp_path / "t.json"
+    small = runner.invoke(
+        app, ["simulate-history", str(history), "--truth", str(truth), "--players", "10"]
+    )
+    assert small.exit_code == 1 and "cannot fill a 8v8" in small.output
+    history.write_text('{"id": "1", "teams": {"A": ["a"], "B": ["b"]}, "winner": "A"}\n')
+    truth.write_text('{"players": {"a": {"offset": 1}}}')
+    bad = runner.invoke(app, ["replay", str(history), "--model", "elo", "--truth", str(truth)])
+    assert bad.exit_code == 1 and "needs a numeric skill" in bad.output
