@@ -105,6 +105,22 @@ def test_a_hive_pool_rates_sides_commanders_and_time_played(
     assert "b:aliens|marines|ns2_veil" in entries
     assert predicted.json()["p_a"] == pytest.approx(reference.predict(states, f, entries))
 
+    # splits and NS2's min-swap autobalance balance display_scale·s, side-blind
+    strength = {p: round(reference.strength(reference.state_of(states, p))) for p in PLAYERS}
+    split = server.post(f"/v1/pools/{name}/splits", json={"players": PLAYERS[:8]}).json()
+    best = split["splits"][-1]
+    assert best["sum_a"] == sum(strength[p] for p in best["A"])
+    swaps = server.post(
+        f"/v1/pools/{name}/autobalance",
+        json={"teams": {"A": PLAYERS[:4], "B": PLAYERS[4:8]}, "method": "min_swaps"},
+    )
+    assert swaps.status_code == 200, swaps.text
+    answer = swaps.json()
+    assert answer["gap_before"] == abs(
+        sum(strength[p] for p in PLAYERS[:4]) - sum(strength[p] for p in PLAYERS[4:8])
+    )
+    assert answer["gap_after"] <= answer["gap_before"]
+
     # a commander who left the chair: rated for both, and a span past the end is refused
     body = bodies(1, seed=3)[0]
     body["commanders"]["A"] = {"player": body["teams"]["A"][0], "from": 0.0, "to": 100.0}

@@ -24,7 +24,7 @@ from synelo.ratings.hive import (
     sigmoid,
     time_weight,
 )
-from synelo.ratings.hive_solve import SolveReport, solve_skills
+from synelo.ratings.hive_solve import GRADIENT_TOLERANCE, SolveReport, solve_skills
 
 
 def hive(**params: Any) -> Hive:
@@ -301,7 +301,7 @@ def test_the_solve_converges_and_recovers_the_order() -> None:
         rounds.append(model.played_round(facts(a, b, winner), HiveContext()))
     report: list[SolveReport] = []
     solved = solve_skills(rounds, {}, model.hive, report)
-    assert report[0].converged and report[0].gradient <= 1e-6
+    assert report[0].converged and report[0].gradient <= GRADIENT_TOLERANCE
     assert all(s.s > 0 for s in solved.values())
     from synelo.sim.metrics import spearman
 
