@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: run test setup lint check-tests docs bench bench-pg bench-replay bench-balance bench-rerate bench-ratelimit plugin clean
+.PHONY: run test setup lint check-tests docs bench bench-pg bench-replay bench-balance bench-rerate bench-ratelimit bench-hive plugin clean
 
 # setup.py compiles the modules it lists with mypyc into src/: a stale .so would shadow an
 # edited .py, so a change to any of them rebuilds.
@@ -56,6 +56,10 @@ bench-balance: setup
 ## Re-rating a 100,000-round pool while it serves, on SQLite and PostgreSQL.
 bench-rerate: setup
 	$(BIN)/python bench/rerate.py
+
+## The Hive model's full-history solve of 100,000 12v12 rounds.
+bench-hive: setup
+	$(BIN)/python bench/hive_solve.py
 
 ## Replay throughput, synelo against openskill-pl (needs ../shared/data/frc or DATA=dir).
 bench-replay: setup

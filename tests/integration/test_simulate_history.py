@@ -62,3 +62,38 @@ def test_bad_truth_and_impossible_worlds_are_refused(tmp_path: Path) -> None:
     truth.write_text('{"players": {"a": {"offset": 1}}}')
     bad = runner.invoke(app, ["replay", str(history), "--model", "elo", "--truth", str(truth)])
     assert bad.exit_code == 1 and "needs a numeric skill" in bad.output
+
+
+def test_hive_learns_the_worlds_offsets_and_commanders_and_tunes(tmp_path: Path) -> None:
+    """`hive` on the extended world: better than a coin and than SynElo, offsets and
+    commanding skills recovered in the right direction (the header's reference side), and
+    `synelo tune` fits c, a, ε and the prior (k, θ)."""
+    history, truth = tmp_path / "h.jsonl", tmp_path / "truth.json"
+    runner = CliRunner()
+    made = runner.invoke(
+        app,
+        ["simulate-history", str(history), "--truth", str(truth), "--matches", "4000",
+         "--players", "40", "--team-size", "4", "--seed", "5"],
+    )  # fmt: skip
+    assert made.exit_code == 0, made.output
+    scores = {}
+    for model in ("hive", "synelo"):
+        out = tmp_path / f"{model}.json"
+        args = ["replay", str(history), "--model", model, "--truth", str(truth)]
+        done = runner.invoke(app, [*args, "--json", str(out)])
+        assert done.exit_code == 0, done.output
+        scores[model] = json.loads(out.read_text())
+    hive = scores["hive"]
+    assert hive["log_loss"] < min(0.693, scores["synelo"]["log_loss"])
+    assert hive["truth"]["traits"]["offset"]["spearman"] > 0.5
+    assert hive["truth"]["traits"]["command"]["spearman"] > 0.5
+
+    fitted = tmp_path / "tune.json"
+    fit = ["--fit", "c", "--fit", "a", "--fit", "eps", "--fit", "k", "--fit", "theta"]
+    tuned = runner.invoke(
+        app,
+        ["tune", str(history), "--model", "hive", *fit, "--iterations", "2", "--json",
+         str(fitted)],
+    )  # fmt: skip
+    assert tuned.exit_code == 0, tuned.output
+    assert set(json.loads(fitted.read_text())["fitted"]) == {"c", "a", "eps", "k", "theta"}
