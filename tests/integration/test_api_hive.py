@@ -169,6 +169,14 @@ def test_a_re_rate_with_solve_on_ends_with_the_full_history_solve(
     name = f"h{uuid.uuid4().hex[:12]}"
     assert admin.post("/v1/pools", json={"name": name, "model": "hive"}).status_code == 201
     played = bodies(30, seed=11)
+    # a roster player who is not a participant is never rated, and the solve leaves them new
+    ghost = steam(99)
+    played[0]["teams"]["A"].append(ghost)
+    played[0]["participants"] = {
+        "A": [p for p in played[0]["teams"]["A"] if p != ghost],
+        "B": played[0]["teams"]["B"],
+    }
+    played[0].pop("time_played", None)
     for body in played:
         assert server.post(f"/v1/pools/{name}/rounds", json=body).status_code == 201
     before = {
@@ -200,6 +208,10 @@ def test_a_re_rate_with_solve_on_ends_with_the_full_history_solve(
         if player["rating"] != before[key]["rating"]:
             moved.append(key)
     assert moved
+    ghost_view = server.post(
+        f"/v1/pools/{name}/players/lookup", json={"steam_ids": [ghost]}
+    ).json()["players"][0]
+    assert ghost_view["rounds_played"] == 0 and ghost_view["rating"] == 1000
     for key in moved:  # newest first: the solve's line, from the re-rated rating to the solved
         entries = admin.get(f"/v1/pools/{name}/players/{key}/history").json()["entries"]
         assert entries[0]["kind"] == "solve" and entries[0]["round_id"] is None

@@ -164,6 +164,8 @@ def logit_from_files(line: dict[str, Any], truth: dict[str, Any]) -> float:
     for side, sign in (("A", 1), ("B", -1)):
         on_marines = line["sides"][side] == "marines"
         for p in line["participants"][side]:
+            if p in line["commanders"].values():
+                continue  # in the chair: commanding, not fighting
             w = (spans[p]["to"] - spans[p]["from"]) / duration if p in spans else 1.0
             skill = players[p]["skill"] + (1 if on_marines else -1) * players[p]["offset"]
             lead += sign * w * skill
@@ -205,7 +207,7 @@ def test_a_side_offset_counts_on_the_side_played() -> None:
     right = 0
     for line in lines[1:]:
         lead = {
-            side: sum(offset[p] for p in line["teams"][side])
+            side: sum(offset[p] for p in line["teams"][side] if p != line["commanders"][side])
             * (1 if line["sides"][side] == "marines" else -1)
             for side in "AB"
         }

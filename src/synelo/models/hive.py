@@ -8,6 +8,7 @@ side win rates per bucket) is kept as entries beside the players: `context_keys`
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
@@ -33,8 +34,9 @@ from synelo.ratings.hive import (
     sigmoid,
     update,
 )
-from synelo.ratings.hive_solve import solve_skills
+from synelo.ratings.hive_solve import GRADIENT_TOLERANCE, SolveReport, solve_skills
 
+log = logging.getLogger(__name__)
 TEAM_A: Team = "A"
 TEAM_B: Team = "B"
 REFERENCE = "reference"
@@ -266,10 +268,22 @@ class Hive(Model[HiveSkill]):
         rounds: Sequence[RoundFacts],
         context: Mapping[str, Any],
     ) -> dict[str, HiveSkill]:
-        """H8: every player's s, o and χ refitted on `rounds` under their priors, with the
-        lengths and the context held at their current values."""
+        """H8: the s, o and χ of every player in `states` refitted on `rounds` under their
+        priors, with the lengths and the context held at their current values (a warning
+        is logged if it stops short of its tolerance)."""
         played = [self.played_round(r, self._context(r, context)) for r in rounds]
-        return solve_skills(played, states, self.hive)
+        report: list[SolveReport] = []
+        solved = solve_skills(played, states, self.hive, report)
+        if not report[0].converged:
+            log.warning(
+                "the Hive solve stopped after %d iterations with a projected gradient of "
+                "%.2g (tolerance %.0e)",
+                report[0].iterations,
+                report[0].gradient,
+                GRADIENT_TOLERANCE,
+            )
+        # a roster player never rated (not a participant) keeps being new
+        return {player: state for player, state in solved.items() if player in states}
 
     # --- what the service shows --------------------------------------------------------------
     def rating(self, state: HiveSkill) -> float:

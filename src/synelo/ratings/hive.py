@@ -195,7 +195,7 @@ def update(
 ) -> tuple[float, dict[str, HiveSkill]]:
     """H3–H6: P(A) of the round as played, and the new state of every rated player.
 
-    - H3, skill: ∇s = T·(G − p)·t/Σt, s ← s + α·∇s with H4's α, g ← g + (∇s)².
+    - H3, skill: ∇s = T·(G − p)·t/Σt, g ← g + (∇s)², then s ← s + α·∇s with H4's α.
     - H5, side offset: ∇o = T·σ·(G − p)·t/Σt, o ← o + c·∇o (constant rate only; the seed's
       o ← c·∇o forgets every earlier round and is an erratum).
     - H6, commanding: ∇χ = T·(G − p)·c/Σc, χ ← χ + r_χ·α_χ·∇χ with its own AdaGrad sum
@@ -219,14 +219,14 @@ def update(
         )
         if pr.t > 0.0 and play_w > 0.0:
             grad = pr.sign * error * pr.t / play_w
+            new.g += grad * grad  # the seed's order: g first, then α from it
             new.s += adagrad_rate(params, new.g) * grad
-            new.g += grad * grad
             new.o += params.c * pr.side * grad  # ∇o = σ·∇s = T·σ·(G − p)·t/Σt
             new.rounds += 1
         if pr.c > 0.0 and command_w > 0.0:
             grad = pr.sign * error * pr.c / command_w
-            new.chi += params.command_rate * adagrad_rate(params, new.g_chi) * grad
             new.g_chi += grad * grad
+            new.chi += params.command_rate * adagrad_rate(params, new.g_chi) * grad
             new.commanded += 1
         out[pr.player] = new
     return p, out
@@ -252,15 +252,22 @@ def context_keys(
         a_first = a < b
     else:
         a, b, a_first = "A", "B", True
+    a, b, map_name = _escaped(a), _escaped(b), _escaped(map_name)
     pair = f"{a}|{b}" if a_first else f"{b}|{a}"
     with_map = f"{pair}|{map_name}"
     return (pair, with_map, f"{with_map}|{size_class(players)}"), a_first
 
 
+def _escaped(name: str) -> str:
+    """A name with its `|` and `\\` escaped, so that no two buckets share a key."""
+    return name.replace("\\", "\\\\").replace("|", "\\|")
+
+
 def bucket_rate(context: HiveContext, keys: Sequence[str], prior_rounds: float) -> float:
     """H7: the first side's win rate in the finest bucket, each level shrunk towards its
-    parent: q = (wins + m·q_parent) / (rounds + m), starting from q = ½. A bucket of three
-    rounds won by the same side reads (3 + m/2)/(3 + m): 54 % at m = 30, not 100 %."""
+    parent: q = (wins + m·q_parent) / (rounds + m), starting from q = ½. Three rounds won by
+    the same side in a bucket whose parent is even read (3 + m/2)/(3 + m): 54.5 % at
+    m = 30, not 100 %."""
     q = 0.5
     for key in keys:
         wins, rounds = context.buckets.get(key, (0.0, 0.0))
@@ -293,9 +300,9 @@ def learn_context(
 
 
 def display(s: float, params: HiveParams) -> float:
-    """H9: the positive number shown for skill s: display_scale·s, at least 0 (a new player
+    """H9: the positive number shown for skill s: display_scale·s, at least 1 (a new player
     shows display_scale·kθ)."""
-    return max(0.0, params.display_scale * s)
+    return max(1.0, params.display_scale * s)
 
 
 def encode_context(context: HiveContext) -> dict[str, Any]:

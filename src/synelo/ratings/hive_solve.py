@@ -21,11 +21,11 @@ from synelo.ratings.hive import HiveParams, HiveRound, HiveSkill
 
 # Stop when no player's projected gradient exceeds this. A player's curvature is about
 # p(1 − p)·(t/Σt)² a round, 0.5 for 1,200 rounds of 12v12: their s is then within ~2·10⁻⁵ of
-# the maximum, a thousandth of a display point. Much smaller asks more than the double
+# the maximum, 0.004 of a display point. Much smaller asks more than the double
 # precision of a sum over 10⁵ rounds gives.
 GRADIENT_TOLERANCE = 1e-5
 MAX_ITERATIONS = 20_000
-FLOOR = 1e-6  # the smallest skill the solve keeps, times kθ: the prior lives on s > 0
+FLOOR = 1e-6  # the smallest skill the solve keeps, times θ: the prior lives on s > 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,9 +73,8 @@ def design(
     start = np.empty(3 * len(players))
     for n, player in enumerate(players):
         known = skills.get(player)
-        start[3 * n : 3 * n + 3] = (
-            (params.s0, 0.0, 0.0) if known is None else (known.s, known.o, known.chi)
-        )
+        online = (params.s0, 0.0, 0.0) if known is None else (known.s, known.o, known.chi)
+        start[3 * n : 3 * n + 3] = (online[0] - params.theta, online[1], online[2])
     return players, matrix, bias, results, start
 
 
@@ -94,17 +93,22 @@ def solve_skills(
     Σ_j T·(G_j − p_j)·t/Σt + (k − 1)/s_i − 1/θ, and alike for o_i and χ_i with their own
     weights and the Normal prior's −o_i/w², −χ_i/w². Each iteration computes every round's
     prediction, then every player's step, until no projected gradient exceeds
-    GRADIENT_TOLERANCE. The online scale is the solve's: a new player starts at the prior's
-    mean kθ, and a skill the online steps took to 0 or below starts the solve at FLOOR·kθ.
-    The context bias and r stay as they are. Returns the new state of every player in
-    `rounds`; their AdaGrad sums are kept, so the online update goes on from there."""
+    GRADIENT_TOLERANCE.
+
+    The scales: the solve puts a player without rounds at the prior's mode (k − 1)θ, and
+    the online update starts a new player at its mean kθ. The solve therefore works on
+    s_online − θ and hands back s_solve + θ, so that a player the rounds say nothing about
+    keeps the level a newcomer starts at; a skill below the bound starts the solve at
+    FLOOR·θ. The context bias and r stay as they are. Returns the new state of every
+    player in `rounds`; their AdaGrad sums are kept, so the online update goes on from
+    there."""
     players, x, bias, g, start = design(rounds, skills, params)
     if not players:
         return {}
     xt = x.T.tocsr()
     k1, inv_theta = params.k - 1.0, 1.0 / params.theta
     inv_w2 = 1.0 / params.solve_prior_sd**2
-    floor = FLOOR * params.s0
+    floor = FLOOR * params.theta
     is_s = np.zeros(len(start), dtype=bool)
     is_s[0::3] = True
 
@@ -141,5 +145,5 @@ def solve_skills(
         s, o, chi = (float(v) for v in result.x[3 * n : 3 * n + 3])
         old = skills.get(player)
         base = HiveSkill(params.s0) if old is None else old
-        out[player] = replace(base, s=s, o=o, chi=chi)
+        out[player] = replace(base, s=s + params.theta, o=o, chi=chi)
     return out

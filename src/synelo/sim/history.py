@@ -8,9 +8,10 @@ skill; each map a side bias. A round's winner is drawn from
 
     P(A wins) = σ(L),  L = Σ_i T_i·w_i·ŝ_i / Σ_i w_i + F + κ·(χ_A − χ_B)
 
-over everyone who played (`outcome_logit`): T_i = ±1 for A/B, w_i the fraction of the round
-played, ŝ_i the skill on the side played, F the map's bias for A's side, χ the commanders'
-skills and κ `command_weight`. Round-start rosters decide nothing by themselves: a leaver
+over everyone who played but the commanders (`outcome_logit`): T_i = ±1 for A/B, w_i the
+fraction of the round played, ŝ_i the skill on the side played, F the map's bias for A's
+side, χ the commanders' skills and κ `command_weight`. A commander sits in the chair for the
+whole round: their commanding skill counts, their playing skill does not. Round-start rosters decide nothing by themselves: a leaver
 counts for the time they stayed, a late joiner for theirs. Pure numpy, seeded: one config
 gives the same files every time.
 """
@@ -214,6 +215,7 @@ def generate(config: HistoryWorldConfig) -> tuple[list[dict[str, Any]], dict[str
                     skill[p] + offset[p] * (1 if on_a == a_marines else -1),
                 )
                 for p, on_a, start, end in played
+                if p not in (roster[chairs[0]], roster[chairs[1]])  # in the chair, not fighting
             ],
             float(biases[m] if a_marines else -biases[m]),
             command[roster[chairs[0]]] - command[roster[chairs[1]]],

@@ -74,7 +74,7 @@ pool_context = Table(
     "pool_context",
     metadata,
     Column("pool_id", ForeignKey("pools.id", ondelete="CASCADE"), primary_key=True),
-    Column("entry", String(300), primary_key=True),
+    Column("entry", Text, primary_key=True),
     Column("value", Text, nullable=False),
 )
 

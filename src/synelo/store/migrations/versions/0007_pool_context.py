@@ -31,7 +31,7 @@ def upgrade() -> None:
             sa.ForeignKey("pools.id", ondelete="CASCADE"),
             primary_key=True,
         ),
-        sa.Column("entry", sa.String(300), primary_key=True),
+        sa.Column("entry", sa.Text(), primary_key=True),
         sa.Column("value", sa.Text(), nullable=False),
     )
 
