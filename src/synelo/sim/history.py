@@ -11,8 +11,9 @@ skill; each map a side bias. A round's winner is drawn from
 over everyone who played but the commanders (`outcome_logit`): T_i = ±1 for A/B, w_i the
 fraction of the round played, ŝ_i the skill on the side played, F the map's bias for A's
 side, χ the commanders' skills and κ `command_weight`. A commander sits in the chair for the
-whole round: their commanding skill counts, their playing skill does not. Round-start rosters decide nothing by themselves: a leaver
-counts for the time they stayed, a late joiner for theirs. Pure numpy, seeded: one config
+whole round: their commanding skill counts, their playing skill does not. Round-start
+rosters decide nothing by themselves: a leaver counts for the time they stayed, a late
+joiner for theirs. Pure numpy, seeded: one config
 gives the same files every time.
 """
 
