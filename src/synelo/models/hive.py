@@ -80,7 +80,7 @@ class Hive(Model[HiveSkill]):
     display = "display_scale·s (H9)"
     parameters = {
         "c": Param(0.75, 0.0, 1e3, doc="c: the constant learning rate (H4, H5)"),
-        "a": Param(0.7, 0.0, 1e3, doc="a: the AdaGrad learning rate (H4)"),
+        "a": Param(0.8, 0.0, 1e3, doc="a: the AdaGrad learning rate (H4)"),
         "eps": Param(0.02, 1e-9, 1e6, log=True, doc="ε: a first round's step is c + a/√ε"),
         "command_rate": Param(
             0.25, 0.0, 1e3, doc="r_χ: the commanding skill's rate against s's (H6)"

@@ -26,7 +26,7 @@ class HiveParams:
     """One pool's Hive parameters (see `synelo.models.hive` for their bounds)."""
 
     c: float = 0.75  # constant learning rate (skills, commanding, side offsets)
-    a: float = 0.7  # AdaGrad learning rate
+    a: float = 0.8  # AdaGrad learning rate
     eps: float = 0.02  # ε: AdaGrad's start, sets the size of a first round's step
     command_rate: float = 0.25  # χ's rate against s's (H6)
     k: float = 4.0  # Gamma prior shape
