@@ -99,7 +99,9 @@ def test_a_burst_goes_through_then_the_rate(limiter: Callable[[], Limiter]) -> N
 def test_several_buckets_count_all_or_none(limiter: Callable[[], Limiter]) -> None:
     """A round counts against its token's requests and rounds; refused by one, it is
     counted in neither."""
-    rounds, requests = ("rounds", Rate(1.0, 1.0)), ("requests", Rate(100.0, 10.0))
+    # the requests bucket refills one a second: a slow moment between the calls below (they
+    # took over 10 ms on a loaded machine) must not refill it
+    rounds, requests = ("rounds", Rate(1.0, 1.0)), ("requests", Rate(1.0, 10.0))
 
     async def scenario() -> None:
         lim = limiter()
@@ -384,7 +386,8 @@ def test_a_flooding_token_is_limited_while_another_goes_on(tmp_path: Path, prefi
     refused = sum(r for _, r, _ in results)
     assert refused > 0 and set().union(*(r for _, _, r in results)) == {"1"}
     assert accepted <= BURST_S * rate + rate * span + 1  # the burst, then the rate
-    assert len(steady_codes) >= 20 and set(steady_codes) == {200, 201}
+    # it kept going (a loaded machine made 16 requests in the 2.5 s, an idle one ~40)
+    assert len(steady_codes) >= 8 and set(steady_codes) == {200, 201}
 
 
 # --- revocation -----------------------------------------------------------------------------
