@@ -76,7 +76,7 @@ def main() -> None:
     print(
         f"solve: design {design_s:.1f} s, L-BFGS-B {solve_s:.1f} s "
         f"({outcome.iterations} iterations, converged {outcome.converged}, largest "
-        f"projected gradient {outcome.gradient:.1e}); total {design_s + solve_s:.1f} s, "
+        f"projected gradient {outcome.gradient:.1e}; {outcome.message}); total {design_s + solve_s:.1f} s, "
         f"{(design_s + solve_s) / online_s:.2f} × the online pass"
     )
 

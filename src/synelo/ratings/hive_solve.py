@@ -25,6 +25,7 @@ from synelo.ratings.hive import HiveParams, HiveRound, HiveSkill
 # precision of a sum over 10⁵ rounds gives.
 GRADIENT_TOLERANCE = 1e-5
 MAX_ITERATIONS = 20_000
+RESTARTS = 5
 FLOOR = 1e-6  # the smallest skill the solve keeps, times θ: the prior lives on s > 0
 
 
@@ -125,24 +126,38 @@ def solve_skills(
         return nll - prior, grad
 
     lower = np.where(is_s, floor, -np.inf)
-    result = scipy.optimize.minimize(
-        objective,
-        np.where(is_s, np.maximum(start, floor), start),
-        jac=True,
-        method="L-BFGS-B",
-        bounds=scipy.optimize.Bounds(lower, np.full(len(start), np.inf)),
-        options={"maxiter": MAX_ITERATIONS, "gtol": GRADIENT_TOLERANCE, "ftol": 0.0},
-    )
+    bounds = scipy.optimize.Bounds(lower, np.full(len(start), np.inf))
+    point = np.where(is_s, np.maximum(start, floor), start)
+    iterations, largest, value, message = 0, np.inf, np.inf, ""
+    # L-BFGS-B ends early when its line search can no longer see the objective fall (a sum
+    # over 10⁵ rounds, to double precision); started again from there with a fresh curvature
+    # memory, it goes on. A few restarts at most.
+    for _ in range(RESTARTS):
+        result = scipy.optimize.minimize(
+            objective,
+            point,
+            jac=True,
+            method="L-BFGS-B",
+            bounds=bounds,
+            options={
+                "maxiter": MAX_ITERATIONS - iterations,
+                "gtol": GRADIENT_TOLERANCE,
+                "ftol": 0.0,
+            },
+        )
+        point, iterations = result.x, iterations + int(result.nit)
+        value, grad = objective(point)
+        largest = float(np.max(np.abs(np.where((point <= lower) & (grad > 0), 0.0, grad))))
+        message = str(result.message)
+        if largest <= GRADIENT_TOLERANCE or iterations >= MAX_ITERATIONS:
+            break
     if report is not None:
-        _, grad = objective(result.x)
-        projected = np.where((result.x <= lower) & (grad > 0), 0.0, grad)
-        largest = float(np.max(np.abs(projected)))
         report.append(
-            SolveReport(int(result.nit), largest <= GRADIENT_TOLERANCE, largest, float(result.fun))
+            SolveReport(iterations, largest <= GRADIENT_TOLERANCE, largest, value, message)
         )
     out: dict[str, HiveSkill] = {}
     for n, player in enumerate(players):
-        s, o, chi = (float(v) for v in result.x[3 * n : 3 * n + 3])
+        s, o, chi = (float(v) for v in point[3 * n : 3 * n + 3])
         old = skills.get(player)
         base = HiveSkill(params.s0) if old is None else old
         out[player] = replace(base, s=s + params.theta, o=o, chi=chi)
