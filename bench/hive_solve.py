@@ -76,8 +76,8 @@ def main() -> None:
     print(
         f"solve: design {design_s:.1f} s, L-BFGS-B {solve_s:.1f} s "
         f"({outcome.iterations} iterations, converged {outcome.converged}, largest "
-        f"projected gradient {outcome.gradient:.1e}; {outcome.message}); total {design_s + solve_s:.1f} s, "
-        f"{(design_s + solve_s) / online_s:.2f} × the online pass"
+        f"projected gradient {outcome.gradient:.1e}; {outcome.message}); "
+        f"total {design_s + solve_s:.1f} s, {(design_s + solve_s) / online_s:.2f} × the online pass"
     )
 
     g = np.array([1.0 if m.winner == "A" else 0.0 if m.winner == "B" else 0.5 for m in matches])
