@@ -158,6 +158,10 @@ class Model(ABC, Generic[S]):
         them in, and stores the ones `rate` returns. None for most models."""
         return ()
 
+    def refits(self) -> bool:
+        """Whether `refit` does anything with this pool's parameters."""
+        return False
+
     def refit(
         self,
         states: Mapping[str, S],

@@ -251,6 +251,9 @@ class Hive(Model[HiveSkill]):
             changed[LENGTHS] = ctx.lengths
         return Rated(p_a, new, changed)
 
+    def refits(self) -> bool:
+        return self.params["solve"] == "on"
+
     def refit(
         self,
         states: Mapping[str, HiveSkill],
@@ -258,7 +261,7 @@ class Hive(Model[HiveSkill]):
         context: Mapping[str, Any],
     ) -> dict[str, HiveSkill] | None:
         """H8 when the pool asks for it (`solve`: on)."""
-        if self.params["solve"] != "on" or not rounds:
+        if not self.refits() or not rounds:
             return None
         return self.solve(states, rounds, context)
 

@@ -225,7 +225,7 @@ class Recompute:
         """The model's full-history fit over every round rated (`Model.refit`, e.g. Hive's
         H8 when its pool asks for it): a "solve" journal line for each player whose
         display rating it moves."""
-        if self.synelo is not None:
+        if self.synelo is not None or not self.model.refits():
             return []
         states = {key: player.state for key, player in self.players.items()}
         fitted = self.model.refit(states, self.rated, self.context)
