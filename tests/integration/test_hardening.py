@@ -305,7 +305,9 @@ def test_the_split_budget_bounds_the_whole_request_under_load(
     assert all(r.headers["Retry-After"] == "1" for r in busy)
     assert all(len(r.json()["splits"]) == 63 for r in done)
     slowest = max(r.json()["elapsed_ms"] for r in done)
-    assert slowest <= 2 * budget_ms, slowest
+    # the budget, then at most the greedy answer for the 63 team sizes left (~50 ms idle,
+    # 310 ms once under coverage on a busy moment); the probe saw 6.5 s
+    assert slowest <= 3 * budget_ms, slowest
 
 
 def test_callers_waiting_for_the_solver_leave_the_thread_pool_to_other_routes(
