@@ -128,33 +128,6 @@ class SideNames(BaseModel):
         return self
 
 
-class CommandSpan(BaseModel):
-    """A commander and when they commanded, in seconds from the round's start; the rest of
-    their time in the round they played as a field player."""
-
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
-
-    player: PlayerId
-    from_: Number = Field(alias="from", ge=0, le=MAX_DURATION)
-    to: Number = Field(ge=0, le=MAX_DURATION)
-
-    @model_validator(mode="after")
-    def _ordered(self) -> CommandSpan:
-        if self.to < self.from_:
-            raise ValueError("'to' comes before 'from'")
-        return self
-
-
-class Commanders(BaseModel):
-    """Each team's commander (NS2), one of that team's players: a player, who commands for
-    their whole time in the round, or `{"player", "from", "to"}`."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    A: PlayerId | CommandSpan
-    B: PlayerId | CommandSpan
-
-
 class TeamScores(BaseModel):
     """Each team's score, e.g. goals in a game to 10."""
 
@@ -177,6 +150,23 @@ class PlayedSpan(BaseModel):
         if self.to < self.from_:
             raise ValueError("'to' comes before 'from'")
         return self
+
+
+class CommandSpan(PlayedSpan):
+    """A commander and when they commanded, in seconds from the round's start; the rest of
+    their time in the round they played as a field player."""
+
+    player: PlayerId
+
+
+class Commanders(BaseModel):
+    """Each team's commander (NS2), one of that team's players: a player, who commands for
+    their whole time in the round, or `{"player", "from", "to"}`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    A: PlayerId | CommandSpan
+    B: PlayerId | CommandSpan
 
 
 PlayedFraction = Annotated[Number, Field(ge=0, le=1)]

@@ -158,6 +158,7 @@ class Recompute:
         self.brier_sum = 0.0
         self.context: dict[str, Any] = {}  # the pool's context entries (Model.context_keys)
         self.rated: list[RoundFacts] = []  # the rounds rated, for a refit at the end
+        self.refitting = synelo is None and model.refits()
 
     def new_player(self) -> PlayerState:
         if self.synelo is not None:
@@ -207,7 +208,8 @@ class Recompute:
         entries = {k: self.context[k] for k in self.model.context_keys(facts) if k in self.context}
         rated = served_round(self.model, states, facts, entries)
         self.context.update(rated.context)
-        self.rated.append(facts)
+        if self.refitting:
+            self.rated.append(facts)
         p_a = rated.p_a
         for key, side, before, after in rated.changes:
             player = players.get(key)
@@ -225,7 +227,7 @@ class Recompute:
         """The model's full-history fit over every round rated (`Model.refit`, e.g. Hive's
         H8 when its pool asks for it): a "solve" journal line for each player whose
         display rating it moves."""
-        if self.synelo is not None or not self.model.refits():
+        if not self.refitting:
             return []
         states = {key: player.state for key, player in self.players.items()}
         fitted = self.model.refit(states, self.rated, self.context)

@@ -110,7 +110,7 @@ def _run(rerate: RerateStore, pool: Pool, job: Job) -> Pool:
     writer = ChunkWriter(rerate, chain)
     try:
         done = _rate_all(rerate, job, snapshot, engine, voided, outcomes, writer)
-        if engine.synelo is None and engine.model.refits():
+        if engine.refitting:
             rerate.progress(job.id, "solving", done)
             writer.put(engine.refit(rerate.store.clock()))
     finally:
