@@ -199,7 +199,7 @@ def test_a_re_rate_with_solve_on_ends_with_the_full_history_solve(
         context.update(rated.context)
     solved = reference.refit(states, [facts(b) for b in played], context)
     assert solved is not None
-    states.update(solved)
+    states.update(solved.states)
     after = server.post(f"/v1/pools/{name}/players/lookup", json={"steam_ids": PLAYERS}).json()
     moved = []
     for player in after["players"]:

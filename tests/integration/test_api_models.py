@@ -107,7 +107,9 @@ def test_a_pool_of_each_model_rates_as_the_model_does(
 ) -> None:
     """Every answer is the model's own arithmetic on the states: P per round, the display
     rating and the model's fields per player, the stored states after an export's replay."""
-    chosen = {"elo": {"k": 24.0}, "hive": {"c": 1.5}}.get(model, {"beta": 200.0})
+    chosen = {"elo": {"k": 24.0}, "hive": {"c": 1.5}, "whr": {"window_days": 5}}.get(
+        model, {"beta": 200.0}
+    )
     pool = new_pool(admin, model, t_shadow=3, **chosen)
     shown = admin.get(f"/v1/pools/{pool}").json()
     assert shown["theta"] is None and shown["params"]["t_shadow"] == 3

@@ -385,9 +385,9 @@ def test_a_refit_runs_only_when_the_pool_asks_and_keeps_unrated_players_new() ->
     states = dict(model.rate({}, rnd).states)
     assert set(states) == {"a", "b"}
     assert hive().refit(states, [rnd], {}) is None
-    solved = model.refit(states, [rnd], {})
-    assert solved is not None and set(solved) == {"a", "b"}
-    assert solved["a"].s > solved["b"].s
+    refitted = model.refit(states, [rnd], {})
+    assert refitted is not None and set(refitted.states) == {"a", "b"}
+    assert refitted.states["a"].s > refitted.states["b"].s
 
 
 def test_a_player_the_rounds_say_nothing_about_keeps_a_newcomers_level() -> None:
@@ -401,8 +401,9 @@ def test_a_player_the_rounds_say_nothing_about_keeps_a_newcomers_level() -> None
     states: dict[str, HiveSkill] = {}
     for rnd in rounds:
         states.update(model.rate(states, rnd).states)
-    solved = model.refit(states, rounds, {})
-    assert solved is not None
+    refitted = model.refit(states, rounds, {})
+    assert refitted is not None
+    solved = refitted.states
     assert solved["idle"].s == pytest.approx(model.hive.s0, rel=1e-4)
     mean = sum(solved[p].s for p in players) / len(players)
     assert abs(mean - model.hive.s0) < 0.5 * model.hive.theta

@@ -12,6 +12,7 @@ from synelo.models.base import (
     ParameterError,
     ParamValue,
     Rated,
+    Refitted,
     RoundFacts,
     resolve_params,
     score_a,
@@ -25,6 +26,7 @@ from synelo.models.openskill import (
 )
 from synelo.models.synelo import SynElo
 from synelo.models.trueskill import TrueSkill
+from synelo.models.whr import Whr
 
 MODELS: dict[str, type[Model[Any]]] = {}
 
@@ -45,6 +47,7 @@ for _model in (
     OpenSkillPlackettLuce,
     OpenSkillBradleyTerry,
     OpenSkillThurstoneMosteller,
+    Whr,
 ):
     register(_model)
 
@@ -69,6 +72,7 @@ __all__ = [
     "ParamValue",
     "ParameterError",
     "Rated",
+    "Refitted",
     "RoundFacts",
     "create_model",
     "model_class",

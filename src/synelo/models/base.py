@@ -116,6 +116,15 @@ class Rated(Generic[S]):
     context: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass(frozen=True, slots=True)
+class Refitted(Generic[S]):
+    """A full-history fit's result: the players' states it changed and the pool context
+    entries it sets (see `Model.refit`)."""
+
+    states: dict[str, S]
+    context: dict[str, Any] = field(default_factory=dict)
+
+
 class Model(ABC, Generic[S]):
     """A rating model with one pool's parameters. Subclasses set `name`, `summary` and
     `parameters`, and register with `synelo.models.register`."""
@@ -127,6 +136,9 @@ class Model(ABC, Generic[S]):
     # "p": only the model's prediction says how even two teams are.
     balance_by: ClassVar[Literal["strength", "p"]] = "strength"
     display: ClassVar[str] = "rating"  # what `rating` is, for the docs and the model list
+    # "even": splits are k against k by equal strength sums; "all-play": every player plays,
+    # k against k + 1 when their number is odd, by the model's own |logit P(A)| (`split_logit`)
+    split_mode: ClassVar[Literal["even", "all-play"]] = "even"
 
     def __init__(self, params: Mapping[str, object] | None = None) -> None:
         self.params: dict[str, ParamValue] = resolve_params(type(self), params or {})
@@ -167,10 +179,26 @@ class Model(ABC, Generic[S]):
         states: Mapping[str, S],
         rounds: Sequence[RoundFacts],
         context: Mapping[str, Any],
-    ) -> dict[str, S] | None:
+    ) -> Refitted[S] | None:
         """A full-history fit run after a re-rate has replayed every round (`rounds`, in
-        order, with the final `states` and the whole `context`): the players' states it
-        changes, or None for a model that has none or a pool that does not ask for it."""
+        order, with the final `states` and the whole `context`): the players' states and
+        context entries it changes, or None for a model that has none or a pool that does
+        not ask for it."""
+        return None
+
+    # --- all-play splits ------------------------------------------------------------------------
+    def split_logit(
+        self, strengths_a: Sequence[float], strengths_b: Sequence[float], context: Mapping[str, Any]
+    ) -> float:
+        """logit P(A) of a split from its players' strengths and the pool's context entries
+        (an all-play model's objective: the solver minimises its absolute value)."""
+        raise NotImplementedError(f"model {self.name!r} has no all-play splits")
+
+    def split_line(
+        self, size_a: int, size_b: int, context: Mapping[str, Any]
+    ) -> tuple[float, float] | None:
+        """(c, b) when `split_logit` = c·(mean_A − mean_B) + b for teams of these sizes: the
+        exact solver then minimises it as a closest-sum problem. None when it is not linear."""
         return None
 
     # --- what the service shows and balances by ---------------------------------------------

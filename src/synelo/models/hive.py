@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from synelo.models.base import NO_CONTEXT, Model, Param, Rated, RoundFacts, score_a
+from synelo.models.base import NO_CONTEXT, Model, Param, Rated, Refitted, RoundFacts, score_a
 from synelo.ratings.hive import (
     HiveContext,
     HiveParams,
@@ -259,11 +259,11 @@ class Hive(Model[HiveSkill]):
         states: Mapping[str, HiveSkill],
         rounds: Sequence[RoundFacts],
         context: Mapping[str, Any],
-    ) -> dict[str, HiveSkill] | None:
+    ) -> Refitted[HiveSkill] | None:
         """H8 when the pool asks for it (`solve`: on)."""
         if not self.refits() or not rounds:
             return None
-        return self.solve(states, rounds, context)
+        return Refitted(self.solve(states, rounds, context))
 
     def solve(
         self,

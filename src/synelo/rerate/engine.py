@@ -29,22 +29,35 @@ def column_int(value: float) -> int:
     return max(-INT_LIMIT, min(INT_LIMIT, round(value)))
 
 
-def report_facts(report: Mapping[str, Any]) -> RoundFacts:
+def report_facts(report: Mapping[str, Any], received: datetime | None = None) -> RoundFacts:
     """What a model reads of a stored report (`RoundReport.stored`): the map among the
-    optional fields, when there is one."""
+    optional fields, when there is one, and when the round was `received`."""
     teams, part = report["teams"], report["participants"]
+    extras = {
+        key: value for key, value in report.items() if key not in REPORT_BASE and key != "map"
+    }
     return RoundFacts(
         tuple(teams["A"]),
         tuple(teams["B"]),
         report["winner"],
         tuple(part["A"]),
         tuple(part["B"]),
-        {
-            key: value
-            for key, value in report.items()
-            if key not in REPORT_BASE and (key != "map" or value)
-        },
+        received_extras(extras, report.get("map"), received),
     )
+
+
+def received_extras(
+    extras: Mapping[str, Any], map_name: str | None, received: datetime | None
+) -> dict[str, Any]:
+    """A round's optional fields as a model reads them: with the map when there is one,
+    and `received_at` (ISO 8601) when the round was received, which dates it for models
+    whose ratings are per day (WHR's W11) when it reports no time of its own."""
+    out = dict(extras)
+    if map_name:
+        out["map"] = map_name
+    if received is not None:
+        out["received_at"] = received.isoformat()
+    return out
 
 
 class ServedRound(NamedTuple):
@@ -231,8 +244,11 @@ class Recompute:
             return []
         states = {key: player.state for key, player in self.players.items()}
         fitted = self.model.refit(states, self.rated, self.context)
+        if fitted is None:
+            return []
+        self.context.update(fitted.context)
         lines: list[JournalLine] = []
-        for key, state in sorted((fitted or {}).items()):
+        for key, state in sorted(fitted.states.items()):
             player = self.players[key]
             before, player.state = player.rating, state
             player.rating = column_int(self.model.rating(state))

@@ -36,7 +36,7 @@ from synelo.ratings.brier import brier_score
 from synelo.ratings.synelo import Side, new_window, round_score
 from synelo.ratings.theta import MIN_ROUNDS as THETA_MIN_ROUNDS
 from synelo.ratings.theta import fit_theta_interval
-from synelo.rerate.engine import column_int, served_round
+from synelo.rerate.engine import column_int, received_extras, served_round
 from synelo.store import driver_sql as sql
 from synelo.store import window_codec
 from synelo.store.engine import IMMEDIATE
@@ -856,7 +856,7 @@ class Store:
             report.winner,
             report.participants_a,
             report.participants_b,
-            {**report.extras, "map": report.map} if report.map else report.extras,
+            received_extras(report.extras, report.map, now),
         )
         entries = sql.read_context(conn, pool.id, model.context_keys(facts))
         outcome = served_round(model, states, facts, entries)

@@ -77,7 +77,9 @@ class StoredRound:
     voided: bool
 
     def event(self) -> RoundIn:
-        return RoundIn(self.pk, self.seq, report_facts(self.report), self.created_at)
+        return RoundIn(
+            self.pk, self.seq, report_facts(self.report, self.created_at), self.created_at
+        )
 
 
 @dataclass(slots=True)

@@ -6,6 +6,7 @@ from synelo.evaluation.models import (  # noqa: F401 (register)
     openskill,
     synelo,
     trueskill,
+    whr,
 )
 from synelo.evaluation.models.base import (
     MODELS,

@@ -1,0 +1,375 @@
+"""`whr`: Whole History Rating with Zero-K's priors and the extra-player advantage (seed 004,
+W1–W11 of docs/maths/whr.md).
+
+A player's state is their recent PlayerDays: each day's rating and the day's games, seen from
+the player with everyone else's part frozen into an offset. A new round adds a game to the
+day of every player in it and runs a few Newton iterations over those players (W5), so a
+game also revises the days before it. Days past the kept window fold into a Gaussian prior
+on the first kept one (W8). A re-rate ends with the full MAP of the whole history (W10),
+which the online steps only approach. The epads live in the pool's context.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from datetime import UTC, date, datetime
+from typing import Any, ClassVar, Literal
+
+from synelo.models.base import NO_CONTEXT, Model, Param, Rated, Refitted, RoundFacts, score_a
+from synelo.ratings.whr import (
+    EPAD_PRIOR_SD,
+    NATURAL,
+    Anchor,
+    Day,
+    Drift,
+    EpadKind,
+    PlayerDays,
+    epad_design,
+    fold_first_day,
+    last_day_variance,
+    newton_step,
+    sigmoid,
+    team_logit,
+    to_elo,
+    to_natural,
+)
+from synelo.ratings.whr_fit import FitGame, fit
+
+EPAD = "epad:"  # a context entry per epad: {"mean": natural, "precision": 1/natural²}
+EPOCH = date(1970, 1, 1)
+
+
+def round_day(extras: Mapping[str, Any]) -> int:
+    """W11: the round's day: `day` when a history gives one, else the UTC date of
+    `started_at`, `ended_at` or `received_at`, as days since 1970-01-01 (0 without any)."""
+    if extras.get("day") is not None:
+        return int(extras["day"])
+    for key in ("started_at", "ended_at", "received_at"):
+        value = extras.get(key)
+        if value:
+            instant = (
+                value
+                if isinstance(value, datetime)
+                else datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+            )
+            if instant.tzinfo is not None:
+                instant = instant.astimezone(UTC)
+            return (instant.date() - EPOCH).days
+    return 0
+
+
+class Whr(Model[PlayerDays]):
+    """W1's prediction, W5's online Newton steps and W10's refit (`synelo.ratings.whr`).
+    The display rating and the strength are the last day's Elo (1500 + 400/ln 10 · r)."""
+
+    name = "whr"
+    summary = "Whole History Rating (Zero-K priors) with the extra-player advantage"
+    display = "Elo of the last day played (W1)"
+    split_mode: ClassVar[Literal["even", "all-play"]] = "all-play"
+    parameters = {
+        "drift": Param("zero-k", choices=("zero-k", "constant"), doc="the prior between days (W4)"),
+        "w2": Param(300.0, 1e-6, 1e7, log=True, doc="Elo² a day, for drift 'constant' (W4)"),
+        "game_variance": Param(
+            500.0, 0.0, 1e7, doc="Elo² per unit of game weight on the later day (W4, zero-k)"
+        ),
+        "variance_scale": Param(
+            200_000.0, 0.0, 1e9, doc="V = variance_scale/(W + variance_games) Elo² a day (W4)"
+        ),
+        "variance_games": Param(
+            400.0, 1e-3, 1e9, log=True, doc="game weight that halves a newcomer's V (W4)"
+        ),
+        "epad": Param(
+            "simple", choices=("simple", "bpst", "none"), doc="the extra-player advantage (W6, W7)"
+        ),
+        "epad_steps": Param(
+            15, 1, 64, integer=True, doc="kv(k+1) steps with their own epad; past: footnote 1"
+        ),
+        "epad_fit": Param(
+            "joint", choices=("joint", "fixed"), doc="a refit fits epad with the ratings or after"
+        ),
+        "iterations": Param(
+            3, 1, 50, integer=True, doc="Newton iterations over a round's players (W5)"
+        ),
+        "window_days": Param(
+            30, 2, 10_000, integer=True, doc="days kept per player before folding (W8)"
+        ),
+    }
+
+    def __init__(self, params: Mapping[str, object] | None = None) -> None:
+        super().__init__(params)
+        p = self.params
+        drift_kind: Literal["zero-k", "constant"] = (
+            "constant" if p["drift"] == "constant" else "zero-k"
+        )
+        self.drift = Drift(
+            drift_kind,
+            float(p["w2"]),
+            float(p["game_variance"]),
+            float(p["variance_scale"]),
+            float(p["variance_games"]),
+        )
+        self.epad_kind: EpadKind = str(p["epad"])  # type: ignore[assignment]
+        self.steps = int(p["epad_steps"])
+        self.iterations = int(p["iterations"])
+        self.window = int(p["window_days"])
+
+    # --- the round ------------------------------------------------------------------------
+    def new_state(self) -> PlayerDays:
+        return PlayerDays()
+
+    def _names(self, size_a: int, size_b: int) -> list[str]:
+        zeros_a, zeros_b = [0.0] * size_a, [0.0] * size_b
+        return list(epad_design(self.epad_kind, self.steps, zeros_a, zeros_b))
+
+    def context_keys(self, round: RoundFacts) -> tuple[str, ...]:
+        names = {
+            *self._names(len(round.team_a), len(round.team_b)),
+            *self._names(len(round.rated_a), len(round.rated_b)),
+        }
+        return tuple(EPAD + n for n in sorted(names))
+
+    def epads(self, context: Mapping[str, Any]) -> dict[str, float]:
+        """The epads in natural units, by name, from the pool's context."""
+        return {
+            key[len(EPAD) :]: float(value["mean"])
+            for key, value in context.items()
+            if key.startswith(EPAD)
+        }
+
+    def logit(
+        self, ratings_a: Sequence[float], ratings_b: Sequence[float], context: Mapping[str, Any]
+    ) -> float:
+        """W1: logit P(A) of two teams of natural ratings, epad included."""
+        design = epad_design(self.epad_kind, self.steps, ratings_a, ratings_b)
+        return team_logit(ratings_a, ratings_b, design, self.epads(context))
+
+    def predict(
+        self,
+        states: Mapping[str, PlayerDays],
+        round: RoundFacts,
+        context: Mapping[str, Any] = NO_CONTEXT,
+    ) -> float:
+        ra = [self.state_of(states, p).rating for p in round.team_a]
+        rb = [self.state_of(states, p).rating for p in round.team_b]
+        return sigmoid(self.logit(ra, rb, context))
+
+    def rate(
+        self,
+        states: Mapping[str, PlayerDays],
+        round: RoundFacts,
+        context: Mapping[str, Any] = NO_CONTEXT,
+    ) -> Rated[PlayerDays]:
+        """W5 over the round's rated players (the sides as played), then W8's fold and W9's
+        uncertainty; W6's online epad step for an uneven round."""
+        p_a = self.predict(states, round, context)
+        day = round_day(round.extras)
+        s_a = score_a(round.winner)
+        side_a, side_b = list(round.rated_a), list(round.rated_b)
+        players = {p: _copy(self.state_of(states, p)) for p in (*side_a, *side_b)}
+        today: dict[str, Day] = {p: _day_of(players[p], day) for p in players}
+        epad = self.epads(context)
+        ra = [today[p].r for p in side_a]
+        rb = [today[p].r for p in side_b]
+        design = epad_design(self.epad_kind, self.steps, ra, rb)
+        changed = self._learn_epad(design, ra, rb, s_a, context)
+        slots: dict[str, int] = {}
+        for p in players:
+            slots[p] = len(today[p].games)
+            today[p].games.append((0.0, 0.0, 0.0))
+        for _ in range(self.iterations):
+            for p in players:
+                self._refresh(p, side_a, side_b, today, design, epad, s_a, slots[p])
+                newton_step(players[p], self.drift)
+        for p in players:
+            self._refresh(p, side_a, side_b, today, design, epad, s_a, slots[p])
+            state = players[p]
+            while len(state.days) > self.window:
+                fold_first_day(state, self.drift)
+            state.variance = last_day_variance(state, self.drift)
+        return Rated(p_a, players, changed)
+
+    @staticmethod
+    def _refresh(
+        player: str,
+        side_a: list[str],
+        side_b: list[str],
+        today: Mapping[str, Day],
+        design: Mapping[str, float],
+        epad: Mapping[str, float],
+        s_a: float,
+        slot: int,
+    ) -> None:
+        """The new game's term of `player` from everyone else's current rating that day."""
+        if player in side_a:
+            own, other, score, sign = side_a, side_b, s_a, 1.0
+        else:
+            own, other, score, sign = side_b, side_a, 1.0 - s_a, -1.0
+        c = 1.0 / len(own)
+        rest = sum(today[q].r for q in own if q != player) / len(own)
+        against = sum(today[q].r for q in other) / len(other) if other else 0.0
+        bonus = sign * sum(m * epad.get(name, 0.0) for name, m in design.items())
+        today[player].games[slot] = (c, rest - against + bonus, score)
+
+    def _learn_epad(
+        self,
+        design: Mapping[str, float],
+        ra: Sequence[float],
+        rb: Sequence[float],
+        s_a: float,
+        context: Mapping[str, Any],
+    ) -> dict[str, Any]:
+        """W6 online: one Newton step of each epad the round reads on its running Gaussian
+        posterior (Laplace's approximation), the players' ratings before the round held."""
+        if not design:
+            return {}
+        p = sigmoid(self.logit(ra, rb, context))
+        out: dict[str, Any] = {}
+        for name, mult in design.items():
+            entry = context.get(EPAD + name) or {}
+            mean = float(entry.get("mean", 0.0))
+            precision = float(entry.get("precision", 1.0 / EPAD_PRIOR_SD**2))
+            precision += mult * mult * p * (1.0 - p)
+            mean += mult * (s_a - p) / precision
+            out[EPAD + name] = {"mean": mean, "precision": precision}
+        return out
+
+    # --- the full-history fit --------------------------------------------------------------
+    def refits(self) -> bool:
+        return True
+
+    def refit(
+        self,
+        states: Mapping[str, PlayerDays],
+        rounds: Sequence[RoundFacts],
+        context: Mapping[str, Any],
+    ) -> Refitted[PlayerDays] | None:
+        """W10: the MAP of every round's PlayerDays and (per `epad_fit`) the epads, folded
+        back into states of `window_days` days each."""
+        if not rounds:
+            return None
+        result = self.fit(states, rounds, context)
+        out: dict[str, PlayerDays] = {}
+        for player, days in result.players.items():
+            if player not in states:
+                continue
+            state = PlayerDays(days)
+            while len(state.days) > self.window:
+                fold_first_day(state, self.drift)
+            state.variance = result.variances[player][-1]
+            out[player] = state
+        entries = {
+            EPAD + name: {"mean": value, "precision": 1.0 / result.epad_variance[name]}
+            for name, value in result.epad.items()
+        }
+        return Refitted(out, entries)
+
+    def fit(
+        self,
+        states: Mapping[str, PlayerDays],
+        rounds: Sequence[RoundFacts],
+        context: Mapping[str, Any],
+    ) -> Any:
+        """W10 over `rounds` (the sides as played), starting from the current ratings."""
+        games = [
+            FitGame(tuple(r.rated_a), tuple(r.rated_b), round_day(r.extras), score_a(r.winner))
+            for r in rounds
+            if r.rated_a and r.rated_b
+        ]
+        start = {p: s.rating for p, s in states.items()}
+        return fit(
+            games,
+            self.drift,
+            self.epad_kind,
+            self.steps,
+            start=start,
+            epad_start=self.epads(context),
+            epad_mode=str(self.params["epad_fit"]),
+        )
+
+    # --- what the service shows ------------------------------------------------------------
+    def rating(self, state: PlayerDays) -> float:
+        return to_elo(state.rating)
+
+    def with_rating(self, state: PlayerDays, rating: float) -> PlayerDays:
+        """An admin's set: the kept days are dropped and the player starts again from a prior
+        centred on `rating`, as certain as they were (a newcomer's first-day spread if new)."""
+        variance = state.variance if state.variance > 0 else _NEWCOMER_VARIANCE
+        return PlayerDays([], Anchor(to_natural(rating), variance), state.weight_before, variance)
+
+    def fields(self, state: PlayerDays) -> dict[str, float]:
+        return {
+            "rating": to_elo(state.rating),
+            "uncertainty": math.sqrt(state.variance) * NATURAL if state.variance > 0 else 0.0,
+            "natural": state.rating,
+            "days": float(len(state.days)),
+            "games": float(sum(len(d.games) for d in state.days)),
+        }
+
+    # --- all-play splits (W12) -------------------------------------------------------------
+    def split_logit(
+        self,
+        strengths_a: Sequence[float],
+        strengths_b: Sequence[float],
+        context: Mapping[str, Any],
+    ) -> float:
+        return self.logit(
+            [to_natural(s) for s in strengths_a], [to_natural(s) for s in strengths_b], context
+        )
+
+    def split_line(
+        self, size_a: int, size_b: int, context: Mapping[str, Any]
+    ) -> tuple[float, float] | None:
+        if self.epad_kind == "bpst":
+            return None
+        design = epad_design(self.epad_kind, self.steps, [0.0] * size_a, [0.0] * size_b)
+        epad = self.epads(context)
+        return 1.0 / NATURAL, sum(m * epad.get(n, 0.0) for n, m in design.items())
+
+    # --- storage -----------------------------------------------------------------------------
+    def encode(self, state: PlayerDays) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "days": [[d.day, d.r, [list(g) for g in d.games]] for d in state.days],
+            "variance": state.variance,
+        }
+        if state.anchor is not None:
+            out["anchor"] = [state.anchor.mean, state.anchor.variance]
+        if state.weight_before:
+            out["weight_before"] = state.weight_before
+        return out
+
+    def decode(self, data: Mapping[str, Any]) -> PlayerDays:
+        if not data:
+            return self.new_state()
+        anchor = data.get("anchor")
+        return PlayerDays(
+            [
+                Day(int(day), float(r), [(float(c), float(o), float(s)) for c, o, s in games])
+                for day, r, games in data["days"]
+            ],
+            Anchor(float(anchor[0]), float(anchor[1])) if anchor else None,
+            float(data.get("weight_before", 0.0)),
+            float(data.get("variance", 0.0)),
+        )
+
+
+# a newcomer's first-day variance: the curvature of one virtual win and one loss at 0 is ½
+_NEWCOMER_VARIANCE = 2.0
+
+
+def _copy(state: PlayerDays) -> PlayerDays:
+    return PlayerDays(
+        [Day(d.day, d.r, list(d.games)) for d in state.days],
+        state.anchor,
+        state.weight_before,
+        state.variance,
+    )
+
+
+def _day_of(state: PlayerDays, day: int) -> Day:
+    """The player's day for a round on `day`: a new last day, or the last one when the round
+    is not later (a late report counts on the player's latest day)."""
+    if state.days and state.days[-1].day >= day:
+        return state.days[-1]
+    state.days.append(Day(day, state.rating))
+    return state.days[-1]

@@ -1,0 +1,317 @@
+"""Whole History Rating with the extra-player advantage (seed 004, W1–W9 of docs/maths/whr.md).
+
+WHR gives every player a rating per day they played (a PlayerDay) and finds the most
+probable ratings of all days at once (MAP), so a game today also moves what we believe of
+yesterday. This module holds the pure formulas and one player's Newton step; `whr_fit` fits a
+whole history at once. Ratings are on the natural scale: 1 unit = 400/ln 10 Elo, 0 = 1500.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+NATURAL = 400.0 / math.log(10.0)  # Elo per natural unit (W1)
+ELO_ZERO = 1500.0  # the Elo of natural rating 0 (W1)
+EPAD_PRIOR_SD = 1000.0 / NATURAL  # W6: epad ~ Normal(0, 1000 Elo)
+BPST_CENTRE = 2000.0  # W7: rh(b) = sigmoid((b − 2000)/200), b in Elo
+BPST_WIDTH = 200.0
+SMOOTH_MAX_TEMPERATURE = 50.0  # Elo: the smooth maximum's softness (W7)
+# W5's safeguards, met only where the logistic saturates (ratings thousands of Elo apart): no
+# day's curvature is taken below MIN_CURVATURE, and no Newton step moves a day more than
+# MAX_STEP natural units (870 Elo). Neither changes where the iteration converges.
+MIN_CURVATURE = 1e-9
+MAX_STEP = 5.0
+
+DriftKind = Literal["zero-k", "constant"]
+EpadKind = Literal["simple", "bpst", "none"]
+
+
+def sigmoid(x: float) -> float:
+    """σ(x) = 1/(1 + e^(−x)), without overflow for large |x|."""
+    if x >= 0.0:
+        return 1.0 / (1.0 + math.exp(-x))
+    z = math.exp(x)
+    return z / (1.0 + z)
+
+
+def to_elo(r: float) -> float:
+    """W1: the Elo of natural rating r."""
+    return ELO_ZERO + NATURAL * r
+
+
+def to_natural(elo: float) -> float:
+    """W1: the natural rating of an Elo."""
+    return (elo - ELO_ZERO) / NATURAL
+
+
+@dataclass(frozen=True, slots=True)
+class Drift:
+    """W4, the prior on a player's change between two days they played, Normal(0, σ²).
+
+    Zero-K's: σ² = w·per_weight + (d₂ − d₁)·V Elo², V = scale/(W + games_offset), with w the
+    game weight of day d₂ and W the weight played before d₁. Standard WHR's: σ² = (d₂ − d₁)·w2."""
+
+    kind: DriftKind = "zero-k"
+    w2: float = 300.0  # Elo² per day (constant)
+    per_weight: float = 500.0  # Elo² per unit of game weight on d₂ (zero-k)
+    scale: float = 200_000.0  # Elo²·weight per day (zero-k)
+    games_offset: float = 400.0  # weight (zero-k)
+
+    def variance(self, gap: float, weight_on_day: float, weight_before: float) -> float:
+        """W4: σ² in natural units² between two days `gap` days apart."""
+        if self.kind == "constant":
+            elo2 = gap * self.w2
+        else:
+            elo2 = weight_on_day * self.per_weight + gap * self.scale / (
+                weight_before + self.games_offset
+            )
+        return elo2 / (NATURAL * NATURAL)
+
+
+# --- W2, W3: the extra-player advantage -------------------------------------------------------
+
+
+def epad_terms(size_a: int, size_b: int, steps: int) -> list[tuple[int, float]]:
+    """W2: the epad parameters a game of `size_a` against `size_b` uses, as (step, multiplier)
+    with step k the parameter of kv(k+1) (1-based, at most `steps`), positive when A is the
+    larger team. A difference of several players sums the steps between them (3v5 =
+    epad(3v4) + epad(4v5)); a step past the last one is the last one scaled by
+    steps/(smaller size), the seed's footnote 1."""
+    if size_a == size_b or min(size_a, size_b) < 1:
+        return []
+    sign = 1.0 if size_a > size_b else -1.0
+    small, large = min(size_a, size_b), max(size_a, size_b)
+    terms: dict[int, float] = {}
+    for k in range(small, large):
+        if k < steps:
+            terms[k] = terms.get(k, 0.0) + sign
+        else:
+            terms[steps] = terms.get(steps, 0.0) + sign * steps / k
+    return sorted(terms.items())
+
+
+def smooth_max(elos: Sequence[float], temperature: float = SMOOTH_MAX_TEMPERATURE) -> float:
+    """W7: a differentiable maximum, t·log Σ exp(x/t), at most t·log n above the true one."""
+    top = max(elos)
+    return top + temperature * math.log(sum(math.exp((x - top) / temperature) for x in elos))
+
+
+def rating_highness(best_elo: float) -> float:
+    """W7: rh(b) = σ((b − 2000)/200), how far the smaller team's best player counts as high."""
+    return sigmoid((best_elo - BPST_CENTRE) / BPST_WIDTH)
+
+
+def epad_design(
+    kind: EpadKind, steps: int, team_a: Sequence[float], team_b: Sequence[float]
+) -> dict[str, float]:
+    """The epad parameters a game reads, by name, with their multipliers: logit P(A) gains
+    Σ multiplier·epad[name]. `team_a`, `team_b` are the players' natural ratings (the BPST
+    variant reads the smaller team's best). Names: "k" (simple) or "k:low"/"k:high" (BPST)."""
+    if kind == "none":
+        return {}
+    terms = epad_terms(len(team_a), len(team_b), steps)
+    if not terms:
+        return {}
+    if kind == "simple":
+        return {str(k): m for k, m in terms}
+    smaller = team_a if len(team_a) < len(team_b) else team_b
+    rh = rating_highness(smooth_max([to_elo(r) for r in smaller]))
+    out: dict[str, float] = {}
+    for k, m in terms:
+        out[f"{k}:high"] = m * rh
+        out[f"{k}:low"] = m * (1.0 - rh)
+    return out
+
+
+def team_logit(
+    team_a: Sequence[float],
+    team_b: Sequence[float],
+    design: dict[str, float],
+    epad: dict[str, float],
+) -> float:
+    """W1: logit P(A) = mean_A − mean_B + epad, with natural ratings."""
+    mean_a = sum(team_a) / len(team_a) if team_a else 0.0
+    mean_b = sum(team_b) / len(team_b) if team_b else 0.0
+    return mean_a - mean_b + sum(m * epad.get(name, 0.0) for name, m in design.items())
+
+
+# --- W5: one player's days and their Newton step ----------------------------------------------
+
+
+@dataclass(slots=True)
+class Day:
+    """One PlayerDay: its number, the rating and the day's games seen from the player, each
+    (coefficient, offset, score): logit P(player's side wins) = coefficient·r + offset, the
+    offset holding everyone else's ratings and epad as they were last computed."""
+
+    day: int
+    r: float
+    games: list[tuple[float, float, float]] = field(default_factory=list)
+
+    @property
+    def weight(self) -> float:
+        """The day's game weight: a game weighs 1/(players on the player's team) (W4)."""
+        return sum(c for c, _, _ in self.games)
+
+
+@dataclass(slots=True)
+class Anchor:
+    """The prior of a player's first kept day: Normal(mean, variance) once older days are
+    folded into it (W8); None means the first day's virtual win and loss (W3)."""
+
+    mean: float
+    variance: float
+
+
+@dataclass(slots=True)
+class PlayerDays:
+    """A player's kept days, the prior of the first one, and the game weight already folded."""
+
+    days: list[Day] = field(default_factory=list)
+    anchor: Anchor | None = None
+    weight_before: float = 0.0
+    variance: float = 0.0  # the last day's uncertainty (W9), natural²; 0 before any game
+
+    @property
+    def rating(self) -> float:
+        return self.days[-1].r if self.days else (self.anchor.mean if self.anchor else 0.0)
+
+
+def day_terms(day: Day, r: float) -> tuple[float, float, float]:
+    """The log-likelihood of a day's games at rating r, with its first and second derivatives."""
+    value = grad = hess = 0.0
+    for c, offset, score in day.games:
+        x = c * r + offset
+        p = sigmoid(x)
+        value += score * _log_sigmoid(x) + (1.0 - score) * _log_sigmoid(-x)
+        grad += c * (score - p)
+        hess -= c * c * p * (1.0 - p)
+    return value, grad, hess
+
+
+def anchor_terms(anchor: Anchor | None, r: float) -> tuple[float, float]:
+    """W3 (first-day virtual win and loss against a 0 player) or a folded Gaussian anchor:
+    the gradient and second derivative of the first kept day's prior at r."""
+    if anchor is None:
+        p = sigmoid(r)
+        return 1.0 - 2.0 * p, -2.0 * p * (1.0 - p)
+    return -(r - anchor.mean) / anchor.variance, -1.0 / anchor.variance
+
+
+def drift_variances(player: PlayerDays, drift: Drift) -> list[float]:
+    """W4 between each pair of consecutive kept days."""
+    out: list[float] = []
+    before = player.weight_before
+    days = player.days
+    for i in range(len(days) - 1):
+        out.append(drift.variance(days[i + 1].day - days[i].day, days[i + 1].weight, before))
+        before += days[i].weight
+    return out
+
+
+def newton_step(player: PlayerDays, drift: Drift) -> float:
+    """W5: one Newton step on all of a player's kept days, everyone else held fixed. The
+    Hessian is tridiagonal (each day is tied only to its neighbours), so the step costs
+    O(days). Returns the largest change."""
+    days = player.days
+    n = len(days)
+    if n == 0:
+        return 0.0
+    s2 = drift_variances(player, drift)
+    grad = [0.0] * n
+    diag = [0.0] * n
+    for i, d in enumerate(days):
+        _, g, h = day_terms(d, d.r)
+        grad[i], diag[i] = g, h
+    g0, h0 = anchor_terms(player.anchor, days[0].r)
+    grad[0] += g0
+    diag[0] += h0
+    off = [1.0 / v for v in s2]  # H[i, i+1]
+    for i, v in enumerate(s2):
+        delta = (days[i + 1].r - days[i].r) / v
+        grad[i] += delta
+        grad[i + 1] -= delta
+        diag[i] -= 1.0 / v
+        diag[i + 1] -= 1.0 / v
+    diag = [min(h, -MIN_CURVATURE) for h in diag]
+    step = solve_tridiagonal(diag, off, grad)
+    largest = max(abs(s) for s in step)
+    scale = MAX_STEP / largest if largest > MAX_STEP else 1.0
+    for d, s in zip(days, step, strict=True):
+        d.r -= scale * s
+    return scale * largest
+
+
+def solve_tridiagonal(
+    diag: Sequence[float], off: Sequence[float], rhs: Sequence[float]
+) -> list[float]:
+    """x with H·x = rhs for the symmetric tridiagonal H (diagonal `diag`, off-diagonal `off`),
+    by Thomas' elimination. H is negative definite here, so no pivoting is needed."""
+    n = len(diag)
+    c = [0.0] * n
+    d = [0.0] * n
+    c[0] = off[0] / diag[0] if n > 1 else 0.0
+    d[0] = rhs[0] / diag[0]
+    for i in range(1, n):
+        denom = diag[i] - off[i - 1] * c[i - 1]
+        c[i] = off[i] / denom if i < n - 1 else 0.0
+        d[i] = (rhs[i] - off[i - 1] * d[i - 1]) / denom
+    x = [0.0] * n
+    x[-1] = d[-1]
+    for i in range(n - 2, -1, -1):
+        x[i] = d[i] - c[i] * x[i + 1]
+    return x
+
+
+def last_day_variance(player: PlayerDays, drift: Drift) -> float:
+    """W9: the last day's posterior variance, the last diagonal entry of −H⁻¹ with everyone
+    else held fixed: forward elimination of the tridiagonal −H gives it directly."""
+    days = player.days
+    if not days:
+        return player.anchor.variance if player.anchor else 0.0
+    s2 = drift_variances(player, drift)
+    pivot = 0.0
+    for i, d in enumerate(days):
+        _, _, h = day_terms(d, d.r)
+        a = -h
+        if i == 0:
+            a -= anchor_terms(player.anchor, d.r)[1]
+        if i > 0:
+            a += 1.0 / s2[i - 1]
+            a -= (1.0 / s2[i - 1]) ** 2 / pivot
+        if i < len(days) - 1:
+            a += 1.0 / s2[i]
+        pivot = max(a, MIN_CURVATURE)
+    return 1.0 / pivot
+
+
+def fold_first_day(player: PlayerDays, drift: Drift, iterations: int = 20) -> None:
+    """W8: forget the first kept day into the prior of the next: its rating given only the
+    anchor and its own games (a one-day MAP, Normal by Laplace's approximation) becomes,
+    widened by the drift between the two days, the next day's anchor."""
+    first, second = player.days[0], player.days[1]
+    r = first.r
+    for _ in range(iterations):
+        _, g, h = day_terms(first, r)
+        ga, ha = anchor_terms(player.anchor, r)
+        step = (g + ga) / min(h + ha, -MIN_CURVATURE)
+        step = max(-MAX_STEP, min(MAX_STEP, step))
+        r -= step
+        if abs(step) < 1e-12:
+            break
+    _, _, h = day_terms(first, r)
+    variance = -1.0 / min(h + anchor_terms(player.anchor, r)[1], -MIN_CURVATURE)
+    gap = drift.variance(second.day - first.day, second.weight, player.weight_before)
+    player.anchor = Anchor(r, variance + gap)
+    player.weight_before += first.weight
+    del player.days[0]
+
+
+def _log_sigmoid(x: float) -> float:
+    """log σ(x), stable for large |x|."""
+    if x >= 0.0:
+        return -math.log1p(math.exp(-x))
+    return x - math.log1p(math.exp(x))
