@@ -171,19 +171,25 @@ class Model(ABC, Generic[S]):
         return ()
 
     def refits(self) -> bool:
-        """Whether `refit` does anything with this pool's parameters."""
+        """Whether every re-rate of the pool ends with `refit` (Hive's `solve`: on)."""
         return False
+
+    def can_refit(self) -> bool:
+        """Whether `refit` does anything when asked for (a refit job): WHR's MAP always."""
+        return self.refits()
 
     def refit(
         self,
         states: Mapping[str, S],
         rounds: Sequence[RoundFacts],
         context: Mapping[str, Any],
+        starts: Mapping[str, S] = NO_CONTEXT,
     ) -> Refitted[S] | None:
         """A full-history fit run after a re-rate has replayed every round (`rounds`, in
         order, with the final `states` and the whole `context`): the players' states and
         context entries it changes, or None for a model that has none or a pool that does
-        not ask for it."""
+        not ask for it. A player an admin set or reset starts again from `starts[player]`
+        (their state just after it); their rounds before it come under another name."""
         return None
 
     # --- all-play splits ------------------------------------------------------------------------

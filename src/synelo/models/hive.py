@@ -259,6 +259,7 @@ class Hive(Model[HiveSkill]):
         states: Mapping[str, HiveSkill],
         rounds: Sequence[RoundFacts],
         context: Mapping[str, Any],
+        starts: Mapping[str, HiveSkill] = NO_CONTEXT,
     ) -> Refitted[HiveSkill] | None:
         """H8 when the pool asks for it (`solve`: on)."""
         if not self.refits() or not rounds:

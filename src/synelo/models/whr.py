@@ -34,7 +34,7 @@ from synelo.ratings.whr import (
     to_elo,
     to_natural,
 )
-from synelo.ratings.whr_fit import FitGame, fit
+from synelo.ratings.whr_fit import FitGame, FitResult, fit
 
 EPAD = "epad:"  # a context entry per epad: {"mean": natural, "precision": 1/natural²}
 EPOCH = date(1970, 1, 1)
@@ -90,6 +90,9 @@ class Whr(Model[PlayerDays]):
         ),
         "iterations": Param(
             3, 1, 50, integer=True, doc="Newton iterations over a round's players (W5)"
+        ),
+        "refit_every": Param(
+            0, 0, 1e9, integer=True, doc="rounds between scheduled full refits (0: on demand)"
         ),
         "window_days": Param(
             30, 2, 10_000, integer=True, doc="days kept per player before folding (W8)"
@@ -235,7 +238,9 @@ class Whr(Model[PlayerDays]):
         return out
 
     # --- the full-history fit --------------------------------------------------------------
-    def refits(self) -> bool:
+    def can_refit(self) -> bool:
+        """The MAP is asked for (a refit job, on demand or every `refit_every` rounds); other
+        re-rates (void, unvoid, a parameter change) rate online, as an export replays."""
         return True
 
     def refit(
@@ -243,17 +248,20 @@ class Whr(Model[PlayerDays]):
         states: Mapping[str, PlayerDays],
         rounds: Sequence[RoundFacts],
         context: Mapping[str, Any],
+        starts: Mapping[str, PlayerDays] = NO_CONTEXT,
     ) -> Refitted[PlayerDays] | None:
         """W10: the MAP of every round's PlayerDays and (per `epad_fit`) the epads, folded
-        back into states of `window_days` days each."""
+        back into states of `window_days` days each. A player an admin set starts from the
+        prior the set gave them; one reset, from a newcomer's."""
         if not rounds:
             return None
-        result = self.fit(states, rounds, context)
+        anchors = {p: s.anchor for p, s in starts.items() if s.anchor is not None}
+        result = self.fit(states, rounds, context, anchors)
         out: dict[str, PlayerDays] = {}
         for player, days in result.players.items():
             if player not in states:
                 continue
-            state = PlayerDays(days)
+            state = PlayerDays(days, anchors.get(player))
             while len(state.days) > self.window:
                 fold_first_day(state, self.drift)
             state.variance = result.variances[player][-1]
@@ -269,7 +277,8 @@ class Whr(Model[PlayerDays]):
         states: Mapping[str, PlayerDays],
         rounds: Sequence[RoundFacts],
         context: Mapping[str, Any],
-    ) -> Any:
+        anchors: Mapping[str, Anchor] | None = None,
+    ) -> FitResult:
         """W10 over `rounds` (the sides as played), starting from the current ratings."""
         games = [
             FitGame(tuple(r.rated_a), tuple(r.rated_b), round_day(r.extras), score_a(r.winner))
@@ -285,6 +294,7 @@ class Whr(Model[PlayerDays]):
             start=start,
             epad_start=self.epads(context),
             epad_mode=str(self.params["epad_fit"]),
+            anchors=anchors,
         )
 
     # --- what the service shows ------------------------------------------------------------
@@ -293,9 +303,10 @@ class Whr(Model[PlayerDays]):
 
     def with_rating(self, state: PlayerDays, rating: float) -> PlayerDays:
         """An admin's set: the kept days are dropped and the player starts again from a prior
-        centred on `rating`, as certain as they were (a newcomer's first-day spread if new)."""
+        centred on `rating`, as certain as they were (a newcomer's first-day spread if new), their
+        played weight W counted afresh as the refit counts it."""
         variance = state.variance if state.variance > 0 else _NEWCOMER_VARIANCE
-        return PlayerDays([], Anchor(to_natural(rating), variance), state.weight_before, variance)
+        return PlayerDays([], Anchor(to_natural(rating), variance), 0.0, variance)
 
     def fields(self, state: PlayerDays) -> dict[str, float]:
         return {

@@ -13,14 +13,14 @@ the games that tie players to each other.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import scipy.linalg
 import scipy.sparse
 from numpy.typing import NDArray
 
-from synelo.ratings.whr import EPAD_PRIOR_SD, Day, Drift, EpadKind, epad_design
+from synelo.ratings.whr import EPAD_PRIOR_SD, Anchor, Day, Drift, EpadKind, epad_design
 
 Vector = NDArray[np.float64]
 TOLERANCE = 1e-6  # natural units (2·10⁻⁴ Elo): stop when no rating moves more in a step
@@ -51,14 +51,20 @@ class FitResult:
     converged: bool
     largest_change: float
     log_posterior: float = 0.0
-    weights_before: dict[str, float] = field(default_factory=dict)
 
 
 class _Problem:
     """The history as arrays: PlayerDays grouped by player in day order, the sparse map A
     from PlayerDays to each game's logit, and the drift links between consecutive days."""
 
-    def __init__(self, games: Sequence[FitGame], drift: Drift, epad_kind: EpadKind, steps: int):
+    def __init__(
+        self,
+        games: Sequence[FitGame],
+        drift: Drift,
+        epad_kind: EpadKind,
+        steps: int,
+        anchors: Mapping[str, Anchor],
+    ):
         self.games, self.epad_kind, self.steps = games, epad_kind, steps
         keys: set[tuple[str, int]] = set()
         for g in games:
@@ -88,11 +94,18 @@ class _Problem:
         players = [k[0] for k in self.keys]
         days = np.asarray([k[1] for k in self.keys], dtype=np.float64)
         same = np.asarray([players[i] == players[i + 1] for i in range(n - 1)], dtype=bool)
-        self.first = np.ones(n, dtype=bool)
-        self.first[1:] = ~same
+        first = np.ones(n, dtype=bool)
+        first[1:] = ~same
+        # W3's virtual games on a first day, or the Gaussian prior an admin's set left (W8)
+        gaussian = np.asarray([first[i] and players[i] in anchors for i in range(n)], dtype=bool)
+        self.first = first & ~gaussian
+        self.anchored = np.flatnonzero(gaussian)
+        given = [anchors[players[i]] for i in self.anchored]
+        self.anchor_mean = np.asarray([a.mean for a in given])
+        self.anchor_precision = np.asarray([1.0 / a.variance for a in given])
         # W: the weight a player played before each day (exclusive cumulative sum per player)
         total = np.cumsum(weight) - weight
-        start = np.maximum.accumulate(np.where(self.first, np.arange(n), 0))
+        start = np.maximum.accumulate(np.where(first, np.arange(n), 0))
         before = total - total[start]
         self.weight_before = before
         link = np.flatnonzero(same)  # day i tied to day i + 1
@@ -141,13 +154,15 @@ def fit(
     start: Mapping[str, float] | None = None,
     epad_start: Mapping[str, float] | None = None,
     epad_mode: str = "joint",
+    anchors: Mapping[str, Anchor] | None = None,
     tolerance: float = TOLERANCE,
     max_iterations: int = MAX_ITERATIONS,
 ) -> FitResult:
     """W10: the MAP of all PlayerDays (starting from each player's `start` rating) and, with
     `epad_mode` "joint", of the epads with them; "fixed" fits the ratings without epad first
-    and then the epads alone with those ratings held fixed (the seed's two approaches)."""
-    problem = _Problem(games, drift, epad_kind, steps)
+    and then the epads alone with those ratings held fixed (the seed's two approaches). A
+    player in `anchors` has that Gaussian prior on their first day instead of W3's."""
+    problem = _Problem(games, drift, epad_kind, steps, anchors or {})
     start = start or {}
     r = np.asarray([start.get(p, 0.0) for p, _ in problem.keys])
     e = np.asarray([(epad_start or {}).get(n, 0.0) for n in problem.epad_names])
@@ -220,6 +235,7 @@ def _posterior(
         - np.sum(np.logaddexp(0.0, -rf) + np.logaddexp(0.0, rf))
         - np.sum(diff * diff / (2.0 * var))
         - np.sum(e * e) / (2.0 * EPAD_PRIOR_SD**2)
+        - np.sum(problem.anchor_precision * (r[problem.anchored] - problem.anchor_mean) ** 2) / 2.0
     )
     if value_only:
         return value, r, e, r
@@ -228,6 +244,7 @@ def _posterior(
     gr = problem.at @ resid
     pf = 1.0 / (1.0 + np.exp(-rf))
     gr[first] += 1.0 - 2.0 * pf
+    gr[problem.anchored] -= problem.anchor_precision * (r[problem.anchored] - problem.anchor_mean)
     flow = diff / var
     np.add.at(gr, link, flow)
     np.subtract.at(gr, link + 1, flow)
@@ -244,6 +261,7 @@ def _precision_band(problem: _Problem, r: Vector, w: Vector) -> tuple[Vector, Ve
     ).astype(np.float64)
     pf = 1.0 / (1.0 + np.exp(-r[problem.first]))
     diag[problem.first] += 2.0 * pf * (1.0 - pf)
+    diag[problem.anchored] += problem.anchor_precision
     inv = 1.0 / problem.link_var
     np.add.at(diag, problem.link, inv)
     np.add.at(diag, problem.link + 1, inv)
@@ -280,6 +298,7 @@ def _direction(
         hr = problem.at @ t
         pf = 1.0 / (1.0 + np.exp(-r[problem.first]))
         hr[problem.first] += 2.0 * pf * (1.0 - pf) * vr[problem.first]
+        hr[problem.anchored] += problem.anchor_precision * vr[problem.anchored]
         flow = (vr[link] - vr[link + 1]) * inv
         np.add.at(hr, link, flow)
         np.subtract.at(hr, link + 1, flow)
@@ -361,11 +380,9 @@ def _result(
             )
     players: dict[str, list[Day]] = {}
     variances: dict[str, list[float]] = {}
-    before: dict[str, float] = {}
     for i, (p, day) in enumerate(problem.keys):
         players.setdefault(p, []).append(Day(day, float(r[i]), day_games[i]))
         variances.setdefault(p, []).append(float(variance[i]))
-        before.setdefault(p, 0.0)
     e_var = _epad_variance(problem, w)
     return FitResult(
         players,
@@ -376,7 +393,6 @@ def _result(
         converged,
         change,
         value,
-        before,
     )
 
 

@@ -164,14 +164,20 @@ class Recompute:
     state in memory; `players` is the result. `synelo` is a SynElo pool's parameters (None
     for another model, rated by `model`)."""
 
-    def __init__(self, model: Model[Any], synelo: SynEloParams | None) -> None:
+    def __init__(
+        self, model: Model[Any], synelo: SynEloParams | None, refit: bool = False
+    ) -> None:
         self.model = model
         self.synelo = synelo
         self.players: dict[str, PlayerState] = {}
         self.brier_sum = 0.0
         self.context: dict[str, Any] = {}  # the pool's context entries (Model.context_keys)
         self.rated: list[RoundFacts] = []  # the rounds rated, for a refit at the end
-        self.refitting = synelo is None and model.refits()
+        self.refitting = synelo is None and (model.refits() or (refit and model.can_refit()))
+        # a player an admin set or reset is a new identity to the refit: their earlier rounds
+        # come under the name of their generation, and `starts` holds what they restarted as
+        self.generation: dict[str, int] = {}
+        self.starts: dict[str, Any] = {}
 
     def new_player(self) -> PlayerState:
         if self.synelo is not None:
@@ -222,7 +228,7 @@ class Recompute:
         rated = served_round(self.model, states, facts, entries)
         self.context.update(rated.context)
         if self.refitting:
-            self.rated.append(facts)
+            self.rated.append(self._as_generations(facts))
         p_a = rated.p_a
         for key, side, before, after in rated.changes:
             player = players.get(key)
@@ -242,13 +248,19 @@ class Recompute:
         display rating it moves."""
         if not self.refitting:
             return []
-        states = {key: player.state for key, player in self.players.items()}
-        fitted = self.model.refit(states, self.rated, self.context)
+        name = self._generation_name
+        states = {name(key): player.state for key, player in self.players.items()}
+        starts = {name(key): state for key, state in self.starts.items()}
+        fitted = self.model.refit(states, self.rated, self.context, starts)
         if fitted is None:
             return []
         self.context.update(fitted.context)
+        current = {name(key): key for key in self.players}
         lines: list[JournalLine] = []
-        for key, state in sorted(fitted.states.items()):
+        for fitted_key, state in sorted(fitted.states.items()):
+            key = current.get(fitted_key)
+            if key is None:  # an identity an admin change ended
+                continue
             player = self.players[key]
             before, player.state = player.rating, state
             player.rating = column_int(self.model.rating(state))
@@ -259,6 +271,35 @@ class Recompute:
                     )
                 )
         return lines
+
+    def _generation_name(self, key: str) -> str:
+        """The name a player's current identity has in the refit (W10's PlayerDays)."""
+        generation = self.generation.get(key, 0)
+        return key if generation == 0 else f"{key}\x1f{generation}"
+
+    def _as_generations(self, facts: RoundFacts) -> RoundFacts:
+        """The round with each player under their current generation's name."""
+        if not self.generation:
+            return facts
+        name = self._generation_name
+
+        def names(players: tuple[str, ...] | None) -> tuple[str, ...] | None:
+            return None if players is None else tuple(name(p) for p in players)
+
+        return RoundFacts(
+            tuple(name(p) for p in facts.team_a),
+            tuple(name(p) for p in facts.team_b),
+            facts.winner,
+            names(facts.participants_a),
+            names(facts.participants_b),
+            facts.extras,
+        )
+
+    def _restarted(self, key: str, state: Any) -> None:
+        """An admin change made `key` start again as `state` (a refit's new identity)."""
+        if self.refitting:
+            self.generation[key] = self.generation.get(key, 0) + 1
+            self.starts[key] = state
 
     def admin(self, change: AdminIn) -> JournalLine | None:
         """Apply a set or reset as the live service does: a set moves the rating and, in
@@ -282,6 +323,7 @@ class Recompute:
                 change.at,
             )
             self.players[change.player] = fresh
+            self._restarted(change.player, fresh.state)
             return line
         assert change.rating is not None
         if player is None:
@@ -295,6 +337,7 @@ class Recompute:
         else:
             player.state = self.model.with_rating(player.state, change.rating)
             player.rating = column_int(self.model.rating(player.state))
+            self._restarted(change.player, player.state)
         return JournalLine(
             change.player, None, "set", None, before, player.rating, None, None, None, change.at
         )

@@ -98,7 +98,7 @@ def _run(rerate: RerateStore, pool: Pool, job: Job) -> Pool:
         job = adopted
     snapshot = rerate.snapshot(pool.name)
     target = target_model(snapshot.pool, job.spec)
-    engine = recompute_for(*target)
+    engine = recompute_for(*target, refit=job.kind == "refit")
     voided = {r.pk for r in snapshot.rounds if r.voided}
     round_id = job.spec.get("round_id")
     if round_id is not None:

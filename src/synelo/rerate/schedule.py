@@ -1,5 +1,6 @@
-"""The auto-tune schedule: each worker looks, every so often, for the pools due an auto-tune
-and starts their jobs (the one-job-per-pool rule keeps several workers from doubling one)."""
+"""The auto-tune and refit schedule: each worker looks, every so often, for the pools due an
+auto-tune or a full-history refit (WHR's `refit_every`) and starts their jobs (the
+one-job-per-pool rule keeps several workers from doubling one)."""
 
 from __future__ import annotations
 
@@ -38,11 +39,14 @@ class AutoTuneSchedule:
                 log.exception("looking for pools due an auto-tune failed")
 
     def check(self) -> list[int]:
-        """Start the auto-tunes that are due; the ids of the jobs started."""
+        """Start the auto-tunes and refits that are due; the ids of the jobs started."""
         rerate, started = self.runner.rerate, []
-        for pool in rerate.due_tunes():
+        due = [(pool, "tune") for pool in rerate.due_tunes()]
+        due += [(pool, "refit") for pool in rerate.due_refits()]
+        for pool, kind in due:
             try:
-                fresh, job = rerate.start(pool.name, "tune", {"at_rounds": pool.rated}, "autotune")
+                actor = "autotune" if kind == "tune" else "schedule"
+                fresh, job = rerate.start(pool.name, kind, {"at_rounds": pool.rated}, actor)
             except JobRunning:
                 continue
             self.runner.start(fresh, job)

@@ -380,15 +380,22 @@ class RerateStore:
         with self.store.engine.connect() as conn:
             for row in conn.execute(select(pools).where(pools.c.autotune.is_not(None))):
                 pool = _pool(row)
-                last = conn.execute(
-                    select(jobs.c.spec)
-                    .where(jobs.c.pool_id == pool.id, jobs.c.kind == "tune")
-                    .order_by(jobs.c.id.desc())
-                    .limit(1)
-                ).scalar()
-                since = json.loads(last)["at_rounds"] if last is not None else 0
+                since = _last_started_at(conn, pool, "tune")
                 if pool.autotune is not None and pool.rated - since >= pool.autotune["every"]:
                     due.append(pool)
+        return due
+
+    def due_refits(self) -> list[Pool]:
+        """The pools whose model refits every `refit_every` rounds (WHR) and whose rounds
+        rated since their last scheduled or asked-for refit reach it."""
+        due = []
+        with self.store.engine.connect() as conn:
+            for row in conn.execute(select(pools).where(pools.c.model != "synelo")):
+                pool = _pool(row)
+                every = pool.model_params.get("refit_every")
+                if isinstance(every, int) and every > 0:
+                    if pool.rated - _last_started_at(conn, pool, "refit") >= every:
+                        due.append(pool)
         return due
 
     def fail(self, job: Job, error: str) -> None:
@@ -710,6 +717,17 @@ def _no_job_running(conn: Connection, pool: Pool, now: datetime) -> None:
         )
 
 
+def _last_started_at(conn: Connection, pool: Pool, kind: str) -> int:
+    """The rounds rated when the pool's last job of `kind` started (0: none yet)."""
+    last = conn.execute(
+        select(jobs.c.spec)
+        .where(jobs.c.pool_id == pool.id, jobs.c.kind == kind)
+        .order_by(jobs.c.id.desc())
+        .limit(1)
+    ).scalar()
+    return int(json.loads(last)["at_rounds"]) if last is not None else 0
+
+
 def target_model(pool: Pool, spec: Mapping[str, Any]) -> tuple[str, str]:
     """The model and parameters' JSON a job re-rates with: a patch's, else the pool's."""
     if "model" in spec:
@@ -726,10 +744,12 @@ def adopted_params(pool: Pool, fitted: Mapping[str, float]) -> str:
     return encode_params(pool.model, pool.params, own)
 
 
-def recompute_for(model_name: str, params_text: str) -> Recompute:
-    """The pure recompute for a model and its parameters' JSON."""
+def recompute_for(model_name: str, params_text: str, refit: bool = False) -> Recompute:
+    """The pure recompute for a model and its parameters' JSON; `refit`: it ends with the
+    model's full-history fit even when the model only refits when asked (a refit job)."""
     synelo, _ = _pool_params(model_name, params_text)
     return Recompute(
         served_model(model_name, params_text),
         synelo if model_name == "synelo" else None,
+        refit,
     )

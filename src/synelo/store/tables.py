@@ -184,7 +184,7 @@ changes = Table(
     Column("id", Id, primary_key=True, autoincrement=True),
     Column("pool_id", ForeignKey("pools.id", ondelete="CASCADE"), nullable=False),
     Column("seq", BigInteger, nullable=False),
-    Column("kind", String(8), nullable=False),  # set, reset, void, unvoid, patch, tune
+    Column("kind", String(8), nullable=False),  # set, reset, void, unvoid, patch, tune, refit
     Column("player_key", String(64), nullable=True),  # set, reset
     Column("round_id", String(128), nullable=True),  # void, unvoid
     Column("value", Text, nullable=True),  # JSON: {"rating"} or {"model", "params"}
@@ -201,7 +201,7 @@ jobs = Table(
     metadata,
     Column("id", Id, primary_key=True, autoincrement=True),
     Column("pool_id", ForeignKey("pools.id", ondelete="CASCADE"), nullable=False),
-    Column("kind", String(8), nullable=False),  # patch, void, unvoid, tune
+    Column("kind", String(8), nullable=False),  # patch, void, unvoid, tune, refit
     Column("spec", Text, nullable=False),  # JSON: what the re-rate changes
     Column("status", String(8), nullable=False),  # running, done, failed
     Column("phase", String(16), nullable=False),

@@ -148,7 +148,7 @@ class Change:
 
     id: int
     seq: int  # rounds the pool had rated when it was made
-    kind: Literal["set", "reset", "void", "unvoid", "patch", "tune"]
+    kind: Literal["set", "reset", "void", "unvoid", "patch", "tune", "refit"]
     player_key: str | None
     round_id: str | None
     value: dict[str, Any] | None
@@ -163,7 +163,7 @@ class Job:
 
     id: int
     pool: str
-    kind: str  # patch, void, unvoid, tune
+    kind: str  # patch, void, unvoid, tune, refit
     spec: dict[str, Any]
     status: Literal["running", "done", "failed"]
     phase: str

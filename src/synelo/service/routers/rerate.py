@@ -28,7 +28,7 @@ from synelo.service.paths import RoundPathId
 from synelo.service.responses import COMMON, errors
 from synelo.service.routers.players import settable
 from synelo.service.routers.pools import autotune_setting, model_settings, pool_out
-from synelo.store.repository import Store, encode_params
+from synelo.store.repository import Store, encode_params, pool_model
 from synelo.store.rerate import RerateStore
 from synelo.store.typedefs import Job, JobRunning, Pool, UnknownRound
 
@@ -171,6 +171,16 @@ def autotune_now(pool: PoolDep, request: Request, body: EmptyIn | None = None) -
     if current.autotune is None:
         raise HTTPException(409, f"pool {pool.name!r} has no auto-tuning (PATCH its autotune)")
     return _start(request, current, "tune", {"at_rounds": current.rated})
+
+
+@router.post("/refit", status_code=202, response_model=JobOut, responses=errors(409))
+def refit_now(pool: PoolDep, request: Request, body: EmptyIn | None = None) -> JSONResponse:
+    """Re-rate every stored round and end with the model's full-history fit (WHR's MAP,
+    Hive's solve): 409 if the pool's model has none, or a re-rate runs."""
+    current = request.app.state.store.get_pool(pool.name)
+    if current.is_synelo or not pool_model(current).can_refit():
+        raise HTTPException(409, f"pool {pool.name!r}: model {current.model!r} has no refit")
+    return _start(request, current, "refit", {"at_rounds": current.rated})
 
 
 @router.post(
