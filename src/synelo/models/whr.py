@@ -16,12 +16,13 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, date, datetime
 from typing import Any, ClassVar, Literal
 
+import numpy as np
+
 from synelo.models.base import NO_CONTEXT, Model, Param, Rated, Refitted, RoundFacts, score_a
 from synelo.ratings.whr import (
     EPAD_PRIOR_SD,
     NATURAL,
     Anchor,
-    Day,
     Drift,
     EpadKind,
     PlayerDays,
@@ -169,50 +170,38 @@ class Whr(Model[PlayerDays]):
         day = round_day(round.extras)
         s_a = score_a(round.winner)
         side_a, side_b = list(round.rated_a), list(round.rated_b)
-        players = {p: _copy(self.state_of(states, p)) for p in (*side_a, *side_b)}
-        today: dict[str, Day] = {p: _day_of(players[p], day) for p in players}
+        players = {p: self.state_of(states, p).copy() for p in (*side_a, *side_b)}
+        today = {p: players[p].open_day(day) for p in players}
         epad = self.epads(context)
-        ra = [today[p].r for p in side_a]
-        rb = [today[p].r for p in side_b]
+        ra = [players[p].r[today[p]] for p in side_a]
+        rb = [players[p].r[today[p]] for p in side_b]
         design = epad_design(self.epad_kind, self.steps, ra, rb)
         changed = self._learn_epad(design, ra, rb, s_a, context)
-        slots: dict[str, int] = {}
-        for p in players:
-            slots[p] = len(today[p].games)
-            today[p].games.append((0.0, 0.0, 0.0))
+        bonus = sum(m * epad.get(name, 0.0) for name, m in design.items())
+        slots = {p: players[p].add_game(today[p], 0.0, 0.0, 0.0) for p in players}
+
+        def refresh(player: str) -> None:
+            """The new game's term of `player` from everyone else's current rating."""
+            if player in side_a:
+                own, other, score, sign = side_a, side_b, s_a, 1.0
+            else:
+                own, other, score, sign = side_b, side_a, 1.0 - s_a, -1.0
+            mates = sum(players[q].r[today[q]] for q in own if q != player) / len(own)
+            against = sum(players[q].r[today[q]] for q in other) / len(other) if other else 0.0
+            offset = mates - against + sign * bonus
+            players[player].set_game(slots[player], 1.0 / len(own), offset, score)
+
         for _ in range(self.iterations):
             for p in players:
-                self._refresh(p, side_a, side_b, today, design, epad, s_a, slots[p])
+                refresh(p)
                 newton_step(players[p], self.drift)
         for p in players:
-            self._refresh(p, side_a, side_b, today, design, epad, s_a, slots[p])
-            state = players[p]
+            refresh(p)
+        for state in players.values():
             while len(state.days) > self.window:
                 fold_first_day(state, self.drift)
             state.variance = last_day_variance(state, self.drift)
         return Rated(p_a, players, changed)
-
-    @staticmethod
-    def _refresh(
-        player: str,
-        side_a: list[str],
-        side_b: list[str],
-        today: Mapping[str, Day],
-        design: Mapping[str, float],
-        epad: Mapping[str, float],
-        s_a: float,
-        slot: int,
-    ) -> None:
-        """The new game's term of `player` from everyone else's current rating that day."""
-        if player in side_a:
-            own, other, score, sign = side_a, side_b, s_a, 1.0
-        else:
-            own, other, score, sign = side_b, side_a, 1.0 - s_a, -1.0
-        c = 1.0 / len(own)
-        rest = sum(today[q].r for q in own if q != player) / len(own)
-        against = sum(today[q].r for q in other) / len(other) if other else 0.0
-        bonus = sign * sum(m * epad.get(name, 0.0) for name, m in design.items())
-        today[player].games[slot] = (c, rest - against + bonus, score)
 
     def _learn_epad(
         self,
@@ -258,10 +247,10 @@ class Whr(Model[PlayerDays]):
         anchors = {p: s.anchor for p, s in starts.items() if s.anchor is not None}
         result = self.fit(states, rounds, context, anchors)
         out: dict[str, PlayerDays] = {}
-        for player, days in result.players.items():
+        for player, state in result.players.items():
             if player not in states:
                 continue
-            state = PlayerDays(days, anchors.get(player))
+            state.anchor = anchors.get(player)
             while len(state.days) > self.window:
                 fold_first_day(state, self.drift)
             state.variance = result.variances[player][-1]
@@ -306,7 +295,7 @@ class Whr(Model[PlayerDays]):
         centred on `rating`, as certain as they were (a newcomer's first-day spread if new), their
         played weight W counted afresh as the refit counts it."""
         variance = state.variance if state.variance > 0 else _NEWCOMER_VARIANCE
-        return PlayerDays([], Anchor(to_natural(rating), variance), 0.0, variance)
+        return PlayerDays(anchor=Anchor(to_natural(rating), variance), variance=variance)
 
     def fields(self, state: PlayerDays) -> dict[str, float]:
         return {
@@ -314,7 +303,7 @@ class Whr(Model[PlayerDays]):
             "uncertainty": math.sqrt(state.variance) * NATURAL if state.variance > 0 else 0.0,
             "natural": state.rating,
             "days": float(len(state.days)),
-            "games": float(sum(len(d.games) for d in state.days)),
+            "games": float(len(state.coef)),
         }
 
     # --- all-play splits (W12) -------------------------------------------------------------
@@ -340,7 +329,12 @@ class Whr(Model[PlayerDays]):
     # --- storage -----------------------------------------------------------------------------
     def encode(self, state: PlayerDays) -> dict[str, Any]:
         out: dict[str, Any] = {
-            "days": [[d.day, d.r, [list(g) for g in d.games]] for d in state.days],
+            "days": state.days,
+            "r": state.r,
+            "game_day": state.game_day.tolist(),
+            "coef": state.coef.tolist(),
+            "offset": state.offset.tolist(),
+            "score": state.score.tolist(),
             "variance": state.variance,
         }
         if state.anchor is not None:
@@ -354,10 +348,12 @@ class Whr(Model[PlayerDays]):
             return self.new_state()
         anchor = data.get("anchor")
         return PlayerDays(
-            [
-                Day(int(day), float(r), [(float(c), float(o), float(s)) for c, o, s in games])
-                for day, r, games in data["days"]
-            ],
+            [int(d) for d in data["days"]],
+            [float(r) for r in data["r"]],
+            np.asarray(data["game_day"], dtype=np.int64),
+            np.asarray(data["coef"], dtype=np.float64),
+            np.asarray(data["offset"], dtype=np.float64),
+            np.asarray(data["score"], dtype=np.float64),
             Anchor(float(anchor[0]), float(anchor[1])) if anchor else None,
             float(data.get("weight_before", 0.0)),
             float(data.get("variance", 0.0)),
@@ -366,21 +362,3 @@ class Whr(Model[PlayerDays]):
 
 # a newcomer's first-day variance: the curvature of one virtual win and one loss at 0 is ½
 _NEWCOMER_VARIANCE = 2.0
-
-
-def _copy(state: PlayerDays) -> PlayerDays:
-    return PlayerDays(
-        [Day(d.day, d.r, list(d.games)) for d in state.days],
-        state.anchor,
-        state.weight_before,
-        state.variance,
-    )
-
-
-def _day_of(state: PlayerDays, day: int) -> Day:
-    """The player's day for a round on `day`: a new last day, or the last one when the round
-    is not later (a late report counts on the player's latest day)."""
-    if state.days and state.days[-1].day >= day:
-        return state.days[-1]
-    state.days.append(Day(day, state.rating))
-    return state.days[-1]

@@ -13,6 +13,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+import numpy as np
+import scipy.special
+from numpy.typing import NDArray
+
 NATURAL = 400.0 / math.log(10.0)  # Elo per natural unit (W1)
 ELO_ZERO = 1500.0  # the Elo of natural rating 0 (W1)
 EPAD_PRIOR_SD = 1000.0 / NATURAL  # W6: epad ~ Normal(0, 1000 Elo)
@@ -25,6 +29,8 @@ SMOOTH_MAX_TEMPERATURE = 50.0  # Elo: the smooth maximum's softness (W7)
 MIN_CURVATURE = 1e-9
 MAX_STEP = 5.0
 
+FloatArray = NDArray[np.float64]
+IntArray = NDArray[np.int64]
 DriftKind = Literal["zero-k", "constant"]
 EpadKind = Literal["simple", "bpst", "none"]
 
@@ -141,26 +147,22 @@ def team_logit(
 # --- W5: one player's days and their Newton step ----------------------------------------------
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class Day:
-    """One PlayerDay: its number, the rating and the day's games seen from the player, each
-    (coefficient, offset, score): logit P(player's side wins) = coefficient·r + offset, the
-    offset holding everyone else's ratings and epad as they were last computed."""
+    """One PlayerDay as built or stored: its number, the rating and the day's games seen from
+    the player, each (coefficient, offset, score): logit P(player's side wins) =
+    coefficient·r + offset, the offset holding everyone else's ratings and epad as they were
+    last computed, the coefficient 1/(players on the player's team)."""
 
     day: int
     r: float
-    games: list[tuple[float, float, float]] = field(default_factory=list)
-
-    @property
-    def weight(self) -> float:
-        """The day's game weight: a game weighs 1/(players on the player's team) (W4)."""
-        return sum(c for c, _, _ in self.games)
+    games: Sequence[tuple[float, float, float]] = ()
 
 
 @dataclass(slots=True)
 class Anchor:
     """The prior of a player's first kept day: Normal(mean, variance) once older days are
-    folded into it (W8); None means the first day's virtual win and loss (W3)."""
+    folded into it (W8) or an admin set a rating; None means W3's virtual win and loss."""
 
     mean: float
     variance: float
@@ -168,33 +170,116 @@ class Anchor:
 
 @dataclass(slots=True)
 class PlayerDays:
-    """A player's kept days, the prior of the first one, and the game weight already folded."""
+    """A player's kept days (numbers and ratings) and all their games as arrays (the day
+    each belongs to, coefficient, offset, score), the prior of the first kept day, the game
+    weight already folded, and the last day's variance (W9; 0 before any game)."""
 
-    days: list[Day] = field(default_factory=list)
+    days: list[int] = field(default_factory=list)
+    r: list[float] = field(default_factory=list)
+    game_day: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    coef: FloatArray = field(default_factory=lambda: np.zeros(0))
+    offset: FloatArray = field(default_factory=lambda: np.zeros(0))
+    score: FloatArray = field(default_factory=lambda: np.zeros(0))
     anchor: Anchor | None = None
     weight_before: float = 0.0
-    variance: float = 0.0  # the last day's uncertainty (W9), natural²; 0 before any game
+    variance: float = 0.0
+
+    @classmethod
+    def of(
+        cls,
+        days: Sequence[Day],
+        anchor: Anchor | None = None,
+        weight_before: float = 0.0,
+        variance: float = 0.0,
+    ) -> PlayerDays:
+        games = [(i, *g) for i, d in enumerate(days) for g in d.games]
+        table = np.asarray(games, dtype=np.float64).reshape(-1, 4)
+        return cls(
+            [d.day for d in days],
+            [d.r for d in days],
+            table[:, 0].astype(np.int64),
+            table[:, 1].copy(),
+            table[:, 2].copy(),
+            table[:, 3].copy(),
+            anchor,
+            weight_before,
+            variance,
+        )
+
+    def copy(self) -> PlayerDays:
+        return PlayerDays(
+            list(self.days),
+            list(self.r),
+            self.game_day,  # the arrays are replaced, never written in place, once shared
+            self.coef,
+            self.offset,
+            self.score,
+            self.anchor,
+            self.weight_before,
+            self.variance,
+        )
 
     @property
     def rating(self) -> float:
-        return self.days[-1].r if self.days else (self.anchor.mean if self.anchor else 0.0)
+        """The last day's rating; before any day, the anchor's mean (0 for a newcomer)."""
+        return self.r[-1] if self.r else (self.anchor.mean if self.anchor else 0.0)
+
+    def day_weights(self) -> FloatArray:
+        """Each kept day's game weight (W4's w): the sum of its games' coefficients."""
+        return _sums(self.game_day, self.coef, len(self.days))
+
+    def open_day(self, day: int) -> int:
+        """The index of the day a round on `day` counts on: a new last day, or the last one
+        when the round is not later (a late report never opens a day before one played)."""
+        if not self.days or self.days[-1] < day:
+            self.days.append(day)
+            self.r.append(self.rating)
+        return len(self.days) - 1
+
+    def add_game(self, day_index: int, coef: float, offset: float, score: float) -> int:
+        """Append a game to a kept day; its index among the games."""
+        self.game_day = np.append(self.game_day, day_index)
+        self.coef = np.append(self.coef, coef)
+        self.offset = np.append(self.offset, offset)
+        self.score = np.append(self.score, score)
+        return len(self.coef) - 1
+
+    def set_game(self, game: int, coef: float, offset: float, score: float) -> None:
+        """Rewrite a game in place: only one that `add_game` appended to this state, which
+        gave it arrays of its own rather than those of the state it was copied from."""
+        self.coef[game], self.offset[game], self.score[game] = coef, offset, score
 
 
-def day_terms(day: Day, r: float) -> tuple[float, float, float]:
-    """The log-likelihood of a day's games at rating r, with its first and second derivatives."""
-    value = grad = hess = 0.0
-    for c, offset, score in day.games:
-        x = c * r + offset
-        p = sigmoid(x)
-        value += score * _log_sigmoid(x) + (1.0 - score) * _log_sigmoid(-x)
-        grad += c * (score - p)
-        hess -= c * c * p * (1.0 - p)
+def game_terms(player: PlayerDays, r: Sequence[float]) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Each kept day's game log-likelihood at ratings `r`, with its first and second
+    derivatives (W1 for every game, from the player's side)."""
+    n = len(player.days)
+    x = player.coef * np.asarray(r)[player.game_day] + player.offset
+    s = player.score
+    log_p = -np.logaddexp(0.0, -x)
+    value = _sums(player.game_day, s * log_p + (1.0 - s) * (log_p - x), n)
+    grad, hess = game_derivatives(player, r)
     return value, grad, hess
 
 
+def game_derivatives(player: PlayerDays, r: Sequence[float]) -> tuple[FloatArray, FloatArray]:
+    """The first and second derivatives of each kept day's game log-likelihood at `r`."""
+    n = len(player.days)
+    c = player.coef
+    p = scipy.special.expit(c * np.asarray(r)[player.game_day] + player.offset)
+    grad = _sums(player.game_day, c * (player.score - p), n)
+    hess = _sums(player.game_day, c * c * p * (p - 1.0), n)
+    return grad, hess
+
+
+def _sums(day: IntArray, values: FloatArray, n: int) -> FloatArray:
+    """`values` summed per kept day."""
+    return np.asarray(np.bincount(day, weights=values, minlength=n), dtype=np.float64)
+
+
 def anchor_terms(anchor: Anchor | None, r: float) -> tuple[float, float]:
-    """W3 (first-day virtual win and loss against a 0 player) or a folded Gaussian anchor:
-    the gradient and second derivative of the first kept day's prior at r."""
+    """W3 (first-day virtual win and loss against a 0 player) or a Gaussian anchor: the
+    gradient and second derivative of the first kept day's prior at r."""
     if anchor is None:
         p = sigmoid(r)
         return 1.0 - 2.0 * p, -2.0 * p * (1.0 - p)
@@ -203,45 +288,50 @@ def anchor_terms(anchor: Anchor | None, r: float) -> tuple[float, float]:
 
 def drift_variances(player: PlayerDays, drift: Drift) -> list[float]:
     """W4 between each pair of consecutive kept days."""
-    out: list[float] = []
-    before = player.weight_before
-    days = player.days
-    for i in range(len(days) - 1):
-        out.append(drift.variance(days[i + 1].day - days[i].day, days[i + 1].weight, before))
-        before += days[i].weight
+    if len(player.days) < 2:
+        return []
+    weights = player.day_weights()
+    gaps = np.diff(np.asarray(player.days, dtype=np.float64))
+    if drift.kind == "constant":
+        elo2 = gaps * drift.w2
+    else:
+        before = player.weight_before + np.cumsum(weights[:-1]) - weights[:-1]
+        elo2 = weights[1:] * drift.per_weight + gaps * drift.scale / (before + drift.games_offset)
+    out: list[float] = (elo2 / (NATURAL * NATURAL)).tolist()
     return out
+
+
+def _system(player: PlayerDays, drift: Drift) -> tuple[list[float], list[float], list[float]]:
+    """The gradient, the Hessian's diagonal and its off-diagonal for a player's kept days."""
+    r = player.r
+    g, h = game_derivatives(player, r)
+    grad, diag = g.tolist(), h.tolist()
+    g0, h0 = anchor_terms(player.anchor, r[0])
+    grad[0] += g0
+    diag[0] += h0
+    s2 = drift_variances(player, drift)
+    off = [1.0 / v for v in s2]  # H[i, i+1]
+    for i, v in enumerate(s2):
+        flow = (r[i + 1] - r[i]) / v
+        grad[i] += flow
+        grad[i + 1] -= flow
+        diag[i] -= 1.0 / v
+        diag[i + 1] -= 1.0 / v
+    return grad, diag, off
 
 
 def newton_step(player: PlayerDays, drift: Drift) -> float:
     """W5: one Newton step on all of a player's kept days, everyone else held fixed. The
     Hessian is tridiagonal (each day is tied only to its neighbours), so the step costs
-    O(days). Returns the largest change."""
-    days = player.days
-    n = len(days)
-    if n == 0:
+    O(days) beyond evaluating the games. Returns the largest change."""
+    if not player.days:
         return 0.0
-    s2 = drift_variances(player, drift)
-    grad = [0.0] * n
-    diag = [0.0] * n
-    for i, d in enumerate(days):
-        _, g, h = day_terms(d, d.r)
-        grad[i], diag[i] = g, h
-    g0, h0 = anchor_terms(player.anchor, days[0].r)
-    grad[0] += g0
-    diag[0] += h0
-    off = [1.0 / v for v in s2]  # H[i, i+1]
-    for i, v in enumerate(s2):
-        delta = (days[i + 1].r - days[i].r) / v
-        grad[i] += delta
-        grad[i + 1] -= delta
-        diag[i] -= 1.0 / v
-        diag[i + 1] -= 1.0 / v
+    grad, diag, off = _system(player, drift)
     diag = [min(h, -MIN_CURVATURE) for h in diag]
     step = solve_tridiagonal(diag, off, grad)
     largest = max(abs(s) for s in step)
     scale = MAX_STEP / largest if largest > MAX_STEP else 1.0
-    for d, s in zip(days, step, strict=True):
-        d.r -= scale * s
+    player.r = [r - scale * s for r, s in zip(player.r, step, strict=True)]
     return scale * largest
 
 
@@ -268,22 +358,15 @@ def solve_tridiagonal(
 
 def last_day_variance(player: PlayerDays, drift: Drift) -> float:
     """W9: the last day's posterior variance, the last diagonal entry of −H⁻¹ with everyone
-    else held fixed: forward elimination of the tridiagonal −H gives it directly."""
-    days = player.days
-    if not days:
+    else held fixed: forward elimination of the tridiagonal −H gives it as 1/(last pivot)."""
+    if not player.days:
         return player.anchor.variance if player.anchor else 0.0
-    s2 = drift_variances(player, drift)
+    _, diag, off = _system(player, drift)
     pivot = 0.0
-    for i, d in enumerate(days):
-        _, _, h = day_terms(d, d.r)
+    for i, h in enumerate(diag):
         a = -h
-        if i == 0:
-            a -= anchor_terms(player.anchor, d.r)[1]
         if i > 0:
-            a += 1.0 / s2[i - 1]
-            a -= (1.0 / s2[i - 1]) ** 2 / pivot
-        if i < len(days) - 1:
-            a += 1.0 / s2[i]
+            a -= off[i - 1] ** 2 / pivot
         pivot = max(a, MIN_CURVATURE)
     return 1.0 / pivot
 
@@ -292,26 +375,35 @@ def fold_first_day(player: PlayerDays, drift: Drift, iterations: int = 20) -> No
     """W8: forget the first kept day into the prior of the next: its rating given only the
     anchor and its own games (a one-day MAP, Normal by Laplace's approximation) becomes,
     widened by the drift between the two days, the next day's anchor."""
-    first, second = player.days[0], player.days[1]
-    r = first.r
+    first = player.game_day == 0
+    alone = PlayerDays(
+        [player.days[0]],
+        [player.r[0]],
+        np.zeros(int(first.sum()), dtype=np.int64),
+        player.coef[first],
+        player.offset[first],
+        player.score[first],
+        player.anchor,
+    )
+    r = alone.r[0]
     for _ in range(iterations):
-        _, g, h = day_terms(first, r)
-        ga, ha = anchor_terms(player.anchor, r)
-        step = (g + ga) / min(h + ha, -MIN_CURVATURE)
+        g, h = game_derivatives(alone, [r])
+        ga, ha = anchor_terms(alone.anchor, r)
+        step = (float(g[0]) + ga) / min(float(h[0]) + ha, -MIN_CURVATURE)
         step = max(-MAX_STEP, min(MAX_STEP, step))
         r -= step
         if abs(step) < 1e-12:
             break
-    _, _, h = day_terms(first, r)
-    variance = -1.0 / min(h + anchor_terms(player.anchor, r)[1], -MIN_CURVATURE)
-    gap = drift.variance(second.day - first.day, second.weight, player.weight_before)
+    _, h = game_derivatives(alone, [r])
+    variance = -1.0 / min(float(h[0]) + anchor_terms(alone.anchor, r)[1], -MIN_CURVATURE)
+    weights = player.day_weights()
+    gap = drift.variance(player.days[1] - player.days[0], float(weights[1]), player.weight_before)
     player.anchor = Anchor(r, variance + gap)
-    player.weight_before += first.weight
-    del player.days[0]
-
-
-def _log_sigmoid(x: float) -> float:
-    """log σ(x), stable for large |x|."""
-    if x >= 0.0:
-        return -math.log1p(math.exp(-x))
-    return x - math.log1p(math.exp(x))
+    player.weight_before += float(weights[0])
+    keep = ~first
+    player.days = player.days[1:]
+    player.r = player.r[1:]
+    player.game_day = player.game_day[keep] - 1
+    player.coef = player.coef[keep]
+    player.offset = player.offset[keep]
+    player.score = player.score[keep]

@@ -20,7 +20,7 @@ import scipy.linalg
 import scipy.sparse
 from numpy.typing import NDArray
 
-from synelo.ratings.whr import EPAD_PRIOR_SD, Anchor, Day, Drift, EpadKind, epad_design
+from synelo.ratings.whr import EPAD_PRIOR_SD, Anchor, Drift, EpadKind, PlayerDays, epad_design
 
 Vector = NDArray[np.float64]
 TOLERANCE = 1e-6  # natural units (2·10⁻⁴ Elo): stop when no rating moves more in a step
@@ -43,7 +43,7 @@ class FitResult:
     """The MAP: each player's days with ratings, game terms and variances, the epads with
     their variances, and how the iteration ended."""
 
-    players: dict[str, list[Day]]
+    players: dict[str, PlayerDays]
     variances: dict[str, list[float]]
     epad: dict[str, float]
     epad_variance: dict[str, float]
@@ -360,29 +360,39 @@ def _inverse_diagonal(diag: Vector, off: Vector) -> Vector:
 def _result(
     problem: _Problem, r: Vector, e: Vector, iterations: int, converged: bool, change: float
 ) -> FitResult:
-    """The fit as each player's days, with every game term's offset at the MAP."""
+    """The fit as each player's days, with every game's offset at the MAP (W5's terms)."""
     z = problem.a @ r + problem.m @ e
     value, _, _, w = _posterior(problem, r, e)
     diag, off = _precision_band(problem, r, w)
     variance = _inverse_diagonal(diag, off)
-    n_players = len(problem.keys)
-    day_games: list[list[tuple[float, float, float]]] = [[] for _ in range(n_players)]
     coef = problem.entry_coef
-    for g, j, c in zip(
-        problem.entry_game.tolist(), problem.entry_day.tolist(), coef.tolist(), strict=True
-    ):
-        own = abs(c)
-        if c > 0:
-            day_games[j].append((own, float(z[g]) - own * float(r[j]), float(problem.score[g])))
-        else:
-            day_games[j].append(
-                (own, -float(z[g]) - own * float(r[j]), 1.0 - float(problem.score[g]))
-            )
-    players: dict[str, list[Day]] = {}
+    own = np.abs(coef)
+    sign = np.sign(coef)
+    pd = problem.entry_day
+    offset = sign * z[problem.entry_game] - own * r[pd]
+    score = np.where(
+        coef > 0, problem.score[problem.entry_game], 1.0 - problem.score[problem.entry_game]
+    )
+    order = np.argsort(pd, kind="stable")
+    pd, own, offset, score = pd[order], own[order], offset[order], score[order]
+    starts = np.flatnonzero(problem.first | _anchored_mask(problem))
+    bounds = np.append(starts, len(problem.keys))
+    cuts = np.searchsorted(pd, bounds)
+    players: dict[str, PlayerDays] = {}
     variances: dict[str, list[float]] = {}
-    for i, (p, day) in enumerate(problem.keys):
-        players.setdefault(p, []).append(Day(day, float(r[i]), day_games[i]))
-        variances.setdefault(p, []).append(float(variance[i]))
+    for k, first in enumerate(starts.tolist()):
+        last = int(bounds[k + 1])
+        lo, hi = int(cuts[k]), int(cuts[k + 1])
+        name = problem.keys[first][0]
+        players[name] = PlayerDays(
+            [problem.keys[i][1] for i in range(first, last)],
+            r[first:last].tolist(),
+            pd[lo:hi] - first,
+            own[lo:hi].copy(),
+            offset[lo:hi].copy(),
+            score[lo:hi].copy(),
+        )
+        variances[name] = variance[first:last].tolist()
     e_var = _epad_variance(problem, w)
     return FitResult(
         players,
@@ -394,6 +404,12 @@ def _result(
         change,
         value,
     )
+
+
+def _anchored_mask(problem: _Problem) -> NDArray[np.bool_]:
+    mask = np.zeros(len(problem.keys), dtype=bool)
+    mask[problem.anchored] = True
+    return mask
 
 
 def _epad_variance(problem: _Problem, w: Vector) -> Vector:

@@ -393,9 +393,12 @@ class RerateStore:
             for row in conn.execute(select(pools).where(pools.c.model != "synelo")):
                 pool = _pool(row)
                 every = pool.model_params.get("refit_every")
-                if isinstance(every, int) and every > 0:
-                    if pool.rated - _last_started_at(conn, pool, "refit") >= every:
-                        due.append(pool)
+                if (
+                    isinstance(every, int)
+                    and every > 0
+                    and pool.rated - _last_started_at(conn, pool, "refit") >= every
+                ):
+                    due.append(pool)
         return due
 
     def fail(self, job: Job, error: str) -> None:
