@@ -55,7 +55,7 @@ class Settings(BaseSettings):
     sigma: float = 400.0
     convergence: Convergence = "revised"  # F3's version for new pools: "revised" or "seed"
     brier_recent: int = 500
-    autotune_check_s: float = 60.0  # how often a worker looks for auto-tunes and refits due; 0: never
+    autotune_check_s: float = 60.0  # how often to look for auto-tunes and refits due; 0: never
     n_max: int = 32  # largest pool the exact split solver takes on; beyond, the greedy
     balance_budget_ms: int = Field(1000, ge=1)  # time for one splits request; then greedy
 

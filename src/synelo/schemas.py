@@ -346,7 +346,7 @@ class ChangeOut(BaseModel):
 
     id: int
     seq: int = Field(description="rounds the pool had stored when it was made")
-    kind: Literal["set", "reset", "void", "unvoid", "patch", "tune"]
+    kind: Literal["set", "reset", "void", "unvoid", "patch", "tune", "refit"]
     steam_id: str | None = Field(description="the player set or reset")
     round_id: str | None = Field(description="the round voided or unvoided")
     value: dict[str, Any] | None = Field(description='{"rating"} or {"model", "params"}')
@@ -364,7 +364,7 @@ class JobOut(BaseModel):
 
     id: int
     pool: str
-    kind: Literal["patch", "void", "unvoid", "tune"]
+    kind: Literal["patch", "void", "unvoid", "tune", "refit"]
     status: Literal["running", "done", "failed"]
     phase: str = Field(
         description="queued, rating, solving (a full-history refit), swapping or done"
@@ -638,6 +638,12 @@ class SplitsIn(BaseModel):
     min_k: int = Field(2, ge=1, le=MAX_SIDE)
     max_k: int | None = Field(None, ge=1, le=MAX_SIDE)
     prefer: Literal["stay", "mix"] | None = "mix"
+    mode: Literal["even", "all-play"] | None = Field(
+        None,
+        description="even: k against k by equal strength sums, for every k from min_k to "
+        "max_k; all-play: everyone plays, ⌊n/2⌋ against ⌈n/2⌉, by the least |logit P(A)| of "
+        "the pool's model (W12; only models that have one, such as whr). Default: the model's",
+    )
 
 
 class SplitOut(BaseModel):
@@ -649,7 +655,9 @@ class SplitOut(BaseModel):
     sum_b: int
     gap: int
     p_a: float
-    optimal: bool = Field(description="the gap is proven minimal")
+    optimal: bool = Field(
+        description="the gap (all-play: |logit|) is proven minimal at the rating resolution"
+    )
     moved: int | None = Field(
         description="players on a team now who change team (null without current)"
     )
@@ -658,10 +666,18 @@ class SplitOut(BaseModel):
         "splits with this gap (null without current)"
     )
     split_parties: list[list[str]] = Field(description="parties that could not stay together")
+    logit: float | None = Field(
+        None,
+        description="all-play: the model's logit P(A) on the strengths the split was chosen "
+        "by, whose absolute value it minimises (W12); null for even splits",
+    )
 
 
 class SplitsOut(BaseModel):
     splits: list[SplitOut]
+    mode: Literal["even", "all-play"] = Field(
+        "even", description="how the splits were chosen (see the request's mode)"
+    )
     solver: Literal["exact", "greedy"]
     elapsed_ms: float = Field(
         description="since the request began: waiting for the solver, reading and solving "

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import random
 import uuid
+from collections.abc import Sequence
 from typing import Any
 
 import httpx
@@ -163,19 +164,38 @@ def test_a_pool_of_each_model_rates_as_the_model_does(
     assert predicted.json()["p_a"] == expected
     strength = {p: reference.strength(reference.state_of(states, p)) for p in PLAYERS}
     assert predicted.json()["strength_a"] == pytest.approx(sum(strength[p] for p in teams["A"]))
-    splits = server.post(f"/v1/pools/{pool}/splits", json={"players": PLAYERS[:6]}).json()
+    all_play = reference.split_mode == "all-play"
+    seated = PLAYERS[: 7 if all_play else 6]
+    splits = server.post(f"/v1/pools/{pool}/splits", json={"players": seated}).json()
+    assert splits["mode"] == reference.split_mode
     for split in splits["splits"]:
         facts_ = RoundFacts(tuple(split["A"]), tuple(split["B"]), "A")
         assert split["p_a"] == reference.predict(states, facts_, context)
         assert split["sum_a"] == sum(round(strength[p]) for p in split["A"])
-    best = splits["splits"][-1]  # 3v3: the most even strength sums of all 20 splits
-    assert best["gap"] == min(
-        abs(
-            sum(round(strength[p]) for p in a)
-            - sum(round(strength[p]) for p in PLAYERS[:6] if p not in a)
+    if all_play:  # one split of all 7, 3 v 4, with the least |logit| (epad included) of all 35
+
+        def logit(team_a: Sequence[str], team_b: Sequence[str]) -> float:
+            return reference.split_logit(
+                [round(strength[p]) for p in team_a], [round(strength[p]) for p in team_b], context
+            )
+
+        (best,) = splits["splits"]
+        assert sorted([len(best["A"]), len(best["B"])]) == [3, 4] and best["bench"] == []
+        assert best["logit"] == pytest.approx(logit(best["A"], best["B"]), abs=1e-12)
+        assert abs(best["logit"]) == pytest.approx(
+            min(abs(logit(a, [p for p in seated if p not in a])) for a in _threes(seated)),
+            abs=1e-12,
         )
-        for a in _threes(PLAYERS[:6])
-    )
+    else:
+        best = splits["splits"][-1]  # 3v3: the most even strength sums of all 20 splits
+        assert best["gap"] == min(
+            abs(
+                sum(round(strength[p]) for p in a)
+                - sum(round(strength[p]) for p in seated if p not in a)
+            )
+            for a in _threes(seated)
+        )
+    assert best["optimal"]
     moved = server.post(
         f"/v1/pools/{pool}/autobalance", json={"teams": {"A": PLAYERS[:5], "B": []}}
     )

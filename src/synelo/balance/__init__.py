@@ -1,5 +1,6 @@
 """Pure split and autobalance solvers (no I/O), shared by the service and the game side."""
 
+from synelo.balance.allplay import all_play_split
 from synelo.balance.autobalance import (
     Move,
     Rebalance,
@@ -19,6 +20,7 @@ __all__ = [
     "SectorsEdgePolicy",
     "Split",
     "SplitSet",
+    "all_play_split",
     "best_splits",
     "min_swaps",
     "place_joiner",

@@ -12,12 +12,12 @@ to the smaller S leaves Σ_L − Σ_S − 2·Σ_M, so the move set is the one wh
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 from synelo.balance.exact import choose
-from synelo.balance.problem import Unit, integer_ratings
+from synelo.balance.problem import Unit, integer_ratings, scaled
 
 Team = Literal["A", "B"]
 Origin = Literal["A", "B", "none"]
@@ -49,18 +49,27 @@ def place_joiner(
     team_b: Sequence[int],
     joiner: int,
     resolution: float | None = None,
+    *,
+    logit: Callable[[Sequence[float], Sequence[float]], float] | None = None,
 ) -> Team:
-    """Odd joiner (SynElo): with equal teams, the side that leaves |Σ_A − Σ_B| smallest.
+    """Odd joiner (SynElo): with equal teams, the side that leaves |Σ_A − Σ_B| smallest, or,
+    given an all-play model's `logit` of two teams' strengths, the least |logit P(A)| (W12:
+    k + 1 against k is not even at equal means when the model has an epad).
 
     With unequal teams the joiner goes to the smaller one (a joiner that made the sizes differ
     by 2 would only trigger F11). Ties go to the team with the lower sum, then to A.
     """
-    ints, _ = integer_ratings(ratings, resolution)
+    ints, step = integer_ratings(ratings, resolution)
     if len(team_a) != len(team_b):
         return "A" if len(team_a) < len(team_b) else "B"
     diff = sum(ints[i] for i in team_a) - sum(ints[i] for i in team_b)
     r = ints[joiner]
-    return "A" if (abs(diff + r), diff > 0) <= (abs(diff - r), diff < 0) else "B"
+    on_a: float = abs(diff + r)
+    on_b: float = abs(diff - r)
+    if logit is not None:
+        a, b, j = ([scaled(ints[i], step) for i in t] for t in (team_a, team_b, [joiner]))
+        on_a, on_b = abs(logit(a + j, b)), abs(logit(a, b + j))
+    return "A" if (on_a, diff > 0) <= (on_b, diff < 0) else "B"
 
 
 def transfer_moves(

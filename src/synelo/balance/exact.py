@@ -45,7 +45,7 @@ def choose(
     units: Sequence[Unit],
     k: int,
     allowed: Sequence[bool],
-    twice_target: int,
+    twice_target: float,
     prefer_take: Sequence[bool],
     budget_bytes: int = 64 << 20,
     everyone: bool = False,
@@ -56,6 +56,7 @@ def choose(
     `everyone`, where the units not taken form the other team and so play anyway). Returns a
     take flag per unit, or None when no choice exists or the tables would pass the budget.
     With `everyone`, the distance is measured as |2x − twice_target| for the taken weight x.
+    The target may be fractional (an all-play split's W12 target is any real number).
     """
     pool = [i for i in range(len(units)) if allowed[i]]
     top = sum(units[i].weight for i in pool)
@@ -142,11 +143,12 @@ def _has(step: list[list[int]], a: int, b: int, x: int) -> bool:
     return x >= 0 and bool((step[a][b] >> x) & 1)
 
 
-def _nearest(bits: int, twice_center: int) -> int:
-    """The set bit x of `bits` with the least |2x − twice_center| (the lower one on a tie)."""
+def _nearest(bits: int, twice_center: float) -> int:
+    """The set bit x of `bits` with the least |2x − twice_center| (the lower one on a tie);
+    twice_center need not be whole."""
     if twice_center < 0:
         return (bits & -bits).bit_length() - 1
-    lo, hi = twice_center // 2, (twice_center + 1) // 2
+    lo, hi = int(twice_center // 2), -int(-twice_center // 2)  # ⌊c/2⌋ and ⌈c/2⌉
     above = bits >> hi
     up = hi + (above & -above).bit_length() - 1 if above else None
     down = (bits & ((2 << lo) - 1)).bit_length() - 1

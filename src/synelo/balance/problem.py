@@ -32,6 +32,35 @@ def integer_ratings(ratings: Sequence[float], resolution: float | None) -> tuple
     return [round(Fraction(str(r)) / step) for r in ratings], float(step)
 
 
+def scaled(value: int, step: float) -> float:
+    """A count of resolution steps as a rating again."""
+    return value if step == 1.0 else round(value * step, 10)
+
+
+def check_players(
+    n: int,
+    must_play: Collection[int],
+    parties: Sequence[Sequence[int]],
+    current: tuple[Collection[int], Collection[int]] | None,
+) -> None:
+    """ValueErrors, naming the argument, for players outside the pool, overlapping parties
+    and a player on both present teams."""
+    seen: set[int] = set()
+    for name, group in (
+        [("must_play", must_play)]
+        + [("parties", p) for p in parties]
+        + ([("current", current[0]), ("current", current[1])] if current else [])
+    ):
+        if any(not 0 <= i < n for i in group):
+            raise ValueError(f"{name} names a player that is not in the pool")
+    for party in parties:
+        if seen & set(party) or len(set(party)) != len(party):
+            raise ValueError("parties overlap: a player is in two parties")
+        seen |= set(party)
+    if current and set(current[0]) & set(current[1]):
+        raise ValueError("current puts a player on both teams")
+
+
 @dataclass(frozen=True, slots=True)
 class Unit:
     """Players who go to the same place: a party, or one player."""
@@ -161,15 +190,17 @@ class ProblemBuilder:
         if parties not in self._units:
             units = tuple(
                 Unit(u.members, u.weight - self.low * u.size, u.must, u.moves, u.size)
-                for u in _units(self.ratings, self.must, parties, self.now)
+                for u in player_units(self.ratings, self.must, parties, self.now)
             )
             self._units[parties] = units, UnitArrays.of(units)
         return self._units[parties]
 
 
-def _units(
+def player_units(
     ratings: Sequence[int], must: set[int], parties: Sequence[tuple[int, ...]], now: Sequence[int]
 ) -> list[Unit]:
+    """Every party as one unit and every other player as one, heaviest per player first
+    (then by first member), with their moved counts from the present places `now`."""
     grouped: set[int] = set()
     groups: list[tuple[int, ...]] = []
     for party in parties:

@@ -26,8 +26,10 @@ from synelo.balance.problem import (
     B,
     Problem,
     ProblemBuilder,
+    check_players,
     current_sides,
     integer_ratings,
+    scaled,
 )
 from synelo.balance.search import Placement, Prefer, greedy_descent, pair_exchange
 from synelo.balance.start import starting_sides
@@ -51,6 +53,7 @@ class Split:
     moved_optimal: bool | None  # `prefer` is proven honoured among optimal-gap splits
     split_parties: tuple[tuple[int, ...], ...]
     method: str  # "bound": search met the parity bound; "exact": the bitset program; "greedy"
+    logit: float | None = None  # an all-play split's logit P(A), whose |·| it minimised (W12)
 
 
 @dataclass(frozen=True, slots=True)
@@ -280,20 +283,16 @@ def _split(
         tuple(groups[A]),
         tuple(groups[B]),
         tuple(groups[BENCH]),
-        _scaled(sum_a, step),
-        _scaled(sum_b, step),
-        _scaled(abs(sum_a - sum_b), step),
-        win_probability(_scaled(sum_a, step), _scaled(sum_b, step), theta),
+        scaled(sum_a, step),
+        scaled(sum_b, step),
+        scaled(abs(sum_a - sum_b), step),
+        win_probability(scaled(sum_a, step), scaled(sum_b, step), theta),
         method != "greedy",
         moved,
         moved_optimal,
         problem.split_parties,
         method,
     )
-
-
-def _scaled(value: int, step: float) -> float:
-    return value if step == 1.0 else round(value * step, 10)
 
 
 def _check(
@@ -313,17 +312,4 @@ def _check(
         raise ValueError(f"max_k {max_k} needs {2 * max_k} players; there are {n}")
     if len(set(must_play)) > 2 * max_k:
         raise ValueError("must_play has more players than the largest team size can seat")
-    seen: set[int] = set()
-    for name, group in (
-        [("must_play", must_play)]
-        + [("parties", p) for p in parties]
-        + ([("current", current[0]), ("current", current[1])] if current else [])
-    ):
-        if any(not 0 <= i < n for i in group):
-            raise ValueError(f"{name} names a player that is not in the pool")
-    for party in parties:
-        if seen & set(party) or len(set(party)) != len(party):
-            raise ValueError("parties overlap: a player is in two parties")
-        seen |= set(party)
-    if current and set(current[0]) & set(current[1]):
-        raise ValueError("current puts a player on both teams")
+    check_players(n, must_play, parties, current)

@@ -120,8 +120,10 @@ class SyneloClient:
         min_k: int = 2,
         max_k: int | None = None,
         prefer: str | None = "mix",
+        mode: str | None = None,
     ) -> list[Split]:
-        """The best split for every team size (k = min_k … max_k), smallest k first."""
+        """The best split for every team size (k = min_k … max_k), smallest k first; for an
+        all-play pool (or `mode="all-play"`) the one split of every player (W12)."""
         body: dict[str, Any] = {
             "players": list(players),
             "parties": [list(p) for p in parties],
@@ -132,6 +134,8 @@ class SyneloClient:
         }
         if current is not None:
             body["current"] = {"A": list(current[0]), "B": list(current[1])}
+        if mode is not None:
+            body["mode"] = mode
         data = self.request("POST", self._pool("/splits"), body).json()
         return [Split.model_validate(s) for s in data["splits"]]
 

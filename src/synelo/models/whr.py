@@ -320,8 +320,8 @@ class Whr(Model[PlayerDays]):
     def split_line(
         self, size_a: int, size_b: int, context: Mapping[str, Any]
     ) -> tuple[float, float] | None:
-        if self.epad_kind == "bpst":
-            return None
+        if self.epad_kind == "bpst" and size_a != size_b:
+            return None  # W7's epad depends on the smaller team's best player
         design = epad_design(self.epad_kind, self.steps, [0.0] * size_a, [0.0] * size_b)
         epad = self.epads(context)
         return 1.0 / NATURAL, sum(m * epad.get(n, 0.0) for n, m in design.items())

@@ -164,9 +164,7 @@ class Recompute:
     state in memory; `players` is the result. `synelo` is a SynElo pool's parameters (None
     for another model, rated by `model`)."""
 
-    def __init__(
-        self, model: Model[Any], synelo: SynEloParams | None, refit: bool = False
-    ) -> None:
+    def __init__(self, model: Model[Any], synelo: SynEloParams | None, refit: bool = False) -> None:
         self.model = model
         self.synelo = synelo
         self.players: dict[str, PlayerState] = {}

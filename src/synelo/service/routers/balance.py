@@ -2,22 +2,26 @@
 
 Balancing evens out team sums of each player's strength (the pool's model says what it is:
 SynElo's and Elo's rating, TrueSkill's μ…); the win chance of a split is the model's own
-prediction for it.
+prediction for it. A model whose split mode is "all-play" (whr) seats everyone instead, ⌊n/2⌋
+against ⌈n/2⌉, and balances by its own logit P(A), extra-player advantage included (W12); it
+places an odd joiner by that logit too.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 import orjson
 from fastapi import APIRouter, HTTPException, Request
+from fastapi.exceptions import RequestValidationError
 from starlette.concurrency import run_in_threadpool
 
-from synelo.balance import best_splits, min_swaps, place_joiner, transfer_moves
+from synelo.balance import all_play_split, best_splits, min_swaps, place_joiner, transfer_moves
 from synelo.balance.autobalance import Move, Rebalance
+from synelo.balance.solver import SplitSet
 from synelo.config import Settings
 from synelo.models import Model, RoundFacts
 from synelo.ratings import win_probability
@@ -101,7 +105,9 @@ class Roster:
 
 @router.post("/splits", response_model=SplitsOut, dependencies=[ServerAuth], responses=errors(503))
 async def splits(pool: PoolDep, body: SplitsIn, store: StoreDep, request: Request) -> SplitsOut:
-    """The best split for every team size from min_k to max_k (F7, exact up to N_max).
+    """The best split for every team size from min_k to max_k (F7, exact up to N_max), or
+    for an all-play pool (the model's split mode, or `mode`) the one split of every player
+    with the least |logit P(A)| (W12).
 
     The time budget (SYNELO_BALANCE_BUDGET_MS) runs from the request's start: waiting for
     this worker's solver (one request at a time), reading the ratings and solving all count.
@@ -125,6 +131,9 @@ async def splits(pool: PoolDep, body: SplitsIn, store: StoreDep, request: Reques
         ) from None
 
 
+SplitMode = Literal["even", "all-play"]
+
+
 class _Asked(NamedTuple):
     """A splits request checked against its pool: the players, their parties and rules."""
 
@@ -133,10 +142,28 @@ class _Asked(NamedTuple):
     parties: list[list[int]]
     must: list[int]
     max_k: int
+    mode: SplitMode
+
+
+def _has_all_play(model: Model[Any]) -> bool:
+    """Whether the model scores a split by its own logit (`Model.split_logit`)."""
+    return type(model).split_logit is not Model.split_logit
+
+
+def _all_play_refused(pool: Pool) -> RequestValidationError:
+    return invalid(
+        ("body", "mode"),
+        f"the pool's model {pool.model!r} has no all-play splits (no split logit); use mode even",
+        value="all-play",
+    )
 
 
 def _checked(pool: Pool, body: SplitsIn) -> _Asked:
     """The request's players as indices, or a 422 naming the field that does not fit."""
+    model = pool_model(pool)
+    mode: SplitMode = body.mode or model.split_mode
+    if mode == "all-play" and not _has_all_play(model):
+        raise _all_play_refused(pool)
     roster = Roster(pool, normalize_ids(body.players, pool.player_ids, ("body", "players")))
     n = len(roster.keys)
     current = None
@@ -159,13 +186,21 @@ def _checked(pool: Pool, body: SplitsIn) -> _Asked:
         raise invalid(
             ("body", "min_k"), f"min_k {body.min_k} is larger than max_k {max_k}", value=body.min_k
         )
-    if len(must) > 2 * max_k:
+    if mode == "all-play":
+        if max_k < n // 2:  # everyone plays: must_play holds whoever it names
+            raise invalid(
+                ("body", "max_k"),
+                f"an all-play split seats all {n} players, {n // 2} against {n - n // 2}; "
+                f"max_k {max_k} is smaller",
+                value=body.max_k,
+            )
+    elif len(must) > 2 * max_k:
         raise invalid(
             ("body", "must_play"),
             f"{len(must)} players must play but the largest team size ({max_k}) seats {2 * max_k}",
             value=len(must),
         )
-    return _Asked(roster, current, parties, must, max_k)
+    return _Asked(roster, current, parties, must, max_k, mode)
 
 
 def _solve(
@@ -180,18 +215,22 @@ def _solve(
     is CPU-bound and reads the database."""
     roster = asked.roster
     pool = roster.read(store)
-    result = best_splits(
-        roster.ratings(store),
-        theta=pool.params.theta,  # SynElo's Θ; the model's own P replaces it otherwise
-        min_k=body.min_k,
-        max_k=asked.max_k,
-        must_play=asked.must,
-        parties=asked.parties,
-        current=asked.current,
-        prefer=body.prefer,
-        n_max=settings.n_max,
-        budget_s=max(0.0, deadline - time.perf_counter()),
-    )
+    context: dict[str, Any] = {}
+    if asked.mode == "all-play":
+        result, context = _all_play(asked, body, store, settings, deadline)
+    else:
+        result = best_splits(
+            roster.ratings(store),
+            theta=pool.params.theta,  # SynElo's Θ; the model's own P replaces it otherwise
+            min_k=body.min_k,
+            max_k=asked.max_k,
+            must_play=asked.must,
+            parties=asked.parties,
+            current=asked.current,
+            prefer=body.prefer,
+            n_max=settings.n_max,
+            budget_s=max(0.0, deadline - time.perf_counter()),
+        )
     keys = roster.keys
     splits = result.splits
     if not pool.is_synelo:
@@ -200,14 +239,14 @@ def _solve(
             RoundFacts(tuple(keys[i] for i in s.a), tuple(keys[i] for i in s.b), "A")
             for s in splits
         ]
-        context = store.read_context(
-            pool, sorted({k for f in facts for k in model.context_keys(f)})
-        )
+        wanted = {k for f in facts for k in model.context_keys(f)} - context.keys()
+        context = {**context, **store.read_context(pool, sorted(wanted))}
         splits = tuple(
             replace(s, p_a=model.predict(states, f, context))
             for s, f in zip(splits, facts, strict=True)
         )
     return SplitsOut(
+        mode=asked.mode,
         solver=result.solver,
         elapsed_ms=round((time.perf_counter() - began) * 1000, 3),
         splits=[
@@ -224,10 +263,47 @@ def _solve(
                 moved=s.moved,
                 moved_optimal=s.moved_optimal,
                 split_parties=[[keys[i] for i in p] for p in s.split_parties],
+                logit=s.logit,
             )
             for s in splits
         ],
     )
+
+
+def _all_play(
+    asked: _Asked, body: SplitsIn, store: Store, settings: Settings, deadline: float
+) -> tuple[SplitSet, dict[str, Any]]:
+    """W12 on the pool's model: the split and the context entries its logit read (those of
+    ⌊n/2⌋ against ⌈n/2⌉, either way round)."""
+    roster = asked.roster
+    pool = roster.read(store)
+    model, _ = roster.states(store)
+    if not _has_all_play(model):  # the pool's model changed since the request was checked
+        raise _all_play_refused(pool)
+    keys, k = roster.keys, len(roster.keys) // 2
+    context = _context_of(store, pool, model, [(keys[:k], keys[k:]), (keys[k:], keys[:k])])
+    result = all_play_split(
+        roster.ratings(store),
+        lambda a, b: model.split_logit(a, b, context),
+        lambda size_a, size_b: model.split_line(size_a, size_b, context),
+        parties=asked.parties,
+        current=asked.current,
+        prefer=body.prefer,
+        exact=len(keys) <= settings.n_max,
+        budget_s=max(0.0, deadline - time.perf_counter()),
+    )
+    return result, context
+
+
+def _context_of(
+    store: Store,
+    pool: Pool,
+    model: Model[Any],
+    teams: Sequence[tuple[Sequence[str], Sequence[str]]],
+) -> dict[str, Any]:
+    """The pool's context entries that rounds of these teams read."""
+    wanted = {k for a, b in teams for k in model.context_keys(RoundFacts(tuple(a), tuple(b), "A"))}
+    return store.read_context(pool, sorted(wanted))
 
 
 @router.post("/autobalance", response_model=AutobalanceOut, dependencies=[ServerAuth])
@@ -267,11 +343,30 @@ def autobalance(pool: PoolDep, body: AutobalanceIn, store: StoreDep) -> Autobala
     else:
         if joiner:
             j = len(a) + len(b)
-            side = place_joiner(ratings, a, b, j)
+            side = place_joiner(ratings, a, b, j, logit=_joiner_logit(roster, store, a, b, j))
             (a if side == "A" else b).append(j)
             placed.append(Move(j, "none", side))
         outcome = transfer_moves(ratings, a, b, locked=locked, parties=parties)
     return _answer(body.method, roster.keys, placed, gap_before, outcome)
+
+
+def _joiner_logit(
+    roster: Roster, store: Store, a: list[int], b: list[int], joiner: int
+) -> Callable[[Sequence[float], Sequence[float]], float] | None:
+    """An all-play model's split logit for placing an odd joiner (W12), with the context
+    entries of either place; None for other models (the joiner goes by sums)."""
+    pool = roster.read(store)
+    if pool.is_synelo:
+        return None
+    model, _ = roster.states(store)
+    if model.split_mode != "all-play" or not _has_all_play(model):
+        return None
+    keys = roster.keys
+    team_a, team_b = [keys[i] for i in a], [keys[i] for i in b]
+    context = _context_of(
+        store, pool, model, [([*team_a, keys[joiner]], team_b), (team_a, [*team_b, keys[joiner]])]
+    )
+    return lambda x, y: model.split_logit(x, y, context)
 
 
 def _answer(
