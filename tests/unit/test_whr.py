@@ -267,3 +267,12 @@ def test_a_rounds_day_comes_from_its_times() -> None:
     assert round_day({"received_at": "1970-01-03T23:59:59+00:00"}) == 2
     assert round_day({"ended_at": "1970-01-02T01:00:00Z", "received_at": "1971-01-01"}) == 1
     assert round_day({"started_at": "1970-01-01T23:30:00-02:00", "ended_at": "1970-01-05"}) == 1
+
+
+def test_a_round_with_a_side_that_did_not_play_teaches_nothing() -> None:
+    model = Whr()
+    state = PlayerDays(anchor=Anchor(0.5, 0.2), variance=0.2)
+    f = RoundFacts(("a",), ("b",), "A", (), ("b",), extras={"day": 3})
+    rated = model.rate({"b": state}, f)
+    assert set(rated.states) == {"b"} and rated.context == {}
+    assert model.encode(rated.states["b"]) == model.encode(state)

@@ -171,6 +171,8 @@ class Whr(Model[PlayerDays]):
         s_a = score_a(round.winner)
         side_a, side_b = list(round.rated_a), list(round.rated_b)
         players = {p: self.state_of(states, p).copy() for p in (*side_a, *side_b)}
+        if not side_a or not side_b:  # nobody played against them: nothing to learn
+            return Rated(p_a, players)
         today = {p: players[p].open_day(day) for p in players}
         epad = self.epads(context)
         ra = [players[p].r[today[p]] for p in side_a]
