@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: run test setup lint check-tests docs bench bench-pg bench-replay bench-balance bench-rerate bench-ratelimit bench-hive plugin clean
+.PHONY: run test setup lint check-tests docs bench bench-pg bench-replay bench-balance bench-rerate bench-ratelimit bench-hive bench-whr plugin clean
 
 # setup.py compiles the modules it lists with mypyc into src/: a stale .so would shadow an
 # edited .py, so a change to any of them rebuilds.
@@ -60,6 +60,12 @@ bench-rerate: setup
 ## The Hive model's full-history solve of 100,000 12v12 rounds.
 bench-hive: setup
 	$(BIN)/python bench/hive_solve.py
+
+## The whr model: the full MAP of 100,000 mixed-size rounds, then its replay of FRC 2016 (needs
+## ../shared/data/frc or DATA=dir) against synelo's. Its online rounds/s: `make bench`.
+bench-whr: setup
+	$(BIN)/python bench/whr_fit.py
+	$(BIN)/python bench/replay.py --models whr,synelo --years 2016 $(if $(DATA),--data $(DATA))
 
 ## Replay throughput, synelo against openskill-pl (needs ../shared/data/frc or DATA=dir).
 bench-replay: setup

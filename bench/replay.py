@@ -12,6 +12,10 @@ alternating the models, after one untimed warm-up pass of each over the first 5,
 matches, and the median of each is reported with the ratio synelo/openskill-pl. Targets:
 synelo ≥ 50,000 matches/s and ≥ 10× openskill-pl. The machine may be shared: repeat and
 read the median.
+
+``--models`` replays other models the same way (`make bench-whr`: ``--models whr,synelo
+--years 2016``, whr's target being the season replayed in ≤ 60 s); the targets above are
+printed when synelo and openskill-pl both ran.
 """
 
 from __future__ import annotations
@@ -29,6 +33,8 @@ from synelo.evaluation.replay import predict_all
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = REPO.parent / "shared" / "data" / "frc"
 DEFAULT_YEARS = "2009,2010,2011,2012,2013,2014,2016"
+DEFAULT_MODELS = "synelo,openskill-pl"
+TARGET_WHR_S = 60.0
 
 
 def main() -> int:
@@ -41,6 +47,9 @@ def main() -> int:
     )
     parser.add_argument("--years", default=DEFAULT_YEARS, help="comma-separated years")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument(
+        "--models", default=DEFAULT_MODELS, help="comma-separated models, each timed alike"
+    )
     args = parser.parse_args()
     files = [args.data / f"{y.strip()}.csv" for y in args.years.split(",")]
     missing = [str(f) for f in files if not f.exists()]
@@ -48,6 +57,7 @@ def main() -> int:
         print(f"missing: {', '.join(missing)} (pass --data DIR)", file=sys.stderr)
         return 1
     matches = import_frc(files).matches
+    names = [m.strip() for m in args.models.split(",") if m.strip()]
     print(f"FRC {args.years}: {len(matches):,} matches, {args.repeat} runs per model")
     compiled = not window.__file__.endswith(".py")
     # which build of the shared math is running (setup.py compiles it with mypyc)
@@ -55,7 +65,7 @@ def main() -> int:
         f"synelo.ratings: {'compiled by mypyc' if compiled else 'pure Python'} "
         f"({Path(window.__file__).name})"
     )
-    rates: dict[str, list[float]] = {"synelo": [], "openskill-pl": []}
+    rates: dict[str, list[float]] = {name: [] for name in names}
     for name in rates:  # warm-up, not timed: the first pass of a process runs markedly slower
         predict_all(create_model(name, {}, HistoryInfo(3)), matches[:5000])
     for run in range(args.repeat):
@@ -64,13 +74,21 @@ def main() -> int:
             _, seconds = predict_all(model, matches)
             rates[name].append(len(matches) / seconds)
             print(f"  run {run + 1} {name:>12}: {rates[name][-1]:>9,.0f} matches/s")
-    synelo, openskill = (statistics.median(rates[n]) for n in rates)
+    median = {name: statistics.median(runs) for name, runs in rates.items()}
+    for name, rate in median.items():
+        print(
+            f"median {name:<12} {rate:>9,.0f} matches/s ({len(matches) / rate:.1f} s for "
+            f"{len(matches):,} matches, runs {min(rates[name]):,.0f}–{max(rates[name]):,.0f})"
+        )
+    if "whr" in median:
+        seconds = len(matches) / median["whr"]
+        verdict = "met" if seconds <= TARGET_WHR_S else "NOT met"
+        print(f"whr replay in <= {TARGET_WHR_S:.0f} s: {seconds:.1f} s, {verdict}")
+    if "synelo" not in median or "openskill-pl" not in median:
+        return 0
+    synelo, openskill = median["synelo"], median["openskill-pl"]
     ratio = synelo / openskill
-    print(
-        f"median synelo       {synelo:>9,.0f} matches/s (target >= 50,000: "
-        f"{'met' if synelo >= 50_000 else 'NOT met'})"
-    )
-    print(f"median openskill-pl {openskill:>9,.0f} matches/s")
+    print(f"synelo >= 50,000 matches/s: {'met' if synelo >= 50_000 else 'NOT met'}")
     print(
         f"ratio synelo/openskill-pl {ratio:.2f} (target >= 10: "
         f"{'met' if ratio >= 10 else 'NOT met'})"

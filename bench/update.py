@@ -53,8 +53,14 @@ Method
 5. Then each rating model (``synelo.models``) gets a pool of its own on the empty server:
    50 unmeasured rounds, then ``--model-rounds`` measured ones, 12v12 rounds as an NS2
    server reports them (sides, commanders, eight maps, the round's length, two players'
-   time played: what Hive reads) at the same load; its rounds/s and p50/p99 latency are
-   printed as a table.
+   time played: what Hive reads) at the same load; its rounds/s, p50/p99 latency and the
+   server's CPU a round are printed as a table (``--models`` picks some of the models).
+   All of a pool's rounds fall on one day, so there a whr player holds one day of a dozen
+   games. Whr's cost grows with the days and games a player keeps (W5 steps over all of
+   them, and the state stored is all of them), so a second whr pool first gets
+   ``--whr-history`` rounds (unmeasured) dated over the ``--whr-days`` days before today
+   (``started_at``), which leaves a regular with a near-full window of days, then the same
+   measured rounds, today. Target for both whr pools: p99 <= 50 ms.
 
 The table shows both phases, the ratio throughput(history)/throughput(empty) and the
 targets. The servers and the temporary folders are removed at the end, also on errors and
@@ -82,6 +88,7 @@ from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from multiprocessing import get_context
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -109,6 +116,7 @@ PG_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/test"  # --pg-url's defau
 TARGET_RPS = 400.0
 TARGET_P99_MS = 20.0
 TARGET_RATIO = 0.8
+TARGET_WHR_P99_MS = 50.0
 
 
 class BenchError(RuntimeError):
@@ -121,9 +129,16 @@ def steam_ids(rng: random.Random, population: int) -> list[str]:
     return [str(STEAM_BASE + n) for n in rng.sample(range(1, population + 1), 2 * TEAM_SIZE)]
 
 
-def round_body(rng: random.Random, round_id: str, population: int, rich: bool = False) -> dict:
+def round_body(
+    rng: random.Random,
+    round_id: str,
+    population: int,
+    rich: bool = False,
+    started_at: str | None = None,
+) -> dict:
     """A 12v12 round; `rich`: as an NS2 server reports one, with sides, commanders, eight
-    maps, the round's length and two players' time played (what Hive reads)."""
+    maps, the round's length and two players' time played (what Hive reads); `started_at`:
+    when it started (ISO 8601), which dates it for whr."""
     ids = steam_ids(rng, population)
     body = {
         "round_id": round_id,
@@ -144,6 +159,8 @@ def round_body(rng: random.Random, round_id: str, population: int, rich: bool = 
             ids[5]: 0.5,
             ids[TEAM_SIZE + 5]: {"from": 100.0, "to": body["duration"]},
         }
+    if started_at is not None:
+        body["started_at"] = started_at
     return body
 
 
@@ -160,6 +177,7 @@ class LoadSpec:
     server_pid: int  # to read the server's CPU time (Linux /proc; NaN elsewhere)
     client: str = "socket"  # a key of CLIENTS
     rich: bool = False  # rounds with sides, commanders and time played (round_body)
+    span_days: float = 0.0  # > 0: the rounds start evenly over this many days before now
 
 
 @dataclass
@@ -189,8 +207,16 @@ class LoadResult:
 
 def encoded_bodies(spec: LoadSpec, start: int, count: int) -> list[bytes]:
     rng = random.Random(f"{spec.seed}-{spec.prefix}-{start}")
+    first = datetime.now(UTC) - timedelta(days=spec.span_days)
+    step = timedelta(days=spec.span_days) / max(spec.rounds, 1)
+
+    def started(i: int) -> str | None:
+        return (first + i * step).isoformat() if spec.span_days > 0 else None
+
     return [
-        json.dumps(round_body(rng, f"{spec.prefix}-{i}", spec.population, spec.rich)).encode()
+        json.dumps(
+            round_body(rng, f"{spec.prefix}-{i}", spec.population, spec.rich, started(i))
+        ).encode()
         for i in range(start, start + count)
     ]
 
@@ -677,6 +703,19 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default=1000,
         help="rounds measured for each rating model's pool on the empty server (0: skip)",
     )
+    p.add_argument(
+        "--models",
+        default="",
+        help="the models that get a pool, comma-separated (default: every model)",
+    )
+    p.add_argument(
+        "--whr-history",
+        type=int,
+        default=6000,
+        help="rounds dated over the --whr-days days before today given to the second whr "
+        "pool before its measured ones (0: no such pool)",
+    )
+    p.add_argument("--whr-days", type=int, default=30, help="the days --whr-history spans")
     p.add_argument("--population", type=int, default=2000, help="distinct players")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument(
@@ -720,6 +759,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         p.error("SQLite is served by one worker (its one writer): --workers needs postgresql")
     if args.database == "postgresql" and args.synchronous:
         p.error("--synchronous is SQLite's setting")
+    from synelo.models import MODELS
+
+    args.models = [m.strip() for m in args.models.split(",") if m.strip()] or list(MODELS)
+    if unknown := sorted(set(args.models) - set(MODELS)):
+        p.error(f"unknown model(s) {', '.join(unknown)}; known: {', '.join(MODELS)}")
+    if args.whr_days < 1:
+        p.error("--whr-days must be at least 1")
     return args
 
 
@@ -754,6 +800,7 @@ def load(
     pool: str = POOL,
     backends: BackendCpu | None = None,
     rich: bool = False,
+    span_days: float = 0.0,
 ) -> LoadResult:
     """Post `rounds` fresh rounds (round_ids prefixed `name`) to one server's `pool` and
     measure; `idle_pid`: the other server, whose CPU meanwhile is recorded too, and
@@ -770,6 +817,7 @@ def load(
         pid,
         args.client,
         rich,
+        span_days,
     )
     idle0 = process_cpu(idle_pid) if idle_pid else math.nan
     db0 = backends.snapshot() if backends else {}
@@ -872,27 +920,68 @@ def run(args: argparse.Namespace) -> dict[str, LoadResult]:
 
 def per_model(target: tuple[str, int], log: Path, args: argparse.Namespace) -> None:
     """Each rating model's throughput: a fresh pool of it on the empty server, `--model-rounds`
-    rounds after 50 unmeasured ones (the table printed as it goes)."""
-    from synelo.models import MODELS
-
-    base = target[0]
-    headers = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
-    print("\n| model | rounds/s | p50 ms | p99 ms |\n|---|---:|---:|---:|", flush=True)
-    for model in MODELS:
-        pool = f"bench-{model}"
-        body = {"name": pool, "team_size": TEAM_SIZE, "model": model}
-        r = httpx.post(f"{base}/v1/pools", json=body, headers=headers, timeout=30)
-        if r.status_code != 201:
-            raise BenchError(f"creating a {model} pool answered {r.status_code}: {r.text}")
+    rounds after 50 unmeasured ones (the table printed as it goes); then whr's pool with
+    `--whr-history` rounds of the days before (see the module docstring)."""
+    print(
+        "\n| model | rounds/s | p50 ms | p99 ms | server CPU ms/round |\n|---|---:|---:|---:|---:|",
+        flush=True,
+    )
+    whr: dict[str, LoadResult] = {}
+    for model in args.models:
+        pool = create_pool(target[0], f"bench-{model}", model)
         load(f"{model}-warmup", target, log, args, 50, pool=pool, rich=True)
         result = load(
             f"{model}-measured", target, log, args, args.model_rounds, pool=pool, rich=True
         )
+        print_model_row(model, result)
+        if model == "whr":
+            whr["rounds on one day"] = result
+    if "whr" in args.models and args.whr_history:
+        pool = create_pool(target[0], "bench-whr-kept", "whr")
+        days = f"{args.whr_days} days of history"
+        name = f"whr, {days}"
+        before = load(
+            "whr-kept-history",
+            target,
+            log,
+            args,
+            args.whr_history,
+            pool=pool,
+            rich=True,
+            span_days=args.whr_days,
+        )
+        result = load(
+            "whr-kept-measured", target, log, args, args.model_rounds, pool=pool, rich=True
+        )
+        print_model_row(name, result)
         print(
-            f"| {model} | {result.rate:.1f} | {result.percentile(0.5):.1f} | "
-            f"{result.percentile(0.99):.1f} |",
+            f"  ({name}: {args.whr_history:,} rounds over {args.whr_days} days first, "
+            f"unmeasured, at {before.rate:.1f} rounds/s)",
             flush=True,
         )
+        whr[days] = result
+    for name, result in whr.items():
+        p99 = result.percentile(0.99)
+        verdict = "met" if p99 <= TARGET_WHR_P99_MS else "MISSED"
+        print(f"target: whr ({name}) p99 <= {TARGET_WHR_P99_MS:.0f} ms: {p99:.1f}  {verdict}")
+
+
+def create_pool(base: str, pool: str, model: str) -> str:
+    """A fresh pool of `model` on the server at `base`; returns its name."""
+    body = {"name": pool, "team_size": TEAM_SIZE, "model": model}
+    headers = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+    r = httpx.post(f"{base}/v1/pools", json=body, headers=headers, timeout=30)
+    if r.status_code != 201:
+        raise BenchError(f"creating a {model} pool answered {r.status_code}: {r.text}")
+    return pool
+
+
+def print_model_row(name: str, result: LoadResult) -> None:
+    print(
+        f"| {name} | {result.rate:.1f} | {result.percentile(0.5):.1f} | "
+        f"{result.percentile(0.99):.1f} | {result.cpu_ms(result.server_cpu):.2f} |",
+        flush=True,
+    )
 
 
 def print_block(b: int, empty: LoadResult, history: LoadResult) -> None:

@@ -35,6 +35,10 @@ def test_update_benchmark_runs_both_phases_in_alternating_blocks(client: str) ->
             "--model-rounds",
             # each model's pool once is enough: the client only changes how rounds are sent
             "10" if client == "socket" else "0",
+            "--whr-history",
+            "20",
+            "--whr-days",
+            "3",
         ],
         capture_output=True,
         text=True,
@@ -49,14 +53,18 @@ def test_update_benchmark_runs_both_phases_in_alternating_blocks(client: str) ->
     assert [line.split(":")[0].strip() for line in blocks] == ["block 1", "block 2"]
     assert "CPU the idle server used meanwhile" in out
     # every warm-up and measured round went to its own server's database: 5 + 30 each, and
-    # the empty server's pools of each model 50 + 10 each
-    per_model = len(MODELS) * 60 if client == "socket" else 0
+    # the empty server's pools of each model 50 + 10 each, and whr's second pool 20 + 10
+    per_model = len(MODELS) * 60 + 30 if client == "socket" else 0
     assert (
         f"empty database after the run: {35 + per_model} rounds, "
         f"{24 * (35 + per_model):,} journal rows"
     ) in out
     rows = [line.split("|")[1].strip() for line in out.splitlines() if line.startswith("| ")]
     assert [r for r in rows if r in MODELS] == (list(MODELS) if client == "socket" else [])
+    # whr's pool with days of history behind its measured rounds, and whr's target on both
+    assert ("whr, 3 days of history" in rows) == (client == "socket")
+    targets = [line for line in out.splitlines() if line.startswith("target: whr")]
+    assert len(targets) == (2 if client == "socket" else 0)
     assert "history database after the run: 95 rounds, 2,280 journal rows" in out
     table = [line.split() for line in out.splitlines() if line.startswith(("empty ", "60 "))]
     assert [row[0] for row in table] == ["empty", "60"]

@@ -18,11 +18,11 @@ from synelo.ratings.whr import (
     Day,
     Drift,
     PlayerDays,
-    game_terms,
     drift_variances,
     epad_design,
     epad_terms,
-    fold_first_day,
+    fold_days,
+    game_terms,
     last_day_variance,
     newton_step,
     rating_highness,
@@ -35,7 +35,7 @@ from synelo.ratings.whr_fit import FitGame, fit
 
 
 def test_the_natural_scale_is_elo_over_400_ln10_around_1500() -> None:
-    assert NATURAL == pytest.approx(173.7177927613)
+    assert pytest.approx(173.7177927613) == NATURAL
     assert to_elo(0.0) == 1500.0 and to_elo(1.0) == pytest.approx(1673.7177927613)
     assert to_natural(to_elo(-0.37)) == pytest.approx(-0.37)
     # 400 Elo apart is 10:1 odds, as Elo's base-10 logistic says
@@ -151,7 +151,7 @@ def test_folding_old_days_barely_moves_the_last_day() -> None:
         for _ in range(40):
             newton_step(state, drift)
     for _ in range(6):
-        fold_first_day(folded, drift)
+        fold_days(folded, drift, len(folded.days) - 1)
         for _ in range(40):
             newton_step(folded, drift)
     assert len(folded.days) == 6 and folded.anchor is not None
@@ -276,3 +276,18 @@ def test_a_round_with_a_side_that_did_not_play_teaches_nothing() -> None:
     rated = model.rate({"b": state}, f)
     assert set(rated.states) == {"b"} and rated.context == {}
     assert model.encode(rated.states["b"]) == model.encode(state)
+
+
+def test_folding_several_days_at_once_equals_one_at_a_time() -> None:
+    rng = random.Random(9)
+    one, drift = _player(rng, days=10), Drift()
+    for _ in range(20):
+        newton_step(one, drift)
+    many = one.copy()
+    for keep in range(9, 3, -1):
+        fold_days(one, drift, keep)
+    fold_days(many, drift, 4)
+    assert many.days == one.days and many.r == one.r
+    assert many.anchor == one.anchor and many.weight_before == one.weight_before
+    assert many.game_day.tolist() == one.game_day.tolist()
+    assert many.offset.tolist() == one.offset.tolist()

@@ -26,8 +26,9 @@ from synelo.ratings.whr import (
     Drift,
     EpadKind,
     PlayerDays,
+    drift_variances,
     epad_design,
-    fold_first_day,
+    fold_days,
     last_day_variance,
     newton_step,
     sigmoid,
@@ -39,6 +40,9 @@ from synelo.ratings.whr_fit import FitGame, FitResult, fit
 
 EPAD = "epad:"  # a context entry per epad: {"mean": natural, "precision": 1/natural²}
 EPOCH = date(1970, 1, 1)
+# W5 online: the sweeps over a round's players stop early once none moves more than this
+# (natural units: 0.002 Elo); `iterations` bounds them
+SETTLED = 1e-5
 
 
 def round_day(extras: Mapping[str, Any]) -> int:
@@ -193,16 +197,22 @@ class Whr(Model[PlayerDays]):
             offset = mates - against + sign * bonus
             players[player].set_game(slots[player], 1.0 / len(own), offset, score)
 
-        for _ in range(self.iterations):
-            for p in players:
-                refresh(p)
-                newton_step(players[p], self.drift)
         for p in players:
             refresh(p)
-        for state in players.values():
-            while len(state.days) > self.window:
-                fold_first_day(state, self.drift)
-            state.variance = last_day_variance(state, self.drift)
+        # W4 stays put within the round: the new game's weight is set by the first refresh
+        variances = {p: drift_variances(state, self.drift) for p, state in players.items()}
+        for _ in range(self.iterations):
+            largest = 0.0
+            for p in players:
+                refresh(p)
+                largest = max(largest, newton_step(players[p], self.drift, variances[p]))
+            if largest < SETTLED:
+                break
+        for p in players:
+            refresh(p)
+        for p, state in players.items():
+            state.variance = last_day_variance(state, self.drift, variances[p])
+            fold_days(state, self.drift, self.window)
         return Rated(p_a, players, changed)
 
     def _learn_epad(
@@ -253,8 +263,7 @@ class Whr(Model[PlayerDays]):
             if player not in states:
                 continue
             state.anchor = anchors.get(player)
-            while len(state.days) > self.window:
-                fold_first_day(state, self.drift)
+            fold_days(state, self.drift, self.window)
             state.variance = result.variances[player][-1]
             out[player] = state
         entries = {

@@ -301,15 +301,18 @@ def drift_variances(player: PlayerDays, drift: Drift) -> list[float]:
     return out
 
 
-def _system(player: PlayerDays, drift: Drift) -> tuple[list[float], list[float], list[float]]:
-    """The gradient, the Hessian's diagonal and its off-diagonal for a player's kept days."""
+def _system(
+    player: PlayerDays, drift: Drift, variances: Sequence[float] | None = None
+) -> tuple[list[float], list[float], list[float]]:
+    """The gradient, the Hessian's diagonal and its off-diagonal for a player's kept days
+    (`variances`: W4's between them, when the caller has them already)."""
     r = player.r
     g, h = game_derivatives(player, r)
     grad, diag = g.tolist(), h.tolist()
     g0, h0 = anchor_terms(player.anchor, r[0])
     grad[0] += g0
     diag[0] += h0
-    s2 = drift_variances(player, drift)
+    s2 = drift_variances(player, drift) if variances is None else variances
     off = [1.0 / v for v in s2]  # H[i, i+1]
     for i, v in enumerate(s2):
         flow = (r[i + 1] - r[i]) / v
@@ -320,13 +323,16 @@ def _system(player: PlayerDays, drift: Drift) -> tuple[list[float], list[float],
     return grad, diag, off
 
 
-def newton_step(player: PlayerDays, drift: Drift) -> float:
+def newton_step(
+    player: PlayerDays, drift: Drift, variances: Sequence[float] | None = None
+) -> float:
     """W5: one Newton step on all of a player's kept days, everyone else held fixed. The
     Hessian is tridiagonal (each day is tied only to its neighbours), so the step costs
-    O(days) beyond evaluating the games. Returns the largest change."""
+    O(days) beyond evaluating the games. `variances`: W4's, if known. Returns the largest
+    change."""
     if not player.days:
         return 0.0
-    grad, diag, off = _system(player, drift)
+    grad, diag, off = _system(player, drift, variances)
     diag = [min(h, -MIN_CURVATURE) for h in diag]
     step = solve_tridiagonal(diag, off, grad)
     largest = max(abs(s) for s in step)
@@ -356,12 +362,14 @@ def solve_tridiagonal(
     return x
 
 
-def last_day_variance(player: PlayerDays, drift: Drift) -> float:
+def last_day_variance(
+    player: PlayerDays, drift: Drift, variances: Sequence[float] | None = None
+) -> float:
     """W9: the last day's posterior variance, the last diagonal entry of −H⁻¹ with everyone
     else held fixed: forward elimination of the tridiagonal −H gives it as 1/(last pivot)."""
     if not player.days:
         return player.anchor.variance if player.anchor else 0.0
-    _, diag, off = _system(player, drift)
+    _, diag, off = _system(player, drift, variances)
     pivot = 0.0
     for i, h in enumerate(diag):
         a = -h
@@ -371,39 +379,46 @@ def last_day_variance(player: PlayerDays, drift: Drift) -> float:
     return 1.0 / pivot
 
 
-def fold_first_day(player: PlayerDays, drift: Drift, iterations: int = 20) -> None:
-    """W8: forget the first kept day into the prior of the next: its rating given only the
-    anchor and its own games (a one-day MAP, Normal by Laplace's approximation) becomes,
-    widened by the drift between the two days, the next day's anchor."""
-    first = player.game_day == 0
-    alone = PlayerDays(
-        [player.days[0]],
-        [player.r[0]],
-        np.zeros(int(first.sum()), dtype=np.int64),
-        player.coef[first],
-        player.offset[first],
-        player.score[first],
-        player.anchor,
-    )
-    r = alone.r[0]
-    for _ in range(iterations):
-        g, h = game_derivatives(alone, [r])
-        ga, ha = anchor_terms(alone.anchor, r)
-        step = (float(g[0]) + ga) / min(float(h[0]) + ha, -MIN_CURVATURE)
-        step = max(-MAX_STEP, min(MAX_STEP, step))
-        r -= step
-        if abs(step) < 1e-12:
-            break
-    _, h = game_derivatives(alone, [r])
-    variance = -1.0 / min(float(h[0]) + anchor_terms(alone.anchor, r)[1], -MIN_CURVATURE)
-    weights = player.day_weights()
-    gap = drift.variance(player.days[1] - player.days[0], float(weights[1]), player.weight_before)
-    player.anchor = Anchor(r, variance + gap)
-    player.weight_before += float(weights[0])
-    keep = ~first
-    player.days = player.days[1:]
-    player.r = player.r[1:]
-    player.game_day = player.game_day[keep] - 1
-    player.coef = player.coef[keep]
-    player.offset = player.offset[keep]
-    player.score = player.score[keep]
+def fold_days(player: PlayerDays, drift: Drift, keep: int, iterations: int = 20) -> None:
+    """W8: forget the oldest kept days, one at a time, until `keep` are left. Each goes into
+    the prior of the next: its rating given only its own prior and its own games (a one-day
+    MAP, Normal by Laplace's approximation) becomes, widened by the drift between the two
+    days, the next day's anchor. The games are cut from the arrays once, at the end."""
+    fold = len(player.days) - keep
+    if fold <= 0:
+        return
+    weights = player.day_weights().tolist()
+    ends = np.searchsorted(player.game_day, np.arange(1, fold + 1)).tolist()
+    start = 0
+    for i in range(fold):
+        end = ends[i]
+        c = player.coef[start:end]
+        o = player.offset[start:end]
+        s = player.score[start:end]
+        r = player.r[i]
+        h = 0.0
+        for _ in range(iterations):
+            p = scipy.special.expit(c * r + o)
+            ga, ha = anchor_terms(player.anchor, r)
+            h = min(float(np.dot(c * c, p * (p - 1.0))) + ha, -MIN_CURVATURE)
+            step = (float(np.dot(c, s - p)) + ga) / h
+            step = max(-MAX_STEP, min(MAX_STEP, step))
+            r -= step
+            if abs(step) < 1e-12:
+                break
+        p = scipy.special.expit(c * r + o)
+        h = min(
+            float(np.dot(c * c, p * (p - 1.0))) + anchor_terms(player.anchor, r)[1], -MIN_CURVATURE
+        )
+        gap = drift.variance(
+            player.days[i + 1] - player.days[i], weights[i + 1], player.weight_before
+        )
+        player.anchor = Anchor(r, -1.0 / h + gap)
+        player.weight_before += weights[i]
+        start = end
+    player.days = player.days[fold:]
+    player.r = player.r[fold:]
+    player.game_day = player.game_day[start:] - fold
+    player.coef = player.coef[start:]
+    player.offset = player.offset[start:]
+    player.score = player.score[start:]
