@@ -87,7 +87,8 @@ def test_the_tridiagonal_solve_matches_dense_algebra() -> None:
     diag = [-(rng.uniform(0.1, 1.0) + 2.5) for _ in range(n)]
     rhs = [rng.gauss(0, 1) for _ in range(n)]
     dense = np.diag(diag) + np.diag(off, 1) + np.diag(off, -1)
-    assert solve_tridiagonal(diag, off, rhs) == pytest.approx(list(np.linalg.solve(dense, rhs)))
+    solved = solve_tridiagonal(np.asarray(diag), np.asarray(off), np.asarray(rhs))
+    assert solved.tolist() == pytest.approx(list(np.linalg.solve(dense, rhs)))
 
 
 def _player(rng: random.Random, days: int = 6, anchor: Anchor | None = None) -> PlayerDays:
@@ -102,7 +103,7 @@ def _player(rng: random.Random, days: int = 6, anchor: Anchor | None = None) -> 
 
 
 def _neg_posterior(r: np.ndarray, player: PlayerDays, drift: Drift) -> float:
-    total = float(game_terms(player, list(r))[0].sum())
+    total = float(game_terms(player, np.asarray(r, dtype=np.float64))[0].sum())
     if player.anchor is None:
         total += -math.log1p(math.exp(-r[0])) - math.log1p(math.exp(r[0]))
     else:
@@ -124,7 +125,7 @@ def test_newton_steps_reach_the_players_map_and_its_variance(anchor: Anchor | No
     found = scipy.optimize.minimize(
         _neg_posterior, np.zeros(len(player.days)), args=(player, drift), method="BFGS", tol=1e-10
     )
-    assert player.r == pytest.approx(list(found.x), abs=1e-5)
+    assert player.r.tolist() == pytest.approx(list(found.x), abs=1e-5)
     eps = 1e-4
     n = len(player.days)
     hess = np.zeros((n, n))
@@ -287,7 +288,7 @@ def test_folding_several_days_at_once_equals_one_at_a_time() -> None:
     for keep in range(9, 3, -1):
         fold_days(one, drift, keep)
     fold_days(many, drift, 4)
-    assert many.days == one.days and many.r == one.r
+    assert many.days == one.days and many.r.tolist() == one.r.tolist()
     assert many.anchor == one.anchor and many.weight_before == one.weight_before
     assert many.game_day.tolist() == one.game_day.tolist()
     assert many.offset.tolist() == one.offset.tolist()

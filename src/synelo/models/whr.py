@@ -179,23 +179,25 @@ class Whr(Model[PlayerDays]):
             return Rated(p_a, players)
         today = {p: players[p].open_day(day) for p in players}
         epad = self.epads(context)
-        ra = [players[p].r[today[p]] for p in side_a]
-        rb = [players[p].r[today[p]] for p in side_b]
+        ra = [float(players[p].r[today[p]]) for p in side_a]
+        rb = [float(players[p].r[today[p]]) for p in side_b]
         design = epad_design(self.epad_kind, self.steps, ra, rb)
         changed = self._learn_epad(design, ra, rb, s_a, context)
         bonus = sum(m * epad.get(name, 0.0) for name, m in design.items())
         slots = {p: players[p].add_game(today[p], 0.0, 0.0, 0.0) for p in players}
+        side_of = {**{p: 0 for p in side_a}, **{p: 1 for p in side_b}}
+        sizes = (len(side_a), len(side_b))
+        totals = [sum(ra), sum(rb)]  # each side's sum of ratings on the day, kept current
+        signs = (1.0, -1.0)
+        scores = (s_a, 1.0 - s_a)
 
         def refresh(player: str) -> None:
             """The new game's term of `player` from everyone else's current rating."""
-            if player in side_a:
-                own, other, score, sign = side_a, side_b, s_a, 1.0
-            else:
-                own, other, score, sign = side_b, side_a, 1.0 - s_a, -1.0
-            mates = sum(players[q].r[today[q]] for q in own if q != player) / len(own)
-            against = sum(players[q].r[today[q]] for q in other) / len(other) if other else 0.0
-            offset = mates - against + sign * bonus
-            players[player].set_game(slots[player], 1.0 / len(own), offset, score)
+            own = side_of[player]
+            mates = (totals[own] - players[player].r[today[player]]) / sizes[own]
+            against = totals[1 - own] / sizes[1 - own]
+            offset = mates - against + signs[own] * bonus
+            players[player].set_game(slots[player], 1.0 / sizes[own], offset, scores[own])
 
         for p in players:
             refresh(p)
@@ -205,7 +207,9 @@ class Whr(Model[PlayerDays]):
             largest = 0.0
             for p in players:
                 refresh(p)
+                before = players[p].r[today[p]]
                 largest = max(largest, newton_step(players[p], self.drift, variances[p]))
+                totals[side_of[p]] += players[p].r[today[p]] - before
             if largest < SETTLED:
                 break
         for p in players:
@@ -341,7 +345,7 @@ class Whr(Model[PlayerDays]):
     def encode(self, state: PlayerDays) -> dict[str, Any]:
         out: dict[str, Any] = {
             "days": state.days,
-            "r": state.r,
+            "r": state.r.tolist(),
             "game_day": state.game_day.tolist(),
             "coef": state.coef.tolist(),
             "offset": state.offset.tolist(),
@@ -360,7 +364,7 @@ class Whr(Model[PlayerDays]):
         anchor = data.get("anchor")
         return PlayerDays(
             [int(d) for d in data["days"]],
-            [float(r) for r in data["r"]],
+            np.asarray(data["r"], dtype=np.float64),
             np.asarray(data["game_day"], dtype=np.int64),
             np.asarray(data["coef"], dtype=np.float64),
             np.asarray(data["offset"], dtype=np.float64),

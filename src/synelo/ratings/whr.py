@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
+import scipy.linalg.lapack
 import scipy.special
 from numpy.typing import NDArray
 
@@ -175,7 +176,7 @@ class PlayerDays:
     weight already folded, and the last day's variance (W9; 0 before any game)."""
 
     days: list[int] = field(default_factory=list)
-    r: list[float] = field(default_factory=list)
+    r: FloatArray = field(default_factory=lambda: np.zeros(0))
     game_day: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     coef: FloatArray = field(default_factory=lambda: np.zeros(0))
     offset: FloatArray = field(default_factory=lambda: np.zeros(0))
@@ -196,7 +197,7 @@ class PlayerDays:
         table = np.asarray(games, dtype=np.float64).reshape(-1, 4)
         return cls(
             [d.day for d in days],
-            [d.r for d in days],
+            np.asarray([d.r for d in days], dtype=np.float64),
             table[:, 0].astype(np.int64),
             table[:, 1].copy(),
             table[:, 2].copy(),
@@ -209,7 +210,7 @@ class PlayerDays:
     def copy(self) -> PlayerDays:
         return PlayerDays(
             list(self.days),
-            list(self.r),
+            self.r.copy(),
             self.game_day,  # the arrays are replaced, never written in place, once shared
             self.coef,
             self.offset,
@@ -222,7 +223,9 @@ class PlayerDays:
     @property
     def rating(self) -> float:
         """The last day's rating; before any day, the anchor's mean (0 for a newcomer)."""
-        return self.r[-1] if self.r else (self.anchor.mean if self.anchor else 0.0)
+        if len(self.r):
+            return float(self.r[-1])
+        return self.anchor.mean if self.anchor else 0.0
 
     def day_weights(self) -> FloatArray:
         """Each kept day's game weight (W4's w): the sum of its games' coefficients."""
@@ -233,7 +236,7 @@ class PlayerDays:
         when the round is not later (a late report never opens a day before one played)."""
         if not self.days or self.days[-1] < day:
             self.days.append(day)
-            self.r.append(self.rating)
+            self.r = np.append(self.r, self.rating)
         return len(self.days) - 1
 
     def add_game(self, day_index: int, coef: float, offset: float, score: float) -> int:
@@ -250,11 +253,11 @@ class PlayerDays:
         self.coef[game], self.offset[game], self.score[game] = coef, offset, score
 
 
-def game_terms(player: PlayerDays, r: Sequence[float]) -> tuple[FloatArray, FloatArray, FloatArray]:
+def game_terms(player: PlayerDays, r: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
     """Each kept day's game log-likelihood at ratings `r`, with its first and second
     derivatives (W1 for every game, from the player's side)."""
     n = len(player.days)
-    x = player.coef * np.asarray(r)[player.game_day] + player.offset
+    x = player.coef * r[player.game_day] + player.offset
     s = player.score
     log_p = -np.logaddexp(0.0, -x)
     value = _sums(player.game_day, s * log_p + (1.0 - s) * (log_p - x), n)
@@ -262,11 +265,11 @@ def game_terms(player: PlayerDays, r: Sequence[float]) -> tuple[FloatArray, Floa
     return value, grad, hess
 
 
-def game_derivatives(player: PlayerDays, r: Sequence[float]) -> tuple[FloatArray, FloatArray]:
+def game_derivatives(player: PlayerDays, r: FloatArray) -> tuple[FloatArray, FloatArray]:
     """The first and second derivatives of each kept day's game log-likelihood at `r`."""
     n = len(player.days)
     c = player.coef
-    p = scipy.special.expit(c * np.asarray(r)[player.game_day] + player.offset)
+    p = scipy.special.expit(c * r[player.game_day] + player.offset)
     grad = _sums(player.game_day, c * (player.score - p), n)
     hess = _sums(player.game_day, c * c * p * (p - 1.0), n)
     return grad, hess
@@ -303,24 +306,22 @@ def drift_variances(player: PlayerDays, drift: Drift) -> list[float]:
 
 def _system(
     player: PlayerDays, drift: Drift, variances: Sequence[float] | None = None
-) -> tuple[list[float], list[float], list[float]]:
+) -> tuple[FloatArray, FloatArray, FloatArray]:
     """The gradient, the Hessian's diagonal and its off-diagonal for a player's kept days
     (`variances`: W4's between them, when the caller has them already)."""
     r = player.r
-    g, h = game_derivatives(player, r)
-    grad, diag = g.tolist(), h.tolist()
-    g0, h0 = anchor_terms(player.anchor, r[0])
+    grad, diag = game_derivatives(player, r)
+    g0, h0 = anchor_terms(player.anchor, float(r[0]))
     grad[0] += g0
     diag[0] += h0
-    s2 = drift_variances(player, drift) if variances is None else variances
-    off = [1.0 / v for v in s2]  # H[i, i+1]
-    for i, v in enumerate(s2):
-        flow = (r[i + 1] - r[i]) / v
-        grad[i] += flow
-        grad[i + 1] -= flow
-        diag[i] -= 1.0 / v
-        diag[i + 1] -= 1.0 / v
-    return grad, diag, off
+    s2 = np.asarray(drift_variances(player, drift) if variances is None else variances)
+    inv = 1.0 / s2  # H[i, i+1]
+    flow = (r[1:] - r[:-1]) * inv
+    grad[:-1] += flow
+    grad[1:] -= flow
+    diag[:-1] -= inv
+    diag[1:] -= inv
+    return grad, diag, inv
 
 
 def newton_step(
@@ -328,38 +329,28 @@ def newton_step(
 ) -> float:
     """W5: one Newton step on all of a player's kept days, everyone else held fixed. The
     Hessian is tridiagonal (each day is tied only to its neighbours), so the step costs
-    O(days) beyond evaluating the games. `variances`: W4's, if known. Returns the largest
-    change."""
+    O(days) beyond evaluating the games (LAPACK's tridiagonal solver, gtsv). `variances`:
+    W4's, if known. Returns the largest change."""
     if not player.days:
         return 0.0
     grad, diag, off = _system(player, drift, variances)
-    diag = [min(h, -MIN_CURVATURE) for h in diag]
+    np.minimum(diag, -MIN_CURVATURE, out=diag)
     step = solve_tridiagonal(diag, off, grad)
-    largest = max(abs(s) for s in step)
+    largest = float(np.max(np.abs(step)))
     scale = MAX_STEP / largest if largest > MAX_STEP else 1.0
-    player.r = [r - scale * s for r, s in zip(player.r, step, strict=True)]
+    player.r = player.r - scale * step
     return scale * largest
 
 
-def solve_tridiagonal(
-    diag: Sequence[float], off: Sequence[float], rhs: Sequence[float]
-) -> list[float]:
-    """x with H·x = rhs for the symmetric tridiagonal H (diagonal `diag`, off-diagonal `off`),
-    by Thomas' elimination. H is negative definite here, so no pivoting is needed."""
-    n = len(diag)
-    c = [0.0] * n
-    d = [0.0] * n
-    c[0] = off[0] / diag[0] if n > 1 else 0.0
-    d[0] = rhs[0] / diag[0]
-    for i in range(1, n):
-        denom = diag[i] - off[i - 1] * c[i - 1]
-        c[i] = off[i] / denom if i < n - 1 else 0.0
-        d[i] = (rhs[i] - off[i - 1] * d[i - 1]) / denom
-    x = [0.0] * n
-    x[-1] = d[-1]
-    for i in range(n - 2, -1, -1):
-        x[i] = d[i] - c[i] * x[i + 1]
-    return x
+def solve_tridiagonal(diag: FloatArray, off: FloatArray, rhs: FloatArray) -> FloatArray:
+    """x with H·x = rhs for the symmetric tridiagonal H (diagonal `diag`, off-diagonal `off`)
+    by LAPACK's gtsv (Gaussian elimination with partial pivoting)."""
+    if len(diag) == 1:
+        return np.asarray(rhs / diag, dtype=np.float64)
+    *_, x, info = scipy.linalg.lapack.dgtsv(off, diag, off, rhs)
+    if info != 0:
+        raise ValueError(f"a singular tridiagonal system (gtsv info {info})")
+    return np.asarray(x, dtype=np.float64)
 
 
 def last_day_variance(
@@ -369,7 +360,8 @@ def last_day_variance(
     else held fixed: forward elimination of the tridiagonal −H gives it as 1/(last pivot)."""
     if not player.days:
         return player.anchor.variance if player.anchor else 0.0
-    _, diag, off = _system(player, drift, variances)
+    _, diag_array, off_array = _system(player, drift, variances)
+    diag, off = diag_array.tolist(), off_array.tolist()
     pivot = 0.0
     for i, h in enumerate(diag):
         a = -h
@@ -395,7 +387,7 @@ def fold_days(player: PlayerDays, drift: Drift, keep: int, iterations: int = 20)
         c = player.coef[start:end]
         o = player.offset[start:end]
         s = player.score[start:end]
-        r = player.r[i]
+        r = float(player.r[i])
         h = 0.0
         for _ in range(iterations):
             p = scipy.special.expit(c * r + o)

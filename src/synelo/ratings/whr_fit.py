@@ -386,7 +386,7 @@ def _result(
         name = problem.keys[first][0]
         players[name] = PlayerDays(
             [problem.keys[i][1] for i in range(first, last)],
-            r[first:last].tolist(),
+            r[first:last].copy(),
             pd[lo:hi] - first,
             own[lo:hi].copy(),
             offset[lo:hi].copy(),
