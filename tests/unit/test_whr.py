@@ -18,6 +18,7 @@ from synelo.ratings.whr import (
     Day,
     Drift,
     PlayerDays,
+    Stack,
     drift_variances,
     epad_design,
     epad_terms,
@@ -292,3 +293,26 @@ def test_folding_several_days_at_once_equals_one_at_a_time() -> None:
     assert many.anchor == one.anchor and many.weight_before == one.weight_before
     assert many.game_day.tolist() == one.game_day.tolist()
     assert many.offset.tolist() == one.offset.tolist()
+
+
+def test_a_stack_steps_each_player_as_alone() -> None:
+    """W5 stacked: players side by side take the same steps and report the same last-day
+    variances as each alone (their blocks are not linked)."""
+    rng = random.Random(21)
+    drift = Drift()
+    players = [
+        _player(rng, days=d, anchor=a) for d, a in ((5, None), (1, Anchor(0.3, 0.4)), (8, None))
+    ]
+    alone = [p.copy() for p in players]
+    stack = Stack(players, drift)
+    for _ in range(4):
+        stack.step()
+        for p in alone:
+            newton_step(p, drift)
+    variances = stack.last_day_variances()
+    stack.unstack()
+    for p, q, v in zip(players, alone, variances, strict=True):
+        assert p.r.tolist() == pytest.approx(q.r.tolist(), abs=1e-12)
+        assert v == pytest.approx(last_day_variance(q, drift), rel=1e-9)
+    with pytest.raises(ValueError, match="kept day"):
+        Stack([PlayerDays()], drift)

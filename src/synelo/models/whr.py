@@ -26,11 +26,9 @@ from synelo.ratings.whr import (
     Drift,
     EpadKind,
     PlayerDays,
-    drift_variances,
+    Stack,
     epad_design,
     fold_days,
-    last_day_variance,
-    newton_step,
     sigmoid,
     team_logit,
     to_elo,
@@ -184,38 +182,36 @@ class Whr(Model[PlayerDays]):
         design = epad_design(self.epad_kind, self.steps, ra, rb)
         changed = self._learn_epad(design, ra, rb, s_a, context)
         bonus = sum(m * epad.get(name, 0.0) for name, m in design.items())
-        slots = {p: players[p].add_game(today[p], 0.0, 0.0, 0.0) for p in players}
-        side_of = {**{p: 0 for p in side_a}, **{p: 1 for p in side_b}}
-        sizes = (len(side_a), len(side_b))
-        totals = [sum(ra), sum(rb)]  # each side's sum of ratings on the day, kept current
-        signs = (1.0, -1.0)
+        order = [*side_a, *side_b]
+        side = np.asarray([0] * len(side_a) + [1] * len(side_b))
+        sizes = np.asarray([len(side_a), len(side_b)], dtype=np.float64)
+        shift = np.asarray([bonus, -bonus])  # each side's epad, from its own view
         scores = (s_a, 1.0 - s_a)
+        slots = [
+            players[p].add_game(today[p], 1.0 / sizes[k], 0.0, scores[k])
+            for p, k in zip(order, side.tolist(), strict=True)
+        ]
+        stack = Stack([players[p] for p in order], self.drift)
+        new_games = stack.game_starts + np.asarray(slots)
+        on_day = stack.starts + np.asarray([today[p] for p in order])
 
-        def refresh(player: str) -> None:
-            """The new game's term of `player` from everyone else's current rating."""
-            own = side_of[player]
-            mates = (totals[own] - players[player].r[today[player]]) / sizes[own]
-            against = totals[1 - own] / sizes[1 - own]
-            offset = mates - against + signs[own] * bonus
-            players[player].set_game(slots[player], 1.0 / sizes[own], offset, scores[own])
+        def refresh() -> None:
+            """Each new game's offset from everyone else's current rating that day."""
+            r = stack.r[on_day]
+            totals = np.bincount(side, weights=r, minlength=2)
+            mates = (totals[side] - r) / sizes[side]
+            stack.offset[new_games] = mates - totals[1 - side] / sizes[1 - side] + shift[side]
 
-        for p in players:
-            refresh(p)
-        # W4 stays put within the round: the new game's weight is set by the first refresh
-        variances = {p: drift_variances(state, self.drift) for p, state in players.items()}
         for _ in range(self.iterations):
-            largest = 0.0
-            for p in players:
-                refresh(p)
-                before = players[p].r[today[p]]
-                largest = max(largest, newton_step(players[p], self.drift, variances[p]))
-                totals[side_of[p]] += players[p].r[today[p]] - before
-            if largest < SETTLED:
+            refresh()
+            if stack.step() < SETTLED:
                 break
-        for p in players:
-            refresh(p)
-        for p, state in players.items():
-            state.variance = last_day_variance(state, self.drift, variances[p])
+        refresh()
+        variances = stack.last_day_variances().tolist()
+        stack.unstack()
+        for p, variance in zip(order, variances, strict=True):
+            state = players[p]
+            state.variance = variance
             fold_days(state, self.drift, self.window)
         return Rated(p_a, players, changed)
 

@@ -247,11 +247,6 @@ class PlayerDays:
         self.score = np.append(self.score, score)
         return len(self.coef) - 1
 
-    def set_game(self, game: int, coef: float, offset: float, score: float) -> None:
-        """Rewrite a game in place: only one that `add_game` appended to this state, which
-        gave it arrays of its own rather than those of the state it was copied from."""
-        self.coef[game], self.offset[game], self.score[game] = coef, offset, score
-
 
 def game_terms(player: PlayerDays, r: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
     """Each kept day's game log-likelihood at ratings `r`, with its first and second
@@ -304,42 +299,97 @@ def drift_variances(player: PlayerDays, drift: Drift) -> list[float]:
     return out
 
 
-def _system(
-    player: PlayerDays, drift: Drift, variances: Sequence[float] | None = None
-) -> tuple[FloatArray, FloatArray, FloatArray]:
-    """The gradient, the Hessian's diagonal and its off-diagonal for a player's kept days
-    (`variances`: W4's between them, when the caller has them already)."""
-    r = player.r
-    grad, diag = game_derivatives(player, r)
-    g0, h0 = anchor_terms(player.anchor, float(r[0]))
-    grad[0] += g0
-    diag[0] += h0
-    s2 = np.asarray(drift_variances(player, drift) if variances is None else variances)
-    inv = 1.0 / s2  # H[i, i+1]
-    flow = (r[1:] - r[:-1]) * inv
-    grad[:-1] += flow
-    grad[1:] -= flow
-    diag[:-1] -= inv
-    diag[1:] -= inv
-    return grad, diag, inv
+class Stack:
+    """Several players' kept days side by side, for Newton steps of all of them at once: W5
+    for each, everyone else held at their ratings before the step. Their Hessians are
+    tridiagonal blocks, so one tridiagonal solve (LAPACK's gtsv) takes every step; the
+    links between one player's last day and the next player's first are 0."""
+
+    def __init__(self, players: Sequence[PlayerDays], drift: Drift) -> None:
+        self.players = list(players)
+        sizes = np.asarray([len(p.days) for p in players], dtype=np.int64)
+        if np.any(sizes == 0):
+            raise ValueError("every player of a stack needs a kept day")
+        self.sizes = sizes
+        self.starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+        self.lasts = self.starts + sizes - 1
+        counts = np.asarray([len(p.coef) for p in players], dtype=np.int64)
+        self.game_starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+        self.r = np.concatenate([p.r for p in players])
+        self.game_day = np.concatenate(
+            [p.game_day + start for p, start in zip(players, self.starts.tolist(), strict=True)]
+        )
+        self.coef = np.concatenate([p.coef for p in players])
+        self.offset = np.concatenate([p.offset for p in players])
+        self.score = np.concatenate([p.score for p in players])
+        n = len(self.r)
+        self.inv = np.zeros(max(n - 1, 0))  # 1/σ² between a kept day and the next (W4)
+        for p, start in zip(players, self.starts.tolist(), strict=True):
+            links = drift_variances(p, drift)
+            self.inv[start : start + len(links)] = 1.0 / np.asarray(links)
+        self.virtual = np.asarray([p.anchor is None for p in players])  # W3 on the first day
+        self.anchor_mean = np.asarray([p.anchor.mean if p.anchor else 0.0 for p in players])
+        self.anchor_precision = np.asarray(
+            [1.0 / p.anchor.variance if p.anchor else 0.0 for p in players]
+        )
+
+    def _system(self) -> tuple[FloatArray, FloatArray]:
+        """The gradient and the Hessian's diagonal at the current ratings (the off-diagonal
+        is `inv`)."""
+        r, c, n = self.r, self.coef, len(self.r)
+        p = scipy.special.expit(c * r[self.game_day] + self.offset)
+        grad = _sums(self.game_day, c * (self.score - p), n)
+        diag = _sums(self.game_day, c * c * p * (p - 1.0), n)
+        first = r[self.starts]
+        q = scipy.special.expit(first)
+        grad[self.starts] += np.where(
+            self.virtual, 1.0 - 2.0 * q, -(first - self.anchor_mean) * self.anchor_precision
+        )
+        diag[self.starts] += np.where(self.virtual, -2.0 * q * (1.0 - q), -self.anchor_precision)
+        inv = self.inv
+        flow = (r[1:] - r[:-1]) * inv
+        grad[:-1] += flow
+        grad[1:] -= flow
+        diag[:-1] -= inv
+        diag[1:] -= inv
+        np.minimum(diag, -MIN_CURVATURE, out=diag)
+        return grad, diag
+
+    def step(self) -> float:
+        """W5: one Newton step of every player's days; the largest change."""
+        grad, diag = self._system()
+        step = solve_tridiagonal(diag, self.inv, grad)
+        largest = np.maximum.reduceat(np.abs(step), self.starts)
+        scale = np.where(largest > MAX_STEP, MAX_STEP / np.maximum(largest, MAX_STEP), 1.0)
+        self.r -= step * np.repeat(scale, self.sizes)
+        return float(np.max(largest * scale))
+
+    def last_day_variances(self) -> FloatArray:
+        """W9: each player's last-day variance, the last diagonal entry of their −H⁻¹: one
+        solve with a 1 at every player's last day gives each block's own last column."""
+        _, diag = self._system()
+        unit = np.zeros(len(self.r))
+        unit[self.lasts] = 1.0
+        column = solve_tridiagonal(diag, self.inv, unit)
+        return np.asarray(np.maximum(-column[self.lasts], 0.0), dtype=np.float64)
+
+    def unstack(self) -> None:
+        """Give every player back their ratings and their games' offsets."""
+        for i, p in enumerate(self.players):
+            start, games = int(self.starts[i]), int(self.game_starts[i])
+            p.r = self.r[start : start + int(self.sizes[i])].copy()
+            p.offset = self.offset[games : games + len(p.coef)].copy()
 
 
-def newton_step(
-    player: PlayerDays, drift: Drift, variances: Sequence[float] | None = None
-) -> float:
-    """W5: one Newton step on all of a player's kept days, everyone else held fixed. The
-    Hessian is tridiagonal (each day is tied only to its neighbours), so the step costs
-    O(days) beyond evaluating the games (LAPACK's tridiagonal solver, gtsv). `variances`:
-    W4's, if known. Returns the largest change."""
+def newton_step(player: PlayerDays, drift: Drift) -> float:
+    """W5 for one player: one Newton step on all their kept days, everyone else held
+    fixed. Returns the largest change."""
     if not player.days:
         return 0.0
-    grad, diag, off = _system(player, drift, variances)
-    np.minimum(diag, -MIN_CURVATURE, out=diag)
-    step = solve_tridiagonal(diag, off, grad)
-    largest = float(np.max(np.abs(step)))
-    scale = MAX_STEP / largest if largest > MAX_STEP else 1.0
-    player.r = player.r - scale * step
-    return scale * largest
+    stack = Stack([player], drift)
+    largest = stack.step()
+    stack.unstack()
+    return largest
 
 
 def solve_tridiagonal(diag: FloatArray, off: FloatArray, rhs: FloatArray) -> FloatArray:
@@ -353,22 +403,11 @@ def solve_tridiagonal(diag: FloatArray, off: FloatArray, rhs: FloatArray) -> Flo
     return np.asarray(x, dtype=np.float64)
 
 
-def last_day_variance(
-    player: PlayerDays, drift: Drift, variances: Sequence[float] | None = None
-) -> float:
-    """W9: the last day's posterior variance, the last diagonal entry of −H⁻¹ with everyone
-    else held fixed: forward elimination of the tridiagonal −H gives it as 1/(last pivot)."""
+def last_day_variance(player: PlayerDays, drift: Drift) -> float:
+    """W9 for one player: the last day's posterior variance, everyone else held fixed."""
     if not player.days:
         return player.anchor.variance if player.anchor else 0.0
-    _, diag_array, off_array = _system(player, drift, variances)
-    diag, off = diag_array.tolist(), off_array.tolist()
-    pivot = 0.0
-    for i, h in enumerate(diag):
-        a = -h
-        if i > 0:
-            a -= off[i - 1] ** 2 / pivot
-        pivot = max(a, MIN_CURVATURE)
-    return 1.0 / pivot
+    return float(Stack([player], drift).last_day_variances()[0])
 
 
 def fold_days(player: PlayerDays, drift: Drift, keep: int, iterations: int = 20) -> None:
