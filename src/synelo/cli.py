@@ -500,6 +500,15 @@ def replay_cmd(
             dir_okay=False,
         ),
     ] = None,
+    ratings_out: Annotated[
+        Path | None,
+        typer.Option(
+            help='write each player\'s final display rating as JSON {"player": rating}: what '
+            "a pool of the model shows, i.e. SynElo's and Elo's rating, μ − 3σ for trueskill "
+            "and openskill, display_scale·s for hive, the Elo of the last day played for whr",
+            dir_okay=False,
+        ),
+    ] = None,
 ) -> None:
     """Replay a history: for each match predict P(A wins), then update. Scores overall, per
     team size and per match type; throughput in matches/s; with --truth, how well the
@@ -547,6 +556,8 @@ def replay_cmd(
         _show(truth_table(result.truth))
     if json_out is not None:
         _write_json(json_out, {**result.to_json(), "history": str(history), "warmup": warmup})
+    if ratings_out is not None:
+        _write_json(ratings_out, rating_model.display_ratings())
     if plot is not None:
         from synelo.evaluation.plots import plot_replay
 
@@ -741,21 +752,43 @@ def simulate_history_cmd(
     players: Annotated[int, typer.Option(min=4, help="population size")] = 300,
     team_size: Annotated[int, typer.Option(min=2, max=32, help="players a team (8: 8v8)")] = 8,
     seed: Annotated[int, typer.Option(help="random seed")] = 1,
+    uneven_share: Annotated[
+        float,
+        typer.Option(min=0, max=1, help="share of rounds that start k + 1 against k (0: none)"),
+    ] = 0.0,
+    extra_player_bonus: Annotated[
+        float, typer.Option(help="logit the larger side of an uneven round gains beyond L")
+    ] = 0.0,
+    leave_rate: Annotated[
+        float, typer.Option(min=0, max=1, help="a non-commander's chance to leave mid-round")
+    ] = 0.15,
 ) -> None:
     """An open-loop NS2-like world (side offsets, maps, commanders, late joiners and
-    leavers): write its history and the hidden truth for `synelo replay --truth`."""
+    leavers, optionally k + 1 against k rounds): write its history and the hidden truth for
+    `synelo replay --truth`."""
     import time
 
     from synelo.sim.history import HistoryWorldConfig, write
 
-    config = HistoryWorldConfig(players=players, matches=matches, team_size=team_size, seed=seed)
+    config = HistoryWorldConfig(
+        players=players,
+        matches=matches,
+        team_size=team_size,
+        seed=seed,
+        uneven_share=uneven_share,
+        extra_player_bonus=extra_player_bonus,
+        leave_rate=leave_rate,
+    )
     start = time.perf_counter()
     try:
         n = write(config, out, truth)
     except ValueError as exc:
         raise _fail(str(exc)) from None
+    shape = f"{team_size}v{team_size}" + (
+        f", {uneven_share:.0%} {team_size + 1}v{team_size}" if uneven_share > 0 else ""
+    )
     console.print(
-        f"wrote {n:,} matches of {players:,} players ({team_size}v{team_size}, seed {seed}) "
+        f"wrote {n:,} matches of {players:,} players ({shape}, seed {seed}) "
         f"to [bold]{out}[/] and the truth to [bold]{truth}[/] in "
         f"{time.perf_counter() - start:.1f} s"
     )

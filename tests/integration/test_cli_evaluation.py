@@ -7,6 +7,8 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from synelo.store.engine import create_store_engine
 from synelo.store.repository import Store
 from synelo.store.typedefs import RoundReport
@@ -199,3 +201,41 @@ def test_a_warmup_over_the_history_is_an_error(tmp_path: Path) -> None:
     r = run(["tune", str(history), "-m", "elo", "--warmup", "7"], tmp_path)
     assert r.returncode == 1 and r.stdout == ""
     assert "warmup 7 is at or above the number of training matches (7 of 10)" in r.stderr
+
+
+def test_replay_writes_each_players_display_rating(tmp_path: Path) -> None:
+    """`--ratings-out` writes {player: rating} as a pool of the model shows it: SynElo's whole
+    rating, Elo's zero-sum rating, WHR's Elo of the last day (what the replay in process
+    gives), for every team of the history. In process (CliRunner), to spare three starts."""
+    from typer.testing import CliRunner
+
+    from synelo.cli import app
+    from synelo.evaluation.history import read_history
+    from synelo.evaluation.models import create_model
+    from synelo.evaluation.replay import predict_all
+
+    history = tmp_path / "frc.jsonl"
+    runner = CliRunner()
+    made = runner.invoke(app, ["import", "frc", str(DATA / "2016.csv"), "-o", str(history)])
+    assert made.exit_code == 0, made.output
+    matches = read_history(history).matches
+    teams = {p for m in matches for p in (*m.team_a, *m.team_b)}
+    shown = {}
+    for model in ("synelo", "elo", "whr"):
+        out = tmp_path / f"{model}.json"
+        r = runner.invoke(app, ["replay", str(history), "-m", model, "--ratings-out", str(out)])
+        assert r.exit_code == 0, r.output
+        assert f"wrote {out}" in r.output.replace("\n", "")
+        shown[model] = json.loads(out.read_text())
+        assert set(shown[model]) == teams
+    synelo = shown["synelo"]
+    assert all(isinstance(r, int) for r in synelo.values()) and len(set(synelo.values())) > 20
+    # Elo moves both sides by K·(S − P): with even sides the ratings sum to where they began
+    assert sum(shown["elo"].values()) == pytest.approx(1000.0 * len(teams))
+    whr = create_model("whr")
+    predict_all(whr, matches)
+    assert shown["whr"] == pytest.approx(whr.display_ratings())
+    best = max(shown["whr"], key=shown["whr"].__getitem__)
+    won = [m.team_a if m.winner == "A" else m.team_b for m in matches if m.winner != "draw"]
+    wins = {p: sum(p in side for side in won) for p in teams}
+    assert wins[best] > sorted(wins.values())[len(wins) // 2]  # won more than most teams

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from synelo.cli import app
@@ -99,3 +100,33 @@ def test_hive_learns_the_worlds_offsets_and_commanders_and_tunes(tmp_path: Path)
     )  # fmt: skip
     assert tuned.exit_code == 0, tuned.output
     assert set(json.loads(fitted.read_text())["fitted"]) == {"c", "a", "eps", "k", "theta"}
+
+
+def test_an_uneven_world_shows_what_whrs_epad_learns(tmp_path: Path) -> None:
+    """`--uneven-share` makes 3v2 rounds whose larger side is ahead (here by a stated bonus
+    of 2 in logit on top of its extra fighter); `whr` with its epad predicts those rounds far
+    better than without, and as well on the even ones."""
+    history, truth = tmp_path / "h.jsonl", tmp_path / "truth.json"
+    runner = CliRunner()
+    made = runner.invoke(
+        app,
+        ["simulate-history", str(history), "--truth", str(truth), "--matches", "800"]
+        + ["--players", "30", "--team-size", "2", "--seed", "3", "--uneven-share", "0.4"]
+        + ["--extra-player-bonus", "2", "--leave-rate", "0"],
+    )
+    assert made.exit_code == 0, made.output
+    assert "(2v2, 40% 3v2, seed 3)" in made.output
+    scores = {}
+    for epad in ("none", "simple"):
+        out = tmp_path / f"{epad}.json"
+        r = runner.invoke(
+            app, ["replay", str(history), "-m", "whr", "-p", f"epad={epad}", "--json", str(out)]
+        )
+        assert r.exit_code == 0, r.output
+        scores[epad] = json.loads(out.read_text())["by_size"]
+    assert set(scores["none"]) == {"2v2", "2v3", "3v2"}
+    for size in ("2v3", "3v2"):
+        assert scores["simple"][size]["log_loss"] < scores["none"][size]["log_loss"] - 0.2
+    assert scores["simple"]["2v2"]["log_loss"] == pytest.approx(
+        scores["none"]["2v2"]["log_loss"], abs=0.02
+    )

@@ -22,6 +22,7 @@ from synelo.evaluation.models import (
     register,
 )
 from synelo.evaluation.models.base import Scaling
+from synelo.evaluation.models.served import ServedModel
 from synelo.ratings import SynEloParams
 from tests.service_reference import rate_like_the_service
 
@@ -282,3 +283,20 @@ def test_the_models_without_an_exact_scaling() -> None:
         assert (
             max_gap(predictions("synelo", {}, EQUAL), predictions("synelo", options, EQUAL)) > 1e-4
         )
+
+
+@pytest.mark.parametrize("name", ["trueskill", "openskill-pl"])
+def test_the_gaussian_models_display_mu_minus_three_sigma(name: str) -> None:
+    """What `synelo replay --ratings-out` writes is the display rating a pool shows (μ − 3σ),
+    not the strength μ that `ratings` gives."""
+    model = create_model(name)
+    rng = random.Random(3)
+    for i in range(40):
+        a, b = rng.sample("abcdefgh", 4)[:2], rng.sample("abcdefgh", 4)[2:]
+        model.step(Match(str(i), tuple(a), tuple(b), rng.choice(["A", "B"])))
+    shown, mu = model.display_ratings(), model.ratings()
+    assert shown.keys() == mu.keys() and len(shown) == 8
+    assert isinstance(model, ServedModel)
+    for player, state in model.states.items():
+        assert shown[player] == pytest.approx(state.mu - 3.0 * state.sigma)
+        assert shown[player] < mu[player]

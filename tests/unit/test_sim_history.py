@@ -223,10 +223,48 @@ def test_a_fifth_of_the_players_take_most_chairs() -> None:
     assert sum(n for _, n in chairs.most_common(16)) > 0.55 * 1600
 
 
+def test_uneven_rounds_start_k_plus_one_against_k_and_favour_the_larger_side() -> None:
+    """With `uneven_share` 0.4 about 40 % of the rounds start 5v4, the larger side A or B
+    alike; L sums the fighters' skills (mean 5), so the larger side is σ(5/7) ≈ 67 % to win
+    before the rest of L spreads the odds (64 % of them here); a stated bonus of 30 in logit
+    makes it win all but never."""
+    config = HistoryWorldConfig(
+        players=40, matches=2000, team_size=4, maps=3, uneven_share=0.4, leave_rate=0.0
+    )
+    lines, truth = generate(config)
+    sizes = Counter((len(x["teams"]["A"]), len(x["teams"]["B"])) for x in lines[1:])
+    assert set(sizes) == {(4, 4), (5, 4), (4, 5)}
+    assert sizes[(5, 4)] + sizes[(4, 5)] == pytest.approx(0.4 * config.matches, rel=0.1)
+    assert sizes[(5, 4)] == pytest.approx(sizes[(4, 5)], rel=0.2)
+    assert "5v4" in lines[0]["notes"][0] and truth["config"]["uneven_share"] == 0.4
+
+    def larger_wins(lines: list[dict[str, Any]]) -> float:
+        uneven = [x for x in lines[1:] if len(x["teams"]["A"]) != len(x["teams"]["B"])]
+        return sum(
+            len(x["teams"][x["winner"]]) > len(x["teams"]["AB".replace(x["winner"], "")])
+            for x in uneven
+        ) / len(uneven)
+
+    assert 0.6 < larger_wins(lines) < 0.74
+    for line in lines[1:]:  # no leaver: the participants are the rosters, a commander each
+        assert line["participants"] == line["teams"] and "time_played" not in line
+        assert all(line["commanders"][side] in line["teams"][side] for side in "AB")
+    bonus = HistoryWorldConfig(**{**config.to_json(), "extra_player_bonus": 30.0})
+    assert larger_wins(generate(bonus)[0]) > 0.99
+
+
+def test_the_default_world_has_no_uneven_round() -> None:
+    lines, truth = generate(SMALL)
+    assert all(len(x["teams"]["A"]) == len(x["teams"]["B"]) == 4 for x in lines[1:])
+    assert truth["config"]["uneven_share"] == 0.0 and "5v4" not in lines[0]["notes"][0]
+
+
 @pytest.mark.parametrize(
     ("change", "message"),
     [
         ({"players": 7}, "cannot fill a 4v4"),
+        ({"players": 8, "uneven_share": 0.1}, "cannot fill a 5v4"),
+        ({"uneven_share": 1.5}, "uneven_share"),
         ({"team_size": 1, "players": 10}, "at least 2"),
         ({"leave_rate": 1.5}, "leave_rate"),
         ({"matches": 0}, "at least 1"),

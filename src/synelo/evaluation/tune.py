@@ -24,7 +24,14 @@ import numpy as np
 
 from synelo.evaluation.history import Match
 from synelo.evaluation.metrics import Scores, outcome, score
-from synelo.evaluation.models.base import MODELS, Bounds, HistoryInfo, Scaling, create_model
+from synelo.evaluation.models.base import (
+    MODELS,
+    Bounds,
+    HistoryInfo,
+    OptionValue,
+    Scaling,
+    create_model,
+)
 from synelo.evaluation.replay import predict_all, replay, scored_mask
 
 GOLDEN = (math.sqrt(5) - 1) / 2
@@ -170,7 +177,7 @@ def tune(
     matches: Sequence[Match],
     fit: Sequence[str],
     *,
-    options: Mapping[str, float] | None = None,
+    options: Mapping[str, OptionValue] | None = None,
     info: HistoryInfo | None = None,
     train_fraction: float = 0.7,
     warmup: int = 0,

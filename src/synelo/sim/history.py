@@ -15,6 +15,10 @@ whole round: their commanding skill counts, their playing skill does not. Round-
 rosters decide nothing by themselves: a leaver counts for the time they stayed, a late
 joiner for theirs. Pure numpy, seeded: one config
 gives the same files every time.
+
+Uneven rounds, off by default: with `uneven_share` > 0 that share of the rounds starts k + 1
+against k (the larger side A or B at random). L sums skills, so the larger team is ahead by
+about one fighter's skill over Σ w; `extra_player_bonus` adds a stated logit for it on top.
 """
 
 from __future__ import annotations
@@ -65,6 +69,8 @@ class HistoryWorldConfig:
     arrival_span: float = 0.6  # the others arrive uniformly over this share of the matches
     commander_share: float = 0.2  # players who like to command
     activity_sd: float = 0.5  # lognormal spread of how often a player plays
+    uneven_share: float = 0.0  # rounds that start k + 1 against k (0: every round k against k)
+    extra_player_bonus: float = 0.0  # logit for the larger side of an uneven round, beyond L
     seed: int = 1
 
     @property
@@ -76,6 +82,11 @@ class HistoryWorldConfig:
         return self.skill_sd if self.command_sd is None else self.command_sd
 
     @property
+    def largest_roster(self) -> int:
+        """The most players a round starts with: 2k, or 2k + 1 with uneven rounds."""
+        return 2 * self.team_size + (1 if self.uneven_share > 0 else 0)
+
+    @property
     def kappa(self) -> float:
         return 1 / self.team_size if self.command_weight is None else self.command_weight
 
@@ -83,13 +94,13 @@ class HistoryWorldConfig:
         """ValueError naming what cannot make a world."""
         if self.team_size < 2:
             raise ValueError("team_size must be at least 2 (one commander and one more)")
-        if self.players < 2 * self.team_size:
-            raise ValueError(
-                f"{self.players} players cannot fill a {self.team_size}v{self.team_size}"
-            )
+        if self.players < self.largest_roster:
+            k = self.team_size
+            shape = f"{k}v{k}" if self.largest_roster == 2 * k else f"{k + 1}v{k}"
+            raise ValueError(f"{self.players} players cannot fill a {shape}")
         if self.matches < 1 or self.maps < 1:
             raise ValueError("matches and maps must be at least 1")
-        for name in ("leave_rate", "replace_rate", "start_share", "arrival_span"):
+        for name in ("leave_rate", "replace_rate", "start_share", "arrival_span", "uneven_share"):
             if not 0 <= getattr(self, name) <= 1:
                 raise ValueError(f"{name} must be within 0…1")
         if self.skill_sd < 0 or self.map_bias_sd < 0 or self.median_length <= 0:
@@ -138,7 +149,7 @@ def draw_population(config: HistoryWorldConfig, rng: np.random.Generator) -> Pop
     activity = rng.lognormal(0.0, config.activity_sd, n)
     likes_command = np.zeros(n, dtype=bool)
     likes_command[rng.permutation(n)[: round(n * config.commander_share)]] = True
-    first = min(n, max(math.ceil(n * config.start_share), 2 * config.team_size))
+    first = min(n, max(math.ceil(n * config.start_share), config.largest_roster))
     last = max(1, int(config.matches * config.arrival_span))
     arrival = np.zeros(n, dtype=np.int64)
     late = rng.permutation(n)[first:]
@@ -166,7 +177,9 @@ def _seconds(x: float) -> float:
 
 
 def generate(config: HistoryWorldConfig) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """The match lines (header first) and the truth: see the module for the world."""
+    """The match lines (header first) and the truth: see the module for the world. Without
+    uneven rounds no random number is drawn for them, so the default world is the one it
+    was before they existed."""
     config.check()
     rng = np.random.default_rng(config.seed)
     pop = draw_population(config, rng)
@@ -183,23 +196,25 @@ def generate(config: HistoryWorldConfig) -> tuple[list[dict[str, Any]], dict[str
         pool = by_arrival[: int(np.searchsorted(arrivals, n, side="right"))]
         weights = pop.activity[pool] / pop.activity[pool].sum()
         # the rosters first, then late joiners in the order they would be picked
+        size_a, size_b = _sizes(config, rng)
+        size = size_a + size_b
         drawn = rng.choice(pool, size=min(len(pool), 4 * k), replace=False, p=weights).tolist()
-        roster = [drawn[i] for i in rng.permutation(2 * k).tolist()]
-        joiners = drawn[2 * k :]
+        roster = [drawn[i] for i in rng.permutation(size).tolist()]
+        joiners = drawn[size:]
         a_marines = bool(rng.random() < 0.5)
         u_a, u_b = rng.random(2).tolist()
         chairs = (
-            _pick([chair_weight[p] for p in roster[:k]], u_a),
-            k + _pick([chair_weight[p] for p in roster[k:]], u_b),
+            _pick([chair_weight[p] for p in roster[:size_a]], u_a),
+            size_a + _pick([chair_weight[p] for p in roster[size_a:]], u_b),
         )
         length = rng.lognormal(math.log(config.median_length), config.length_sigma)
         duration = float(min(max(round(length), SHORTEST), LONGEST))
-        leaves = (rng.random(2 * k) < config.leave_rate).tolist()
-        left_at = rng.uniform(0.0, duration, 2 * k).tolist()
-        replaced = (rng.random(2 * k) < config.replace_rate).tolist()
+        leaves = (rng.random(size) < config.leave_rate).tolist()
+        left_at = rng.uniform(0.0, duration, size).tolist()
+        replaced = (rng.random(size) < config.replace_rate).tolist()
         played: list[tuple[int, bool, float, float]] = []  # player, on A, from, to
         for slot, player in enumerate(roster):
-            on_a = slot < k
+            on_a = slot < size_a
             if not leaves[slot] or slot in chairs:  # commanders command the whole round
                 played.append((player, on_a, 0.0, duration))
                 continue
@@ -208,7 +223,8 @@ def generate(config: HistoryWorldConfig) -> tuple[list[dict[str, Any]], dict[str
             if replaced[slot] and joiners:
                 played.append((joiners.pop(0), on_a, t, duration))
         m = int(rng.integers(config.maps))
-        logit = outcome_logit(
+        bonus = config.extra_player_bonus * ((size_a > size_b) - (size_a < size_b))
+        logit = bonus + outcome_logit(
             [
                 (
                     on_a,
@@ -225,7 +241,10 @@ def generate(config: HistoryWorldConfig) -> tuple[list[dict[str, Any]], dict[str
         winner = "A" if rng.random() < 1 / (1 + math.exp(-logit)) else "B"
         line: dict[str, Any] = {
             "id": f"w{n + 1}",
-            "teams": {"A": [ids[p] for p in roster[:k]], "B": [ids[p] for p in roster[k:]]},
+            "teams": {
+                "A": [ids[p] for p in roster[:size_a]],
+                "B": [ids[p] for p in roster[size_a:]],
+            },
             "participants": {
                 "A": [ids[p] for p, a, _, _ in played if a],
                 "B": [ids[p] for p, a, _, _ in played if not a],
@@ -253,16 +272,34 @@ def generate(config: HistoryWorldConfig) -> tuple[list[dict[str, Any]], dict[str
     return lines, truth(config, pop, biases)
 
 
+def _sizes(config: HistoryWorldConfig, rng: np.random.Generator) -> tuple[int, int]:
+    """The round-start team sizes: k against k, or with `uneven_share` k + 1 against k."""
+    k = config.team_size
+    if config.uneven_share <= 0:
+        return k, k
+    uneven, larger_a = (rng.random(2) < (config.uneven_share, 0.5)).tolist()
+    if not uneven:
+        return k, k
+    return (k + 1, k) if larger_a else (k, k + 1)
+
+
 def header(config: HistoryWorldConfig) -> dict[str, Any]:
     """The history's first line: where it comes from and what a reader should know."""
+    k = config.team_size
+    uneven = (
+        f" ({config.uneven_share:.0%} of them {k + 1}v{k}, the larger side at random; "
+        f"extra-player bonus {config.extra_player_bonus:g} in logit)"
+        if config.uneven_share > 0
+        else ""
+    )
     return {
         "synelo_history": FORMAT_VERSION,
         "source": "synelo extended world",
-        "team_size": config.team_size,
+        "team_size": k,
         "reference_side": REFERENCE_SIDE,  # the side the truth's offsets are for
         "notes": [
             f"simulated (seed {config.seed}): {config.players} players, {config.matches} "
-            f"matches of {config.team_size}v{config.team_size} on {config.maps} maps",
+            f"matches of {k}v{k}{uneven} on {config.maps} maps",
             "P(A wins) = σ(L) from hidden skills, side offsets, map biases and commanders' "
             "skills; see docs/simulator.md",
             "teams are the round-start rosters; participants add the late joiners; "

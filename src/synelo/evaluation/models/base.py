@@ -6,9 +6,11 @@ positional ratings, Whole History Rating…) is one subclass with a `name`, regi
 `@register`, in a module imported by `synelo.evaluation.models`.
 
 Parameters are given by name (``-p theta=800`` on the command line). A model lists its
-parameters with their defaults in `defaults`; `tunable` names those `synelo tune` may fit,
-with their search bounds, and `scalings` the sets of parameters that only matter through
-their ratios, so that `synelo tune` never fits all of a set (one of them is redundant).
+numeric parameters with their defaults in `defaults`, and in `choices` those that take one
+of a few names (``-p epad=none``) with the names allowed; `tunable` names those `synelo tune`
+may fit, with their search bounds, and `scalings` the sets of parameters that only matter
+through their ratios, so that `synelo tune` never fits all of a set (one of them is
+redundant).
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from synelo.evaluation.history import Match
+
+OptionValue = float | str  # a model option: a number, or one of a parameter's `choices`
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,11 +65,12 @@ class RatingModel(ABC):
     name: ClassVar[str]
     summary: ClassVar[str]
     defaults: ClassVar[Mapping[str, float]] = {}
+    choices: ClassVar[Mapping[str, tuple[str, ...]]] = {}
     tunable: ClassVar[Mapping[str, Bounds]] = {}
     scalings: ClassVar[tuple[Scaling, ...]] = ()
 
     @classmethod
-    def create(cls, options: Mapping[str, float], info: HistoryInfo) -> RatingModel:
+    def create(cls, options: Mapping[str, OptionValue], info: HistoryInfo) -> RatingModel:
         """A fresh model (no ratings yet) with `options` over the defaults."""
         return cls(**options)
 
@@ -86,6 +91,11 @@ class RatingModel(ABC):
     @abstractmethod
     def ratings(self) -> dict[str, float]:
         """Each player's current rating (the model's own scale)."""
+
+    def display_ratings(self) -> dict[str, float]:
+        """Each player's display rating, as a pool of this model shows it (`--ratings-out`):
+        the ratings unless a model shows something else (μ − 3σ for the Gaussian models)."""
+        return self.ratings()
 
     def strength_of(self, player: str) -> float | None:
         """The player's current strength on the model's own scale (None: never rated). The
@@ -127,13 +137,20 @@ def register(cls: type[RatingModel]) -> type[RatingModel]:
     return cls
 
 
-def parse_options(model: type[RatingModel], pairs: Mapping[str, str]) -> dict[str, float]:
-    """``{"theta": "800"}`` → ``{"theta": 800.0}`` for the model's known parameters; an
-    unknown name or a value that is not a number raises ValueError."""
-    out: dict[str, float] = {}
+def parse_options(model: type[RatingModel], pairs: Mapping[str, str]) -> dict[str, OptionValue]:
+    """``{"theta": "800"}`` → ``{"theta": 800.0}`` for the model's known parameters, a
+    parameter of `choices` keeping its name (``{"epad": "none"}``); an unknown parameter, a
+    value that is not a number or a name not among the choices raises ValueError."""
+    out: dict[str, OptionValue] = {}
     for key, raw in pairs.items():
+        if key in model.choices:
+            if raw not in model.choices[key]:
+                allowed = ", ".join(model.choices[key])
+                raise ValueError(f"parameter {key!r}: {raw!r} is not one of {allowed}")
+            out[key] = raw
+            continue
         if key not in model.defaults:
-            known = ", ".join(model.defaults) or "none"
+            known = ", ".join([*model.defaults, *model.choices]) or "none"
             raise ValueError(f"model {model.name!r} has no parameter {key!r} (known: {known})")
         try:
             value = float(raw)
@@ -146,7 +163,7 @@ def parse_options(model: type[RatingModel], pairs: Mapping[str, str]) -> dict[st
 
 
 def create_model(
-    name: str, options: Mapping[str, float] | None = None, info: HistoryInfo | None = None
+    name: str, options: Mapping[str, OptionValue] | None = None, info: HistoryInfo | None = None
 ) -> RatingModel:
     """A fresh model by registered name; ValueError for an unknown name or bad options."""
     if name not in MODELS:

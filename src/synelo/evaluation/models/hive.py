@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from synelo.evaluation.history import Match
-from synelo.evaluation.models.base import Bounds, HistoryInfo, register
+from synelo.evaluation.models.base import Bounds, HistoryInfo, OptionValue, register
 from synelo.evaluation.models.served import ServedModel, numeric_defaults, round_facts
 from synelo.models import RoundFacts
 from synelo.models.hive import Hive
@@ -33,7 +33,7 @@ class HiveModel(ServedModel):
     }
 
     @classmethod
-    def create(cls, options: Mapping[str, float], info: HistoryInfo) -> ServedModel:
+    def create(cls, options: Mapping[str, OptionValue], info: HistoryInfo) -> ServedModel:
         """As any served model, and with the history's `reference_side` when its header
         names one (a simulated world's does): its side offsets are then on the truth's
         side."""
@@ -43,7 +43,7 @@ class HiveModel(ServedModel):
             model.model = Hive({**model.model.params, "reference_side": side})
         return model
 
-    def __init__(self, **options: float) -> None:
+    def __init__(self, **options: OptionValue) -> None:
         self.solve_every = int(options.pop("solve_every", 0))
         super().__init__(**options)
         self.history: list[RoundFacts] = []

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from synelo.evaluation.history import Match
-from synelo.evaluation.models.base import HistoryInfo, RatingModel
+from synelo.evaluation.models.base import HistoryInfo, OptionValue, RatingModel
 from synelo.models import Model, RoundFacts
 
 
@@ -40,18 +40,24 @@ def numeric_defaults(model: type[Model[Any]]) -> dict[str, float]:
     }
 
 
+def named_choices(model: type[Model[Any]]) -> dict[str, tuple[str, ...]]:
+    """A service model's parameters that take one of a few names, with those names (replay
+    options ``-p name=value``)."""
+    return {name: spec.choices for name, spec in model.parameters.items() if spec.choices}
+
+
 class ServedModel(RatingModel):
     """A `synelo.models` model under replay; subclasses name it in `served`."""
 
     served: ClassVar[type[Model[Any]]]
 
-    def __init__(self, **options: float) -> None:
+    def __init__(self, **options: OptionValue) -> None:
         self.model = self.served(options)
         self.states: dict[str, Any] = {}
         self.context: dict[str, Any] = {}  # the pool's context entries (Model.context_keys)
 
     @classmethod
-    def create(cls, options: Mapping[str, float], info: HistoryInfo) -> ServedModel:
+    def create(cls, options: Mapping[str, OptionValue], info: HistoryInfo) -> ServedModel:
         """With `options` over the parameters of the pool a history was exported from, when
         that pool rated with this model."""
         header = info.header
@@ -88,6 +94,11 @@ class ServedModel(RatingModel):
         """Each player's strength (Elo's rating, the Gaussian models' μ)."""
         strength = self.model.strength
         return {p: strength(s) for p, s in self.states.items()}
+
+    def display_ratings(self) -> dict[str, float]:
+        """Each player's display rating: the served model's `rating`, as a pool shows it."""
+        rating = self.model.rating
+        return {p: rating(s) for p, s in self.states.items()}
 
     def strength_of(self, player: str) -> float | None:
         """One player's strength without building every player's (see `ratings`)."""

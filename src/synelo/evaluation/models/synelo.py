@@ -7,7 +7,7 @@ from dataclasses import fields
 from typing import Any
 
 from synelo.evaluation.history import Match
-from synelo.evaluation.models.base import Bounds, HistoryInfo, RatingModel, register
+from synelo.evaluation.models.base import Bounds, HistoryInfo, OptionValue, RatingModel, register
 from synelo.ratings import (
     PlayerRecord,
     Rater,
@@ -76,7 +76,7 @@ class SynEloModel(RatingModel):
             self._rater = Rater(self.params)
 
     @classmethod
-    def create(cls, options: Mapping[str, float], info: HistoryInfo) -> SynEloModel:
+    def create(cls, options: Mapping[str, OptionValue], info: HistoryInfo) -> SynEloModel:
         # a pool's export names its model: only a SynElo pool's parameters are SynElo's
         synelo_pool = info.header.get("model", cls.name) == cls.name
         stored = info.header.get("params") if synelo_pool else None

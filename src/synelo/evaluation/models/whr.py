@@ -1,34 +1,52 @@
 """`whr`: Whole History Rating (`synelo.models.whr`) under replay, predict-then-update like
 every model: each match is predicted from the ratings before it, then learned with the
 online Newton steps (W5). The day of a match is the UTC date of its time; a history without
-times (FRC) makes each event one day, in file order, the event being the id before `_`."""
+times (FRC) makes each event one day, in file order, the event being the id before `_`.
+
+`-p refit_every=N` (0, the default: never) also fits the whole history so far (W10,
+`Whr.refit`) after every N-th match and replaces the players' states and the epads with the
+fit, as a pool's re-rate does. The fit only ever covers matches already predicted, so every
+score stays out of sample: a refit can improve the predictions of the matches after it,
+never of the ones it learned from."""
 
 from __future__ import annotations
 
 from synelo.evaluation.history import Match
-from synelo.evaluation.models.base import Bounds, register
-from synelo.evaluation.models.served import ServedModel, numeric_defaults, round_facts
+from synelo.evaluation.models.base import Bounds, OptionValue, register
+from synelo.evaluation.models.served import (
+    ServedModel,
+    named_choices,
+    numeric_defaults,
+    round_facts,
+)
 from synelo.models import RoundFacts
 from synelo.models.whr import Whr
 
 
 @register
 class WhrModel(ServedModel):
-    """`synelo.models.whr.Whr` under replay, with the days W11 gives its matches."""
+    """`synelo.models.whr.Whr` under replay, with the days W11 gives its matches and, on
+    request, the full-history fit every `refit_every` matches (see the module)."""
 
     served = Whr
     name = Whr.name
     summary = Whr.summary
-    defaults = numeric_defaults(Whr)
+    defaults = {**numeric_defaults(Whr), "refit_every": 0}
+    choices = named_choices(Whr)
     tunable = {
-        "game_variance": Bounds(1.0, 20_000.0, log=True),
+        "game_variance": Bounds(1.0, 200_000.0, log=True),
         "variance_scale": Bounds(1_000.0, 5_000_000.0, log=True),
         "variance_games": Bounds(10.0, 10_000.0, log=True),
     }
 
-    def __init__(self, **options: float) -> None:
+    def __init__(self, **options: OptionValue) -> None:
+        self.refit_every = int(options.pop("refit_every", 0))
+        if self.refit_every < 0:
+            raise ValueError("refit_every must be >= 0 (0: never)")
         super().__init__(**options)
         self.events: dict[str, int] = {}  # event → day, for matches without a time
+        self.history: list[RoundFacts] = []  # the matches learned so far, when refitting
+        self.refits = 0
 
     def facts(self, match: Match) -> RoundFacts:
         """The match as the service hands a round to the model, with its day (W11)."""
@@ -57,4 +75,26 @@ class WhrModel(ServedModel):
         rated = self.model.rate(self.states, facts, self.entries(facts))
         self.states.update(rated.states)
         self.context.update(rated.context)
+        if self.refit_every > 0:
+            self.history.append(facts)
+            if len(self.history) % self.refit_every == 0:
+                self.refit()
         return rated.p_a
+
+    def refit(self) -> None:
+        """W10 on every match learned so far: the fit's states and epads replace the online
+        ones (an admin set or reset in the history is not carried through it)."""
+        model: Whr = self.model  # type: ignore[assignment]
+        refitted = model.refit(self.states, self.history, self.context)
+        if refitted is not None:
+            self.states.update(refitted.states)
+            self.context.update(refitted.context)
+            self.refits += 1
+
+    def inert(self) -> dict[str, str]:
+        out = {"refit_every": "a replay option, not a rating parameter"}
+        if self.refit_every == 0:
+            out["epad_fit"] = "only a refit reads it (-p refit_every=N)"
+        if self.model.params["epad"] == "none":
+            out["epad_steps"] = "no epad is learned with -p epad=none"
+        return out
