@@ -59,10 +59,16 @@ def facts(body: Body) -> RoundFacts:
     )
 
 
-def online(model: Whr, bodies: list[Body]) -> tuple[dict[str, PlayerDays], dict[str, Any]]:
-    """What the pool should hold: each round rated in turn, its context entries kept."""
-    states: dict[str, PlayerDays] = {}
-    context: dict[str, Any] = {}
+def online(
+    model: Whr,
+    bodies: list[Body],
+    states: dict[str, PlayerDays] | None = None,
+    context: dict[str, Any] | None = None,
+) -> tuple[dict[str, PlayerDays], dict[str, Any]]:
+    """What the pool should hold: each round rated in turn (after `states` and `context`,
+    if given), its context entries kept."""
+    states = {} if states is None else states
+    context = {} if context is None else context
     for body in bodies:
         f = facts(body)
         rated = model.rate(
@@ -141,7 +147,7 @@ def test_a_refit_gives_the_map_and_keeps_admin_changes(
     states, context = online(model, bodies[:30])
     set_state = model.with_rating(states[PLAYERS[0]], set_to)
     states[PLAYERS[0]], states[PLAYERS[1]] = set_state, model.new_state()
-    later, context = _continue(model, states, context, bodies[30:])
+    later, context = online(model, bodies[30:], states, context)
     # the refit under generations: after the set and the reset, those players are new
     # identities, and their early rounds belong to the old ones
     renamed = [_renamed(facts(b), {PLAYERS[0], PLAYERS[1]}) for b in bodies[30:]]
@@ -162,19 +168,6 @@ def test_a_refit_gives_the_map_and_keeps_admin_changes(
     log = admin.get(f"/v1/pools/{pool}/changes").json()["changes"]
     assert [c["kind"] for c in log] == ["set", "reset", "refit"]
     assert admin.post(f"/v1/pools/{new_pool(admin, 'elo')}/refit", json={}).status_code == 409
-
-
-def _continue(
-    model: Whr, states: dict[str, PlayerDays], context: dict[str, Any], bodies: list[Body]
-) -> tuple[dict[str, PlayerDays], dict[str, Any]]:
-    for body in bodies:
-        f = facts(body)
-        rated = model.rate(
-            states, f, {k: context[k] for k in model.context_keys(f) if k in context}
-        )
-        states.update(rated.states)
-        context.update(rated.context)
-    return states, context
 
 
 def _renamed(f: RoundFacts, restarted: set[str]) -> RoundFacts:
