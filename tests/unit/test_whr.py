@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import scipy.optimize
 
-from synelo.models import RoundFacts
+from synelo.models import ParameterError, RoundFacts
 from synelo.models.whr import EPAD, Whr, round_day
 from synelo.ratings.whr import (
     NATURAL,
@@ -316,3 +316,36 @@ def test_a_stack_steps_each_player_as_alone() -> None:
         assert v == pytest.approx(last_day_variance(q, drift), rel=1e-9)
     with pytest.raises(ValueError, match="kept day"):
         Stack([PlayerDays()], drift)
+
+
+def test_a_newcomer_shows_w3s_spread_and_a_drift_of_zero_is_refused() -> None:
+    """W9 before any game: the uncertainty of W3's virtual games (2 natural², 246 Elo)."""
+    model = Whr()
+    assert model.fields(model.new_state())["uncertainty"] == pytest.approx(math.sqrt(2.0) * NATURAL)
+    with pytest.raises(ParameterError, match="variance_scale"):
+        Whr({"game_variance": 0.0, "variance_scale": 0.0})
+    Whr({"game_variance": 0.0, "variance_scale": 1.0})  # one of them is enough
+
+
+def test_a_replayed_export_dates_by_time_and_leaves_the_pools_schedule_out() -> None:
+    """W11 in a history: the date of `time`. An export's `refit_every` is the pool's job
+    schedule, not something its replay can reproduce: the replay rates online."""
+    from datetime import UTC, datetime
+
+    from synelo.evaluation.history import Match
+    from synelo.evaluation.models import HistoryInfo
+    from synelo.evaluation.models import create_model as replay_model
+
+    info = HistoryInfo(2, {"model": "whr", "params": {"refit_every": 5, "window_days": 7}})
+    replayed = replay_model("whr", {}, info)
+    assert replayed.refit_every == 0  # type: ignore[attr-defined]
+    assert replayed.model.params["window_days"] == 7  # type: ignore[attr-defined]
+    match = Match(
+        "m1",
+        ("a",),
+        ("b",),
+        "A",
+        time=datetime(1970, 1, 3, 23, 50, tzinfo=UTC),
+        details={"ended_at": "1970-01-04T00:20:00+00:00"},
+    )
+    assert replayed.facts(match).extras["day"] == 2  # type: ignore[attr-defined]

@@ -139,6 +139,9 @@ class Model(ABC, Generic[S]):
     # "even": splits are k against k by equal strength sums; "all-play": every player plays,
     # k against k + 1 when their number is odd, by the model's own |logit P(A)| (`split_logit`)
     split_mode: ClassVar[Literal["even", "all-play"]] = "even"
+    # whether a refit treats a player an admin set or reset as a new identity from then on,
+    # starting from `refit`'s `starts` (WHR), rather than fitting all their rounds (Hive)
+    restarts_identities: ClassVar[bool] = False
 
     def __init__(self, params: Mapping[str, object] | None = None) -> None:
         self.params: dict[str, ParamValue] = resolve_params(type(self), params or {})

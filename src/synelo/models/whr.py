@@ -18,7 +18,17 @@ from typing import Any, ClassVar, Literal
 
 import numpy as np
 
-from synelo.models.base import NO_CONTEXT, Model, Param, Rated, Refitted, RoundFacts, score_a
+from synelo.models.base import (
+    NO_CONTEXT,
+    Model,
+    Param,
+    ParameterError,
+    ParamValue,
+    Rated,
+    Refitted,
+    RoundFacts,
+    score_a,
+)
 from synelo.ratings.whr import (
     EPAD_PRIOR_SD,
     NATURAL,
@@ -70,6 +80,7 @@ class Whr(Model[PlayerDays]):
     summary = "Whole History Rating (Zero-K priors) with the extra-player advantage"
     display = "Elo of the last day played (W1)"
     split_mode: ClassVar[Literal["even", "all-play"]] = "all-play"
+    restarts_identities = True
     parameters = {
         "drift": Param("zero-k", choices=("zero-k", "constant"), doc="the prior between days (W4)"),
         "w2": Param(300.0, 1e-6, 1e7, log=True, doc="Elo² a day, for drift 'constant' (W4)"),
@@ -101,6 +112,15 @@ class Whr(Model[PlayerDays]):
             30, 2, 10_000, integer=True, doc="days kept per player before folding (W8)"
         ),
     }
+
+    @classmethod
+    def check_params(cls, params: Mapping[str, ParamValue]) -> None:
+        """W4 needs a drift above 0 between any two days: game_variance and variance_scale
+        may not both be (near) 0."""
+        if float(params["game_variance"]) + float(params["variance_scale"]) < 1.0:
+            raise ParameterError(
+                "variance_scale", "game_variance + variance_scale must be at least 1 Elo²"
+            )
 
     def __init__(self, params: Mapping[str, object] | None = None) -> None:
         super().__init__(params)
@@ -311,7 +331,8 @@ class Whr(Model[PlayerDays]):
     def fields(self, state: PlayerDays) -> dict[str, float]:
         return {
             "rating": to_elo(state.rating),
-            "uncertainty": math.sqrt(state.variance) * NATURAL if state.variance > 0 else 0.0,
+            # a player with no game yet is as uncertain as W3 makes a newcomer
+            "uncertainty": math.sqrt(state.variance or _NEWCOMER_VARIANCE) * NATURAL,
             "natural": state.rating,
             "days": float(len(state.days)),
             "games": float(len(state.coef)),

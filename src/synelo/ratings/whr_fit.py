@@ -2,7 +2,8 @@
 at once, by Newton's method on the joint log posterior (docs/maths/whr.md).
 
 The posterior is log-concave (logistic likelihood, Gaussian priors, the first day's virtual
-games), so Newton's method with a backtracking line search converges to the one maximum. Its
+games), so Newton's method with a backtracking line search converges to the one maximum;
+with the BPST epad (W7), whose rh is held at each iteration's ratings, to a fixed point. Its
 linear system couples teammates and opponents, so it is solved by conjugate gradients,
 preconditioned by each player's own tridiagonal Hessian: the very step of Coulom's per-player
 Newton iteration, batched for all players in one banded solve. Where the paper cycles over
@@ -212,6 +213,8 @@ def _newton(
         change = float(
             max(np.max(np.abs(step * dr), initial=0.0), np.max(np.abs(step * de), initial=0.0))
         )
+        if step < 1e-8:  # the line search found no rise: stuck, not converged
+            return r, e, iteration, False, change
         if change < tolerance:
             return r, e, iteration, True, change
     return r, e, iteration, False, change

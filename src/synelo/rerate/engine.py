@@ -295,7 +295,7 @@ class Recompute:
 
     def _restarted(self, key: str, state: Any) -> None:
         """An admin change made `key` start again as `state` (a refit's new identity)."""
-        if self.refitting:
+        if self.refitting and self.model.restarts_identities:
             self.generation[key] = self.generation.get(key, 0) + 1
             self.starts[key] = state
 

@@ -11,8 +11,10 @@ never of the ones it learned from."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from synelo.evaluation.history import Match
-from synelo.evaluation.models.base import Bounds, OptionValue, register
+from synelo.evaluation.models.base import Bounds, HistoryInfo, OptionValue, register
 from synelo.evaluation.models.served import (
     ServedModel,
     named_choices,
@@ -20,7 +22,7 @@ from synelo.evaluation.models.served import (
     round_facts,
 )
 from synelo.models import RoundFacts
-from synelo.models.whr import Whr
+from synelo.models.whr import Whr, round_day
 
 
 @register
@@ -39,6 +41,16 @@ class WhrModel(ServedModel):
         "variance_games": Bounds(10.0, 10_000.0, log=True),
     }
 
+    @classmethod
+    def create(cls, options: Mapping[str, OptionValue], info: HistoryInfo) -> ServedModel:
+        """As any served model, but without the pool's own `refit_every`: that is the
+        service's schedule of refit jobs, which an export does not record, so the replay of
+        an export rates online unless `-p refit_every` asks for refits."""
+        header = info.header
+        stored = dict(header.get("params") or {}) if header.get("model") == cls.name else {}
+        stored.pop("refit_every", None)
+        return cls(**{**stored, **options})
+
     def __init__(self, **options: OptionValue) -> None:
         self.refit_every = int(options.pop("refit_every", 0))
         if self.refit_every < 0:
@@ -49,11 +61,13 @@ class WhrModel(ServedModel):
         self.refits = 0
 
     def facts(self, match: Match) -> RoundFacts:
-        """The match as the service hands a round to the model, with its day (W11)."""
+        """The match as the service hands a round to the model, with its day (W11): the UTC
+        date of its `time` (an export's `time` is the round's `started_at`, else when the
+        service received it)."""
         facts = round_facts(match)
         extras = dict(facts.extras)
         if match.time is not None:
-            extras.setdefault("received_at", match.time.isoformat())
+            extras["day"] = round_day({"received_at": match.time.isoformat()})
         else:
             event = match.id.split("_", 1)[0]
             extras["day"] = self.events.setdefault(event, len(self.events))
