@@ -23,7 +23,6 @@ from synelo.ratings.whr import (
     epad_design,
     epad_terms,
     fold_days,
-    game_terms,
     last_day_variance,
     newton_step,
     rating_highness,
@@ -104,7 +103,9 @@ def _player(rng: random.Random, days: int = 6, anchor: Anchor | None = None) -> 
 
 
 def _neg_posterior(r: np.ndarray, player: PlayerDays, drift: Drift) -> float:
-    total = float(game_terms(player, np.asarray(r, dtype=np.float64))[0].sum())
+    x = player.coef * np.asarray(r)[player.game_day] + player.offset
+    s = player.score
+    total = float(np.sum(s * -np.logaddexp(0.0, -x) + (1.0 - s) * -np.logaddexp(0.0, x)))
     if player.anchor is None:
         total += -math.log1p(math.exp(-r[0])) - math.log1p(math.exp(r[0]))
     else:

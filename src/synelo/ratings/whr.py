@@ -248,28 +248,6 @@ class PlayerDays:
         return len(self.coef) - 1
 
 
-def game_terms(player: PlayerDays, r: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
-    """Each kept day's game log-likelihood at ratings `r`, with its first and second
-    derivatives (W1 for every game, from the player's side)."""
-    n = len(player.days)
-    x = player.coef * r[player.game_day] + player.offset
-    s = player.score
-    log_p = -np.logaddexp(0.0, -x)
-    value = _sums(player.game_day, s * log_p + (1.0 - s) * (log_p - x), n)
-    grad, hess = game_derivatives(player, r)
-    return value, grad, hess
-
-
-def game_derivatives(player: PlayerDays, r: FloatArray) -> tuple[FloatArray, FloatArray]:
-    """The first and second derivatives of each kept day's game log-likelihood at `r`."""
-    n = len(player.days)
-    c = player.coef
-    p = scipy.special.expit(c * r[player.game_day] + player.offset)
-    grad = _sums(player.game_day, c * (player.score - p), n)
-    hess = _sums(player.game_day, c * c * p * (p - 1.0), n)
-    return grad, hess
-
-
 def _sums(day: IntArray, values: FloatArray, n: int) -> FloatArray:
     """`values` summed per kept day."""
     return np.asarray(np.bincount(day, weights=values, minlength=n), dtype=np.float64)
