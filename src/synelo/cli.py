@@ -517,7 +517,7 @@ def replay_cmd(
 
     from synelo.evaluation.models import create_model
     from synelo.evaluation.replay import replay
-    from synelo.evaluation.report import reliability_table, scores_table
+    from synelo.evaluation.report import reliability_table, results_table, scores_table
     from synelo.evaluation.truth import load_truth, truth_table
 
     data, info, options = _load(history, model, param, strict)
@@ -554,8 +554,14 @@ def replay_cmd(
     _show(scores_table(result), reliability_table(result.overall))
     if result.truth is not None:
         _show(truth_table(result.truth))
+    calibration = rating_model.result_calibration()
+    if calibration is not None and calibration.matches:
+        _show(results_table(calibration))
     if json_out is not None:
-        _write_json(json_out, {**result.to_json(), "history": str(history), "warmup": warmup})
+        extra = {} if calibration is None else {"result_calibration": calibration.to_json()}
+        _write_json(
+            json_out, {**result.to_json(), "history": str(history), "warmup": warmup, **extra}
+        )
     if ratings_out is not None:
         _write_json(ratings_out, rating_model.display_ratings())
     if plot is not None:
@@ -748,38 +754,109 @@ def simulate_history_cmd(
     truth: Annotated[
         Path, typer.Option(help="where to write the hidden truth (JSON)", dir_okay=False)
     ],
-    matches: Annotated[int, typer.Option(min=1, help="rounds to play")] = 20_000,
-    players: Annotated[int, typer.Option(min=4, help="population size")] = 300,
-    team_size: Annotated[int, typer.Option(min=2, max=32, help="players a team (8: 8v8)")] = 8,
+    world: Annotated[
+        Literal["ns2", "foosball", "scoreboard"],
+        typer.Option(
+            help="ns2: side offsets, maps, commanders; foosball: 2v2 with offense and "
+            "defense; scoreboard: modes of 3v3–12v12, parties and points"
+        ),
+    ] = "ns2",
+    matches: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            help="rounds to play [default: ns2 20,000, foosball 5,000, scoreboard 10,000]",
+            show_default=False,
+        ),
+    ] = None,
+    players: Annotated[
+        int | None,
+        typer.Option(
+            min=4,
+            help="population size [default: ns2 300, foosball 40, scoreboard 400]",
+            show_default=False,
+        ),
+    ] = None,
+    team_size: Annotated[
+        int, typer.Option(min=2, max=32, help="players a team (8: 8v8; ns2 only)")
+    ] = 8,
     seed: Annotated[int, typer.Option(help="random seed")] = 1,
     uneven_share: Annotated[
         float,
-        typer.Option(min=0, max=1, help="share of rounds that start k + 1 against k (0: none)"),
+        typer.Option(
+            min=0, max=1, help="share of rounds that start k + 1 against k (0: none; ns2 only)"
+        ),
     ] = 0.0,
     extra_player_bonus: Annotated[
-        float, typer.Option(help="logit the larger side of an uneven round gains beyond L")
+        float,
+        typer.Option(help="logit the larger side of an uneven round gains beyond L (ns2 only)"),
     ] = 0.0,
     leave_rate: Annotated[
-        float, typer.Option(min=0, max=1, help="a non-commander's chance to leave mid-round")
+        float,
+        typer.Option(min=0, max=1, help="a non-commander's chance to leave mid-round (ns2 only)"),
     ] = 0.15,
 ) -> None:
-    """An open-loop NS2-like world (side offsets, maps, commanders, late joiners and
-    leavers, optionally k + 1 against k rounds): write its history and the hidden truth for
-    `synelo replay --truth`."""
+    """An open-loop simulated world: write its history and the hidden truth for `synelo
+    replay --truth`. ns2 (the default): side offsets, maps, commanders, late joiners and
+    leavers, optionally k + 1 against k rounds; foosball: 2v2 to 10 goals with offense and
+    defense skills; scoreboard: Sector's Edge-like modes with parties and points."""
     import time
+    from dataclasses import replace
+
+    start = time.perf_counter()
+    if world != "ns2":
+        ns2_only = {
+            "--team-size": team_size != 8,
+            "--uneven-share": uneven_share != 0.0,
+            "--extra-player-bonus": extra_player_bonus != 0.0,
+            "--leave-rate": leave_rate != 0.15,
+        }
+        if given := [name for name, changed in ns2_only.items() if changed]:
+            raise _fail(f"--world {world} does not take {', '.join(given)} (ns2 only)")
+        try:
+            if world == "foosball":
+                from synelo.sim import foosball
+
+                base_f = foosball.FoosballConfig(seed=seed)
+                config_f = replace(
+                    base_f,
+                    players=base_f.players if players is None else players,
+                    matches=base_f.matches if matches is None else matches,
+                )
+                n, n_players = foosball.write(config_f, out, truth), config_f.players
+                shape = f"2v2 foosball to {config_f.goals} goals"
+            else:
+                from synelo.sim import scoreboard
+
+                base_s = scoreboard.ScoreboardConfig(seed=seed)
+                config_s = replace(
+                    base_s,
+                    players=base_s.players if players is None else players,
+                    matches=base_s.matches if matches is None else matches,
+                )
+                n, n_players = scoreboard.write(config_s, out, truth), config_s.players
+                shape = "scoreboard: " + ", ".join(config_s.modes)
+        except ValueError as exc:
+            raise _fail(str(exc)) from None
+        console.print(
+            f"wrote {n:,} matches of {n_players:,} players ({shape}, seed {seed}) "
+            f"to [bold]{out}[/] and the truth to [bold]{truth}[/] in "
+            f"{time.perf_counter() - start:.1f} s"
+        )
+        return
 
     from synelo.sim.history import HistoryWorldConfig, write
 
+    players = 300 if players is None else players
     config = HistoryWorldConfig(
         players=players,
-        matches=matches,
+        matches=20_000 if matches is None else matches,
         team_size=team_size,
         seed=seed,
         uneven_share=uneven_share,
         extra_player_bonus=extra_player_bonus,
         leave_rate=leave_rate,
     )
-    start = time.perf_counter()
     try:
         n = write(config, out, truth)
     except ValueError as exc:

@@ -780,7 +780,20 @@ class PredictIn(BaseModel):
     )
 
 
+class ResultOut(BaseModel):
+    """One possible final score of the round and its predicted probability."""
+
+    A: int = Field(description="team A's score (goals)")
+    B: int = Field(description="team B's score (goals)")
+    p: float = Field(description="its probability")
+
+
 class PredictOut(BaseModel):
     p_a: float = Field(description="P(team A wins) from the current ratings")
     strength_a: float = Field(description="Σ of team A's strengths (what balancing evens out)")
     strength_b: float
+    results: list[ResultOut] | None = Field(
+        None,
+        description="every possible final score with its probability, A's 0:G loss first "
+        "(models that predict scores: positional); p_a is the sum over A's wins",
+    )

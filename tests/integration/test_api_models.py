@@ -20,6 +20,7 @@ from synelo.evaluation.replay import replay
 from synelo.models import MODELS, RoundFacts
 from synelo.models import create_model as service_model
 from tests.conftest import LiveServer, steam
+from tests.model_rounds import round_fields
 
 OTHER_MODELS = [name for name in MODELS if name != "synelo"]
 PLAYERS = [steam(n) for n in range(1, 11)]
@@ -50,6 +51,9 @@ def random_rounds(count: int, seed: int = 5) -> list[dict[str, Any]]:
         }
         if i % 5 == 4 and size > 1:  # A's last player left, a joiner came in for B
             body["participants"] = {"A": team_a[:-1], "B": [*team_b, joiner]}
+            body.update(round_fields([team_a, [*team_b, joiner]]))
+        else:
+            body.update(round_fields([team_a, team_b]))
         bodies.append(body)
     return bodies
 
@@ -62,6 +66,7 @@ def facts(body: dict[str, Any]) -> RoundFacts:
         body["winner"],
         None if part is None else tuple(part["A"]),
         None if part is None else tuple(part["B"]),
+        {key: body[key] for key in ("positions", "player_scores")},
     )
 
 
@@ -108,9 +113,13 @@ def test_a_pool_of_each_model_rates_as_the_model_does(
 ) -> None:
     """Every answer is the model's own arithmetic on the states: P per round, the display
     rating and the model's fields per player, the stored states after an export's replay."""
-    chosen = {"elo": {"k": 24.0}, "hive": {"c": 1.5}, "whr": {"window_days": 5}}.get(
-        model, {"beta": 200.0}
-    )
+    chosen = {
+        "elo": {"k": 24.0},
+        "hive": {"c": 1.5},
+        "whr": {"window_days": 5},
+        "positional": {"k": 24.0},
+        "sectors-edge": {"matches": 30},
+    }.get(model, {"beta": 200.0})
     pool = new_pool(admin, model, t_shadow=3, **chosen)
     shown = admin.get(f"/v1/pools/{pool}").json()
     assert shown["theta"] is None and shown["params"]["t_shadow"] == 3
@@ -156,16 +165,29 @@ def test_a_pool_of_each_model_rates_as_the_model_does(
 
     # prediction, splits and autobalance use the current states
     teams = {"A": PLAYERS[:3], "B": PLAYERS[3:6]}
-    predicted = server.post(f"/v1/pools/{pool}/predict", json={"teams": teams})
+    positions = round_fields([teams["A"], teams["B"]])["positions"]
+    predicted = server.post(
+        f"/v1/pools/{pool}/predict", json={"teams": teams, "positions": positions}
+    )
     assert predicted.status_code == 200, predicted.text
     expected = reference.predict(
-        states, RoundFacts(tuple(teams["A"]), tuple(teams["B"]), "A"), context
+        states,
+        RoundFacts(tuple(teams["A"]), tuple(teams["B"]), "A", extras={"positions": positions}),
+        context,
     )
     assert predicted.json()["p_a"] == expected
-    strength = {p: reference.strength(reference.state_of(states, p)) for p in PLAYERS}
-    assert predicted.json()["strength_a"] == pytest.approx(sum(strength[p] for p in teams["A"]))
+    each = reference.strengths([reference.state_of(states, p) for p in teams["A"] + teams["B"]])
+    assert predicted.json()["strength_a"] == pytest.approx(sum(each[:3]))
     all_play = reference.split_mode == "all-play"
     seated = PLAYERS[: 7 if all_play else 6]
+    # what the solver evens out: the strengths of the players split together
+    strength = dict(
+        zip(
+            seated,
+            reference.strengths([reference.state_of(states, p) for p in seated]),
+            strict=True,
+        )
+    )
     splits = server.post(f"/v1/pools/{pool}/splits", json={"players": seated}).json()
     assert splits["mode"] == reference.split_mode
     for split in splits["splits"]:
@@ -213,10 +235,11 @@ def test_a_pool_of_each_model_rates_as_the_model_does(
 
     # admin set and reset are the model's, journaled
     target = PLAYERS[0]
-    put = admin.put(f"/v1/pools/{pool}/players/{target}", json={"rating": 1234})
+    chosen_rating = round(reference.rating(reference.new_state())) + 34
+    put = admin.put(f"/v1/pools/{pool}/players/{target}", json={"rating": chosen_rating})
     assert put.status_code == 200, put.text
-    assert put.json()["rating"] == 1234
-    set_state = reference.with_rating(states[target], 1234)
+    assert put.json()["rating"] == chosen_rating
+    set_state = reference.with_rating(states[target], chosen_rating)
     assert put.json()["skill"] == reference.fields(set_state)
     reset = admin.delete(f"/v1/pools/{pool}/players/{target}").json()
     assert reset["rounds_played"] == 0
@@ -258,7 +281,8 @@ def test_prediction_checks_its_body_and_answers_synelo_pools_too(
 
 
 def test_the_replay_accepts_every_listed_model() -> None:
-    matches = [Match(str(i), ("a", "b"), ("c", "d"), "AB"[i % 2]) for i in range(4)]
+    fields = round_fields([("a", "b"), ("c", "d")])
+    matches = [Match(str(i), ("a", "b"), ("c", "d"), "AB"[i % 2], details=fields) for i in range(4)]
     for name in MODELS:
         assert len(replay(create_model(name, {}, HistoryInfo(2)), matches).predictions) == 4
 

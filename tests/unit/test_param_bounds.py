@@ -19,10 +19,12 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from synelo.models import MODELS, ParameterError, create_model
-from synelo.models.base import Param, RoundFacts
+from synelo.models.base import Param
+from synelo.models.positional import Positional
 from synelo.ratings.params import ParameterError as SynEloParameterError
 from synelo.rerate.engine import column_int
 from synelo.service.routers.players import ratable
+from tests.model_rounds import POSITIONS, round_facts
 
 
 def _number(spec: Param) -> st.SearchStrategy[Any]:
@@ -90,12 +92,13 @@ def _check_model(name: str, params: dict[str, Any], played: list[Any], extreme: 
         assume(False)  # refused at creation: a 422, the pool never exists
         return
     states: dict[str, Any] = {}
+    names = sorted(model.allowed) if isinstance(model, Positional) and model.allowed else POSITIONS
     # an admin set to the end of the rating range, where the service allows it (`settable`)
     if name == "synelo" or ratable(model, round(extreme)):
         states["p0"] = model.with_rating(model.new_state(), extreme)
     for size, rnd, winner in played:
         chosen = rnd.sample(PLAYERS, 2 * size)
-        facts = RoundFacts(tuple(chosen[:size]), tuple(chosen[size:]), winner)
+        facts = round_facts(chosen[:size], chosen[size:], winner, positions=names)
         p = model.predict(states, facts)
         assert math.isfinite(p) and 0.0 <= p <= 1.0, (params, p)
         rated = model.rate(states, facts)

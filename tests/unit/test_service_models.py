@@ -11,8 +11,9 @@ import orjson
 import pytest
 
 from synelo.evaluation.history import Match
-from synelo.models import MODELS, Param, ParameterError, RoundFacts, create_model
+from synelo.models import MODELS, Param, ParameterError, create_model
 from synelo.ratings import SynEloParams
+from tests.model_rounds import round_facts
 from tests.service_reference import rate_like_the_service
 
 
@@ -55,11 +56,11 @@ def test_every_state_survives_its_json_form_exactly(name: str) -> None:
     states: dict[str, Any] = {}
     matches = random_matches(300)
     for m in matches:
-        states.update(model.rate(states, RoundFacts(m.team_a, m.team_b, m.winner)).states)
+        states.update(model.rate(states, round_facts(m.team_a, m.team_b, m.winner)).states)
     decoded = {
         p: model.decode(orjson.loads(orjson.dumps(model.encode(s)))) for p, s in states.items()
     }
-    probe = RoundFacts(("p0", "p1"), ("p2", "p3"), "A")
+    probe = round_facts(("p0", "p1"), ("p2", "p3"), "A")
     assert model.predict(decoded, probe) == model.predict(states, probe)
     after = model.rate(decoded, probe).states
     before = model.rate(states, probe).states
@@ -74,8 +75,8 @@ def test_every_model_keeps_the_contract(name: str) -> None:
     model = create_model(name)
     states: dict[str, Any] = {}
     for m in random_matches(100, seed=2):
-        facts = RoundFacts(m.team_a, m.team_b, m.winner)
-        mirrored = RoundFacts(m.team_b, m.team_a, "B" if m.winner == "A" else "A")
+        facts = round_facts(m.team_a, m.team_b, m.winner)
+        mirrored = round_facts(m.team_b, m.team_a, "B" if m.winner == "A" else "A")
         p = model.predict(states, facts)
         assert 0.0 < p < 1.0
         # (abs 1e-7: the trueskill package's Φ is an approximation good to ~2e-8)
@@ -83,18 +84,21 @@ def test_every_model_keeps_the_contract(name: str) -> None:
         rated = model.rate(states, facts)
         assert rated.p_a == p and set(rated.states) == {*m.team_a, *m.team_b}
         states.update(rated.states)
-    winners = model.rate({}, RoundFacts(("x",), ("y",), "A")).states
+    # x wins and tops the scoreboard, y loses at its foot (sectors-edge rates the places)
+    won = round_facts(("x", "m"), ("y", "n"), "A", scores={"x": 9, "m": 5, "n": 3, "y": 1})
+    winners = model.rate({}, won).states
     assert model.rating(winners["x"]) > model.rating(model.new_state()) > model.rating(winners["y"])
 
 
 def test_only_participants_move_and_the_rosters_decide_p() -> None:
     for name in MODELS:
         model = create_model(name)
-        strong = model.with_rating(model.new_state(), 2000)
-        facts = RoundFacts(("s", "a"), ("b", "c"), "B", ("a",), ("b", "c", "j"))
+        new = model.rating(model.new_state())
+        strong = model.with_rating(model.new_state(), new + 40)
+        facts = round_facts(("s", "a"), ("b", "c"), "B", ("a",), ("b", "c", "j"))
         rated = model.rate({"s": strong}, facts)
         assert set(rated.states) == {"a", "b", "c", "j"}, name  # s left before the end
-        assert rated.p_a == model.predict({"s": strong}, RoundFacts(("s", "a"), ("b", "c"), "B"))
+        assert rated.p_a == model.predict({"s": strong}, round_facts(("s", "a"), ("b", "c"), "B"))
 
 
 def test_synelo_through_the_interface_is_the_service_code() -> None:
@@ -105,7 +109,7 @@ def test_synelo_through_the_interface_is_the_service_code() -> None:
     states: dict[str, Any] = {}
     got = []
     for m in matches:
-        rated = model.rate(states, RoundFacts(m.team_a, m.team_b, m.winner))
+        rated = model.rate(states, round_facts(m.team_a, m.team_b, m.winner))
         got.append(rated.p_a)
         states.update(rated.states)
     assert got == expected_p

@@ -8,7 +8,16 @@ from synelo.balance.autobalance import (
     place_joiner,
     transfer_moves,
 )
-from synelo.balance.sectors_edge import MatchState, SectorsEdgePolicy, SEMove, SEPlayer
+from synelo.balance.sectors_edge import (
+    MatchState,
+    SectorsEdgePolicy,
+    SEMove,
+    SEPlayer,
+    SizeExemption,
+    community_assign,
+    community_power,
+    party_multiplier,
+)
 from synelo.balance.solver import Split, SplitSet, best_splits
 
 __all__ = [
@@ -18,11 +27,15 @@ __all__ = [
     "SEMove",
     "SEPlayer",
     "SectorsEdgePolicy",
+    "SizeExemption",
     "Split",
     "SplitSet",
     "all_play_split",
     "best_splits",
+    "community_assign",
+    "community_power",
     "min_swaps",
+    "party_multiplier",
     "place_joiner",
     "transfer_moves",
 ]

@@ -6,6 +6,7 @@ from rich.table import Table
 
 from synelo.evaluation.metrics import Scores
 from synelo.evaluation.replay import ReplayResult
+from synelo.evaluation.results import ResultCalibration
 from synelo.evaluation.tune import TuneResult
 
 _COLUMNS = ("matches", "ties", "accuracy", "log loss", "Brier", "ECE")
@@ -73,4 +74,20 @@ def tune_table(result: TuneResult) -> Table:
     ):
         params = ", ".join(f"{k} {v:.4g}" for k, v in point.items())
         table.add_row(f"{label}: {params}", _fmt(train), *_cells(test)[1:])
+    return table
+
+
+def results_table(calibration: ResultCalibration) -> Table:
+    """Each final score's mean predicted probability beside how often it came."""
+    table = Table(
+        title=f"predicted results over {calibration.matches:,} scored matches: log loss "
+        f"{_fmt(calibration.log_loss)} (every result alike: {calibration.uniform_log_loss:.4f})"
+    )
+    for name in ("result A:B", "predicted", "observed", "gap"):
+        table.add_column(name, justify="right")
+    for row in calibration.to_json()["results"]:
+        gap = row["observed"] - row["predicted"]
+        table.add_row(
+            row["result"], f"{row['predicted']:.3f}", f"{row['observed']:.3f}", f"{gap:+.3f}"
+        )
     return table

@@ -13,6 +13,7 @@ from synelo.models.base import (
     ParamValue,
     Rated,
     Refitted,
+    RoundError,
     RoundFacts,
     resolve_params,
     score_a,
@@ -24,6 +25,8 @@ from synelo.models.openskill import (
     OpenSkillPlackettLuce,
     OpenSkillThurstoneMosteller,
 )
+from synelo.models.positional import Positional
+from synelo.models.sectors_edge import SectorsEdge
 from synelo.models.synelo import SynElo
 from synelo.models.trueskill import TrueSkill
 from synelo.models.whr import Whr
@@ -48,6 +51,8 @@ for _model in (
     OpenSkillBradleyTerry,
     OpenSkillThurstoneMosteller,
     Whr,
+    Positional,
+    SectorsEdge,
 ):
     register(_model)
 
@@ -73,6 +78,7 @@ __all__ = [
     "ParameterError",
     "Rated",
     "Refitted",
+    "RoundError",
     "RoundFacts",
     "create_model",
     "model_class",

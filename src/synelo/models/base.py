@@ -37,6 +37,15 @@ class ParameterError(ValueError):
         self.name = name
 
 
+class RoundError(ValueError):
+    """A round this model cannot rate as reported (no positions for a positional pool…):
+    `field` is the path of the report's field at fault, which the service's 422 names."""
+
+    def __init__(self, field: tuple[str, ...], message: str) -> None:
+        super().__init__(f"{'.'.join(field)}: {message}")
+        self.field, self.message = field, message
+
+
 @dataclass(frozen=True, slots=True)
 class Param:
     """One parameter of a model: its default and the values a pool may choose.
@@ -165,6 +174,32 @@ class Model(ABC, Generic[S]):
         """P(A wins) and every rated player's state after the round, with the context
         entries it changed. A mutable state given may be updated in place: the caller hands
         over states it owns."""
+
+    def check_round(self, round: RoundFacts, rated: bool = True) -> None:
+        """RoundError when the round lacks what this model rates by, so that the service
+        refuses the report (a 422) before storing anything; with `rated` False, when a
+        prediction's optional fields are wrong (a prediction may lack what a rated round
+        needs). Every round is fine for most models."""
+
+    def duel(self, player: str, other: str, winner: Winner) -> RoundFacts:
+        """A 1v1 round of `player` against `other` that this model can rate, with whatever
+        optional fields it needs: the service checks with it that a rating an admin sets
+        can still be rated."""
+        return RoundFacts((player,), (other,), winner)
+
+    def results(
+        self, states: Mapping[str, S], round: RoundFacts, context: Mapping[str, Any] = NO_CONTEXT
+    ) -> list[tuple[int, int, float]] | None:
+        """The predicted distribution of the round's final scores, as (A's score, B's score,
+        probability) for every possible result, for a model that predicts one (positional);
+        None for the others."""
+        return None
+
+    def strengths(self, states: Sequence[S]) -> list[float]:
+        """The additive strengths of players balanced together (the split solver's input):
+        each one's `strength`, unless a model ranks them against each other (Sector's Edge's
+        sortedPower)."""
+        return [self.strength(s) for s in states]
 
     # --- what the pool learns beside its players ---------------------------------------------
     def context_keys(self, round: RoundFacts) -> tuple[str, ...]:

@@ -87,8 +87,8 @@ def served_round(
     def display(key: str) -> int:
         return column_int(model.rating(states[key])) if key in states else new_display
 
-    strength_a = sum(model.strength(model.state_of(states, p)) for p in facts.team_a)
-    strength_b = sum(model.strength(model.state_of(states, p)) for p in facts.team_b)
+    each = model.strengths([model.state_of(states, p) for p in (*facts.team_a, *facts.team_b)])
+    strength_a, strength_b = sum(each[: len(facts.team_a)]), sum(each[len(facts.team_a) :])
     outcome = model.rate(states, facts, context)
     changes = tuple(
         (key, side, display(key), column_int(model.rating(outcome.states[key])))

@@ -4,6 +4,8 @@ from synelo.evaluation.models import (  # noqa: F401 (register)
     elo,
     hive,
     openskill,
+    positional,
+    sectors_edge,
     synelo,
     trueskill,
     whr,

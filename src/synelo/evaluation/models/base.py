@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from synelo.evaluation.history import Match
+from synelo.evaluation.results import ResultCalibration
 
 OptionValue = float | str  # a model option: a number, or one of a parameter's `choices`
 
@@ -66,6 +67,7 @@ class RatingModel(ABC):
     summary: ClassVar[str]
     defaults: ClassVar[Mapping[str, float]] = {}
     choices: ClassVar[Mapping[str, tuple[str, ...]]] = {}
+    texts: ClassVar[tuple[str, ...]] = ()  # parameters that take free text (positions…)
     tunable: ClassVar[Mapping[str, Bounds]] = {}
     scalings: ClassVar[tuple[Scaling, ...]] = ()
 
@@ -116,6 +118,11 @@ class RatingModel(ABC):
         """An admin reset: the player starts again as new."""
         raise ValueError(f"model {self.name!r} cannot apply an admin reset")
 
+    def result_calibration(self) -> ResultCalibration | None:
+        """For a model that predicts final scores (positional): its predicted against its
+        observed results over the matches replayed that reported scores."""
+        return None
+
     @abstractmethod
     def parameters(self) -> dict[str, Any]:
         """The parameters in use, for reports."""
@@ -149,8 +156,11 @@ def parse_options(model: type[RatingModel], pairs: Mapping[str, str]) -> dict[st
                 raise ValueError(f"parameter {key!r}: {raw!r} is not one of {allowed}")
             out[key] = raw
             continue
+        if key in model.texts:
+            out[key] = raw
+            continue
         if key not in model.defaults:
-            known = ", ".join([*model.defaults, *model.choices]) or "none"
+            known = ", ".join([*model.defaults, *model.choices, *model.texts]) or "none"
             raise ValueError(f"model {model.name!r} has no parameter {key!r} (known: {known})")
         try:
             value = float(raw)

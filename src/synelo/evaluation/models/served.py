@@ -46,6 +46,11 @@ def named_choices(model: type[Model[Any]]) -> dict[str, tuple[str, ...]]:
     return {name: spec.choices for name, spec in model.parameters.items() if spec.choices}
 
 
+def text_params(model: type[Model[Any]]) -> tuple[str, ...]:
+    """A service model's free-text parameters (``-p positions=scout,soldier``)."""
+    return tuple(name for name, spec in model.parameters.items() if spec.text)
+
+
 class ServedModel(RatingModel):
     """A `synelo.models` model under replay; subclasses name it in `served`."""
 

@@ -31,6 +31,7 @@ from synelo.schemas import (
     MoveOut,
     PredictIn,
     PredictOut,
+    ResultOut,
     SplitOut,
     SplitsIn,
     SplitsOut,
@@ -39,7 +40,7 @@ from synelo.service.deps import PoolDep, ServerAuth, StoreDep
 from synelo.service.gate import BalanceGate, Busy
 from synelo.service.ids import Loc, invalid, normalize_ids
 from synelo.service.responses import COMMON, errors
-from synelo.service.routers.rounds import round_extras
+from synelo.service.routers.rounds import check_round, round_extras
 from synelo.store.repository import Store, pool_model
 from synelo.store.typedefs import PlayerRow, Pool
 
@@ -89,7 +90,7 @@ class Roster:
             r0 = self.pool.params.r0
             return [rows[k].rating if k in rows else r0 for k in self.keys]
         model, states = self.states(store)
-        return [round(model.strength(model.state_of(states, k))) for k in self.keys]
+        return [round(x) for x in model.strengths([model.state_of(states, k) for k in self.keys])]
 
     def states(self, store: StoreDep) -> tuple[Model[Any], dict[str, Any]]:
         """The pool's model and the stored states of this request's players (a pool whose
@@ -402,6 +403,7 @@ def predict(pool: PoolDep, body: PredictIn, store: StoreDep) -> PredictOut:
         extras["map"] = body.map
     facts = RoundFacts(team_a, team_b, "A", extras=extras)
     roster = Roster(pool, [*team_a, *team_b])
+    results: list[ResultOut] | None = None
     pool = roster.read(store)
     if pool.is_synelo:
         ratings = dict(zip(roster.keys, roster.ratings(store), strict=True))
@@ -410,7 +412,12 @@ def predict(pool: PoolDep, body: PredictIn, store: StoreDep) -> PredictOut:
         p_a = win_probability(strength_a, strength_b, pool.params.theta)
     else:
         model, states = roster.states(store)
-        strength_a = sum(model.strength(model.state_of(states, k)) for k in team_a)
-        strength_b = sum(model.strength(model.state_of(states, k)) for k in team_b)
-        p_a = model.predict(states, facts, store.read_context(pool, model.context_keys(facts)))
-    return PredictOut(p_a=p_a, strength_a=strength_a, strength_b=strength_b)
+        check_round(model, facts, rated=False)
+        each = model.strengths([model.state_of(states, k) for k in (*team_a, *team_b)])
+        strength_a, strength_b = sum(each[: len(team_a)]), sum(each[len(team_a) :])
+        context = store.read_context(pool, model.context_keys(facts))
+        p_a = model.predict(states, facts, context)
+        scores = model.results(states, facts, context)
+        if scores is not None:
+            results = [ResultOut(A=a, B=b, p=p) for a, b, p in scores]
+    return PredictOut(p_a=p_a, strength_a=strength_a, strength_b=strength_b, results=results)

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import orjson
 from fastapi import APIRouter, HTTPException, Query, Request
 
-from synelo.models import Model, RoundFacts
+from synelo.models import Model
 from synelo.ratings import is_stale, is_visible, k_factor
 from synelo.schemas import (
     HistoryOut,
@@ -39,10 +39,10 @@ def ratable(model: Model[Any], rating: int) -> bool:
     span = model.set_span()
     if span is not None and abs(rating - model.rating(model.new_state())) > span:
         return False
-    state = model.with_rating(model.new_state(), rating)
     try:
+        state = model.with_rating(model.new_state(), rating)
         for winner in ("A", "B"):
-            rated = model.rate({"set": state}, RoundFacts(("set",), ("new",), winner))
+            rated = model.rate({"set": state}, model.duel("set", "new", winner))
             if not all(math.isfinite(model.rating(s)) for s in rated.states.values()):
                 return False
     except (ArithmeticError, ValueError):

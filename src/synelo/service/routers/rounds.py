@@ -9,10 +9,13 @@ from typing import Any
 import orjson
 from fastapi import APIRouter, HTTPException, Request, Response
 
+from synelo.models import Model, RoundError, RoundFacts
+from synelo.rerate.engine import report_facts
 from synelo.schemas import CommandSpan, PlayedSpan, PredictIn, RoundIn, RoundOut
 from synelo.service.deps import PoolDep, RoundAuth
 from synelo.service.ids import Loc, invalid, normalize_id, normalize_ids
 from synelo.service.responses import COMMON
+from synelo.store.repository import pool_model
 from synelo.store.typedefs import Pool, RatedRound, RoundConflict, RoundReport
 from synelo.store.writer import QueueFull
 
@@ -45,6 +48,15 @@ def to_report(body: RoundIn, pool: Pool) -> RoundReport:
     return RoundReport(
         body.round_id, body.server_id, body.map, body.winner, team_a, team_b, part_a, part_b, extras
     )
+
+
+def check_round(model: Model[Any], facts: RoundFacts, rated: bool = True) -> None:
+    """The model's own check of a round or a prediction (`Model.check_round`), a
+    RoundError as a 422 naming the field."""
+    try:
+        model.check_round(facts, rated)
+    except RoundError as exc:
+        raise invalid(("body", *exc.field), exc.message) from None
 
 
 PER_PLAYER = ("time_played", "positions", "player_scores", "names")
@@ -160,6 +172,8 @@ def round_json(rated: RatedRound) -> bytes:
 )
 async def submit_round(pool: PoolDep, body: RoundIn, request: Request) -> Response:
     report = to_report(body, pool)
+    if not pool.is_synelo:
+        check_round(pool_model(pool), report_facts(report.stored()))
     try:
         future = request.app.state.writer.submit(pool.name, report)
     except QueueFull:
@@ -170,6 +184,8 @@ async def submit_round(pool: PoolDep, body: RoundIn, request: Request) -> Respon
         ) from None
     try:
         result = await asyncio.wrap_future(future)
+    except RoundError as exc:  # the pool's model changed since the check above
+        raise invalid(("body", *exc.field), exc.message) from None
     except RoundConflict:
         raise HTTPException(
             409, f"round_id {report.round_id!r} was already submitted with different content"
