@@ -53,7 +53,8 @@ Method
 5. Then each rating model (``synelo.models``) gets a pool of its own on the empty server:
    50 unmeasured rounds, then ``--model-rounds`` measured ones, 12v12 rounds as an NS2
    server reports them (sides, commanders, eight maps, the round's length, two players'
-   time played: what Hive reads) at the same load; its rounds/s, p50/p99 latency and the
+   time played: what Hive reads; a mode, positions and points: what positional and
+   sectors-edge read) at the same load; its rounds/s, p50/p99 latency and the
    server's CPU a round are printed as a table (``--models`` picks some of the models).
    All of a pool's rounds fall on one day, so there a whr player holds one day of a dozen
    games. Whr's cost grows with the days and games a player keeps (W5 steps over all of
@@ -137,7 +138,8 @@ def round_body(
     started_at: str | None = None,
 ) -> dict:
     """A 12v12 round; `rich`: as an NS2 server reports one, with sides, commanders, eight
-    maps, the round's length and two players' time played (what Hive reads); `started_at`:
+    maps, the round's length and two players' time played (what Hive reads), and a mode,
+    positions and scoreboard points (what positional and sectors-edge read); `started_at`:
     when it started (ISO 8601), which dates it for whr."""
     ids = steam_ids(rng, population)
     body = {
@@ -159,6 +161,10 @@ def round_body(
             ids[5]: 0.5,
             ids[TEAM_SIZE + 5]: {"from": 100.0, "to": body["duration"]},
         }
+        # what positional and sectors-edge read: who played where, and the scoreboard
+        body["mode"] = "CTF"
+        body["positions"] = {p: ("offense", "defense")[i % 2] for i, p in enumerate(ids)}
+        body["player_scores"] = {p: rng.randrange(60) for p in ids}
     if started_at is not None:
         body["started_at"] = started_at
     return body

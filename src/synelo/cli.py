@@ -351,8 +351,8 @@ ModelOpt = Annotated[
     typer.Option(
         "--model",
         "-m",
-        help="rating model: "
-        + ", ".join(("synelo", "elo", "openskill-pl", "openskill-bt", "openskill-tm", "trueskill")),
+        help="rating model: synelo, elo, trueskill, openskill-pl, openskill-bt, openskill-tm, "
+        "hive, whr, positional, sectors-edge (`synelo models` lists them)",
     ),
 ]
 WarmupOpt = Annotated[int, typer.Option(min=0, help="matches learned from but not scored")]
@@ -543,14 +543,17 @@ def replay_cmd(
         transient=True,
     ) as bar:
         task = bar.add_task(f"replaying with {model}", total=len(data.matches))
-        result = replay(
-            rating_model,
-            data.matches,
-            warmup=warmup,
-            progress=lambda n: bar.advance(task, n),
-            trailing=data.trailing,
-            truth=hidden,
-        )
+        try:
+            result = replay(
+                rating_model,
+                data.matches,
+                warmup=warmup,
+                progress=lambda n: bar.advance(task, n),
+                trailing=data.trailing,
+                truth=hidden,
+            )
+        except ValueError as exc:  # a match the model cannot rate (no positions…)
+            raise _fail(f"model {model}: {exc}") from None
     _show(scores_table(result), reliability_table(result.overall))
     if result.truth is not None:
         _show(truth_table(result.truth))

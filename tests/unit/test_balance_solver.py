@@ -175,6 +175,31 @@ def test_must_play_parties_and_preferences_match_brute_force(seed: int) -> None:
             assert s.moved == (fewest if prefer == "stay" else most)
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_parties_that_leave_fewer_units_than_k_are_solved(seed: int) -> None:
+    """A full 12v12 of six parties and four others: ten units for twelve seats a side. The
+    solver's size estimate took C(units − k, k) and failed on the negative count."""
+    rng = random.Random(900 + seed)
+    ratings = pool(rng, 24)
+    parties = [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 10, 11], [12, 13, 14], [15, 16, 17], [18, 19]]
+    result = best_splits(ratings, theta=THETA, min_k=12, max_k=12, parties=parties)
+    (split,) = result.splits
+    check_valid(result, ratings, [], parties, None)
+    # every k = 12 split keeping the parties whole, by brute force over the ten units
+    units = [*parties, [20], [21], [22], [23]]
+    best = min(
+        abs(sum(ratings[p] for u in chosen for p in u) * 2 - sum(ratings))
+        for r in range(len(units) + 1)
+        for chosen in itertools.combinations(units, r)
+        if sum(len(u) for u in chosen) == 12
+    )
+    assert split.gap == best and split.optimal
+    small = best_splits(
+        ratings[:10], theta=THETA, min_k=5, max_k=5, parties=[[0, 1, 2, 3], [4, 5, 6], [7, 8]]
+    )
+    assert small.splits[0].k == 5
+
+
 def test_the_top_player_is_benched_when_that_is_better() -> None:
     # Seed erratum: F9 anchors the top player to A. With 2k < N the optimum may bench them:
     # k = 2 over [3000, 1000, 1000, 1000, 1000, 10] is 1000+1000 v 1000+1000, gap 0, while

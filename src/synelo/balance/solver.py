@@ -136,7 +136,8 @@ def _solve(
     if p.gap <= bound:
         return (*_honour(p), "bound")
     cells = len(problem.units) * (problem.k + 1) ** 2
-    teams = math.comb(len(problem.units) - problem.k, problem.k)  # choices of A, B kept
+    # choices of A, B kept (none to speak of when parties leave fewer units than k)
+    teams = math.comb(max(len(problem.units) - problem.k, 0), problem.k)
     if cells > CHEAP_EXACT and not (teams < FEW_TEAMS and cells <= 5 * CHEAP_EXACT):
         # Refilling A from everyone else is the stronger step while there are many teams to
         # choose from; near 2k = N dividing the seated players anew has more.

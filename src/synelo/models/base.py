@@ -195,10 +195,11 @@ class Model(ABC, Generic[S]):
         None for the others."""
         return None
 
-    def strengths(self, states: Sequence[S]) -> list[float]:
-        """The additive strengths of players balanced together (the split solver's input):
-        each one's `strength`, unless a model ranks them against each other (Sector's Edge's
-        sortedPower)."""
+    def strengths(self, states: Sequence[S], round: RoundFacts | None = None) -> list[float]:
+        """The additive strengths of players balanced together (the split solver's input),
+        or of a round's rosters, A's then B's (`round`: what it says of the round, such as
+        its mode): each one's `strength`, unless a model ranks them against each other
+        (Sector's Edge's sortedPower)."""
         return [self.strength(s) for s in states]
 
     # --- what the pool learns beside its players ---------------------------------------------

@@ -97,6 +97,11 @@ class Positional(Model[PositionalSkill]):
         "facing": Param(
             "offense:defense", text=True, doc="pairs of positions that play against each other"
         ),
+        "one_per_position": Param(
+            "no",
+            choices=("no", "yes"),
+            doc="yes: a team may not have two players at one position (foosball's 2v2)",
+        ),
         "spread_prior": Param(
             0.25, 0.01, 1.0, log=True, doc="σ₀: the spread of results of a new pool (P6)"
         ),
@@ -122,6 +127,7 @@ class Positional(Model[PositionalSkill]):
         self.weight, self.target = float(p["own_weight"]), int(p["goals"])
         self.allowed = frozenset(parse_names(str(p["positions"])))
         self.facing = parse_facing(str(p["facing"]))
+        self.unique = p["one_per_position"] == "yes"
 
     # --- rounds -------------------------------------------------------------------------------
     def check_round(self, round: RoundFacts, rated: bool = True) -> None:
@@ -144,6 +150,16 @@ class Positional(Model[PositionalSkill]):
                 raise RoundError(
                     ("positions", player), f"{where!r} is not a position of this pool ({known})"
                 )
+        if self.unique:
+            for side in ((*round.team_a, *round.rated_a), (*round.team_b, *round.rated_b)):
+                taken: dict[str, str] = {}
+                for player in dict.fromkeys(side):
+                    where = positions.get(player)
+                    if where is not None and taken.setdefault(where, player) != player:
+                        raise RoundError(
+                            ("positions", player),
+                            f"{taken[where]} already plays {where!r} on this team",
+                        )
         scores = round.extras.get("scores")
         if isinstance(scores, Mapping) and round.winner != "draw":
             won, lost = (

@@ -16,7 +16,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from synelo.balance.sectors_edge import SEPlayer, sorted_power
 from synelo.models.base import (
     NO_CONTEXT,
     Model,
@@ -33,11 +32,14 @@ from synelo.ratings.scoreboard import (
     place_fractions,
     pub_power,
     scale_step,
+    sorted_powers,
     win_probability,
 )
 from synelo.ratings.synelo import Winner
 
 SCALE = "scale:"  # + mode: the context entry of E5, {"beta": β, "information": I}
+POOLED = "scale"  # E5 over every round of the pool, whatever its mode (no colon: no mode's)
+NO_MODE = "(none)"  # how lookups name the places of rounds without a mode
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +55,8 @@ class ScoreboardRecord:
 
 
 def parse_maxima(text: str) -> dict[str, float]:
-    """ "SPI:6,CTF:24" → {"SPI": 6.0, "CTF": 24.0}; ValueError for a malformed entry."""
+    """Modes' maxima: "SPI:6,ctf:24" → {"SPI": 6.0, "CTF": 24.0} (a mode matches whatever
+    its case); ValueError for a malformed entry."""
     out: dict[str, float] = {}
     for entry in (part.strip() for part in text.split(",")):
         if not entry:
@@ -65,7 +68,7 @@ def parse_maxima(text: str) -> dict[str, float]:
             maximum = float("nan")
         if not sep or not mode or not 0 < maximum <= 1e6:
             raise ValueError(f"{entry!r} is not 'MODE:maximum' with a maximum above 0")
-        out[mode] = maximum
+        out[mode.upper()] = maximum
     return out
 
 
@@ -106,6 +109,10 @@ class SectorsEdge(Model[ScoreboardRecord]):
             parse_maxima(str(params["mode_max"]))
         except ValueError as exc:
             raise ParameterError("mode_max", str(exc)) from None
+        if int(params["community_matches"]) > int(params["matches"]):
+            raise ParameterError(
+                "community_matches", "may not exceed matches (only that many are kept)"
+            )
 
     def __init__(self, params: Mapping[str, object] | None = None) -> None:
         super().__init__(params)
@@ -122,7 +129,8 @@ class SectorsEdge(Model[ScoreboardRecord]):
         return str(round.extras.get("mode") or "")
 
     def maximum(self, mode: str) -> float:
-        return self.maxima.get(mode, self.other_max)
+        """pubPower's maximum in the mode (its case does not matter: ctf is CTF)."""
+        return self.maxima.get(mode.upper(), self.other_max)
 
     def check_round(self, round: RoundFacts, rated: bool = True) -> None:
         """Every rated player of a rated round has scoreboard points (a prediction needs
@@ -143,44 +151,62 @@ class SectorsEdge(Model[ScoreboardRecord]):
             (player,), (other,), winner, extras={"player_scores": {player: 1, other: 0}}
         )
 
+    def value(self, state: ScoreboardRecord | None, mode: str) -> float:
+        """A player's power in the mode before any ranking: pubPower (E2) or the community
+        proposal's min(mean, median) of the last `community_matches` (E2′). Without a mode
+        (a split, a prediction that names none) every place the player has kept, of every
+        mode, counts together, on `other_max`'s scale."""
+        top = self.maximum(mode)
+        if state is None:
+            return top * self.new_place
+        if not mode:
+            return (community_value if self.community else pub_power)(
+                state.places(), top, state.base
+            )
+        recent = state.recent.get(mode, ())
+        if self.community:
+            return community_value(recent[-self.community_keep :], top, state.base)
+        return pub_power(recent, top, state.base)
+
     def values(
         self, states: Mapping[str, ScoreboardRecord], players: Sequence[str], mode: str
     ) -> list[float]:
-        """Each player's power in the mode (E2 or E2′), before any ranking."""
-        top, out = self.maximum(mode), []
-        for player in players:
-            state = states.get(player)
-            base = self.new_place if state is None else state.base
-            recent = () if state is None else state.recent.get(mode, ())
-            if self.community:
-                out.append(community_value(recent[-self.community_keep :], top, base))
-            else:
-                out.append(pub_power(recent, top, base))
-        return out
+        """`value` of each player, by id (absent: new)."""
+        return [self.value(states.get(p), mode) for p in players]
 
     def team_powers(
         self, states: Mapping[str, ScoreboardRecord], round: RoundFacts
     ) -> tuple[float, float]:
-        """E3: each roster's power, Σ sortedPower (rank by pubPower among the round's
-        players + 5), or Σ of the community proposal's values."""
+        """E3: each roster's power, the sum of its players' `strengths` in the round."""
         players = (*round.team_a, *round.team_b)
-        values = self.values(states, players, self.mode_of(round))
-        if self.community:
-            each = dict(zip(players, values, strict=True))
-        else:
-            ranked = sorted_power(SEPlayer(p, "A", v) for p, v in zip(players, values, strict=True))
-            each = {p: float(r) for p, r in ranked.items()}
-        return sum(each[p] for p in round.team_a), sum(each[p] for p in round.team_b)
+        each = self.strengths([self.state_of(states, p) for p in players], round)
+        size = len(round.team_a)
+        return sum(each[:size]), sum(each[size:])
 
     def scale(self, context: Mapping[str, Any], mode: str) -> tuple[float, float]:
-        """(β, information) of the mode (E5): the prior until the pool has rated one."""
-        fit = context.get(SCALE + mode)
+        """(β, information) of the mode (E5): the pool's over every mode for a round without
+        one or a mode not rated yet, and the prior until the pool has rated a round."""
+        fit = (context.get(SCALE + mode) if mode else None) or context.get(POOLED)
         if not fit:
             return float(self.params["scale_prior"]), float(self.params["scale_precision"])
         return float(fit["beta"]), float(fit["information"])
 
+    def _fit(
+        self, context: Mapping[str, Any], key: str, gap: float, score: float
+    ) -> dict[str, float]:
+        """The context entry `key` after E5's step for this round."""
+        fit = context.get(key)
+        beta, information = (
+            (float(fit["beta"]), float(fit["information"]))
+            if fit
+            else (float(self.params["scale_prior"]), float(self.params["scale_precision"]))
+        )
+        beta, information = scale_step(beta, information, gap, score)
+        return {"beta": beta, "information": information}
+
     def context_keys(self, round: RoundFacts) -> tuple[str, ...]:
-        return (SCALE + self.mode_of(round),)
+        mode = self.mode_of(round)
+        return (SCALE + mode, POOLED) if mode else (POOLED,)
 
     def predict(
         self,
@@ -197,21 +223,24 @@ class SectorsEdge(Model[ScoreboardRecord]):
         round: RoundFacts,
         context: Mapping[str, Any] = NO_CONTEXT,
     ) -> Rated[ScoreboardRecord]:
+        self.check_round(round)
         mode = self.mode_of(round)
         power_a, power_b = self.team_powers(states, round)
-        beta, information = self.scale(context, mode)
-        p_a = win_probability(power_a, power_b, beta)
-        beta, information = scale_step(beta, information, power_a - power_b, score_a(round.winner))
-        self.check_round(round)
+        p_a = win_probability(power_a, power_b, self.scale(context, mode)[0])
+        gap, s_a = power_a - power_b, score_a(round.winner)
+        fits = {POOLED: self._fit(context, POOLED, gap, s_a)}
+        if mode:
+            fits[SCALE + mode] = self._fit(context, SCALE + mode, gap, s_a)
+        # places among everyone on the scoreboard (a leaver who scored too), kept by the rated
         points = round.extras["player_scores"]
         rated = [p for p, _ in round.rated()]
-        places = place_fractions({p: float(points[p]) for p in rated})
+        places = place_fractions({p: float(x) for p, x in points.items()})
         new: dict[str, ScoreboardRecord] = {}
         for player in rated:
             old = states.get(player) or self.new_state()
             kept = (*old.recent.get(mode, ()), places[player])[-self.keep :]
             new[player] = ScoreboardRecord(old.base, {**old.recent, mode: kept})
-        return Rated(p_a, new, {SCALE + mode: {"beta": beta, "information": information}})
+        return Rated(p_a, new, fits)
 
     # --- players ------------------------------------------------------------------------------
     def new_state(self) -> ScoreboardRecord:
@@ -223,16 +252,16 @@ class SectorsEdge(Model[ScoreboardRecord]):
         places = state.places()
         return 100.0 * (sum(places) / len(places) if places else state.base)
 
-    def strengths(self, states: Sequence[ScoreboardRecord]) -> list[float]:
-        """sortedPower among the players balanced together (rank by `rating` + 5), or the
-        community proposal's value: what the teams' power sums add up."""
-        if self.community:
-            return [
-                100.0 * community_value(s.places()[-self.community_keep :], 1.0, s.base)
-                for s in states
-            ]
-        ranked = sorted_power(SEPlayer(str(i), "A", self.rating(s)) for i, s in enumerate(states))
-        return [float(ranked[str(i)]) for i in range(len(states))]
+    def strengths(
+        self, states: Sequence[ScoreboardRecord], round: RoundFacts | None = None
+    ) -> list[float]:
+        """E3: sortedPower among the players balanced or playing together, 5 + their rank
+        by power in the round's mode (every mode's places without one), equal powers
+        sharing the mean of their ranks; or the community proposal's power itself. A team's
+        power is the sum, as the policy counts it."""
+        mode = "" if round is None else self.mode_of(round)
+        values = [self.value(s, mode) for s in states]
+        return values if self.community else sorted_powers(values)
 
     def with_rating(self, state: ScoreboardRecord, rating: float) -> ScoreboardRecord:
         """As if the player's recent matches of every mode they played had all been at the
@@ -247,7 +276,7 @@ class SectorsEdge(Model[ScoreboardRecord]):
         (`CTF.pub_power`, `CTF.matches`)."""
         out = {"rating": self.rating(state)}
         for mode, recent in sorted(state.recent.items()):
-            name = mode or "none"
+            name = mode or NO_MODE
             out[f"{name}.pub_power"] = pub_power(recent, self.maximum(mode), state.base)
             out[f"{name}.matches"] = float(len(recent))
         return out

@@ -52,6 +52,23 @@ def community_value(recent: Sequence[float], maximum: float, unknown: float) -> 
     return maximum * min(sum(ordered) / len(ordered), median)
 
 
+def sorted_powers(values: Sequence[float]) -> list[float]:
+    """E3: sortedPower = 5 + each value's rank among `values` (0 for the lowest); equal
+    values share the mean of the ranks they span, so that two players nothing tells apart
+    weigh the same (the seed's stable sort would rank them by list order)."""
+    order = sorted(range(len(values)), key=values.__getitem__)
+    out = [0.0] * len(values)
+    start = 0
+    while start < len(order):
+        end = start
+        while end + 1 < len(order) and values[order[end + 1]] == values[order[start]]:
+            end += 1
+        for i in order[start : end + 1]:
+            out[i] = 5.0 + (start + end) / 2
+        start = end + 1
+    return out
+
+
 def sigmoid(x: float) -> float:
     """σ(x) = 1/(1 + e^(−x)), without overflow."""
     if x >= 0:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal, NamedTuple
 
-from synelo.models import Model, RoundFacts, score_a
+from synelo.models import Model, RoundError, RoundFacts, score_a
 from synelo.models.base import NO_CONTEXT
 from synelo.ratings import PlayerRecord, SynEloParams, apply_change, new_window, rate_round
 from synelo.ratings.synelo import Side
@@ -87,7 +87,8 @@ def served_round(
     def display(key: str) -> int:
         return column_int(model.rating(states[key])) if key in states else new_display
 
-    each = model.strengths([model.state_of(states, p) for p in (*facts.team_a, *facts.team_b)])
+    rosters = [model.state_of(states, p) for p in (*facts.team_a, *facts.team_b)]
+    each = model.strengths(rosters, facts)
     strength_a, strength_b = sum(each[: len(facts.team_a)]), sum(each[len(facts.team_a) :])
     outcome = model.rate(states, facts, context)
     changes = tuple(
@@ -223,7 +224,10 @@ class Recompute:
             return RoundLine(r.pk, outcome.p_a, outcome.sum_a, outcome.sum_b), lines
         states = {key: players[key].state for key in _keys(facts) if key in players}
         entries = {k: self.context[k] for k in self.model.context_keys(facts) if k in self.context}
-        rated = served_round(self.model, states, facts, entries)
+        try:
+            rated = served_round(self.model, states, facts, entries)
+        except RoundError as exc:  # a stored round this model cannot rate: the job fails
+            raise RoundError(exc.field, f"round #{r.seq}: {exc.message}") from None
         self.context.update(rated.context)
         if self.refitting:
             self.rated.append(self._as_generations(facts))

@@ -7,7 +7,13 @@ from typing import Any
 
 from synelo.evaluation.history import Match
 from synelo.evaluation.models.base import Bounds, register
-from synelo.evaluation.models.served import ServedModel, numeric_defaults, round_facts, text_params
+from synelo.evaluation.models.served import (
+    ServedModel,
+    naming,
+    numeric_defaults,
+    round_facts,
+    text_params,
+)
 from synelo.evaluation.results import ResultCalibration
 from synelo.models.positional import Positional
 from synelo.ratings.positional import result_index
@@ -40,7 +46,8 @@ class PositionalModel(ServedModel):
         facts = round_facts(match)
         scores = facts.extras.get("scores")
         if scores is not None and match.winner != "draw":
-            self.positional.check_round(facts)
+            with naming(match):
+                self.positional.check_round(facts)
             probabilities = [
                 p for _, _, p in self.positional.results(self.states, facts, self.entries(facts))
             ]

@@ -6,12 +6,13 @@ only keeps the states itself, so that an export of a pool replays to its stored 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any, ClassVar
 
 from synelo.evaluation.history import Match
 from synelo.evaluation.models.base import HistoryInfo, OptionValue, RatingModel
-from synelo.models import Model, RoundFacts
+from synelo.models import Model, RoundError, RoundFacts
 
 
 def round_facts(match: Match) -> RoundFacts:
@@ -28,6 +29,16 @@ def round_facts(match: Match) -> RoundFacts:
         extras["map"] = match.map
     part_a, part_b = match.participants if match.participants is not None else (None, None)
     return RoundFacts(match.team_a, match.team_b, match.winner, part_a, part_b, extras)
+
+
+@contextmanager
+def naming(match: Match) -> Iterator[None]:
+    """A RoundError (a match the model cannot rate: no positions…) as a ValueError that
+    names the match, which the command line reports as an error, not a traceback."""
+    try:
+        yield
+    except RoundError as exc:
+        raise ValueError(f"match {match.id!r}: {exc}") from None
 
 
 def numeric_defaults(model: type[Model[Any]]) -> dict[str, float]:
@@ -83,7 +94,8 @@ class ServedModel(RatingModel):
 
     def step(self, match: Match) -> float:
         facts = round_facts(match)
-        rated = self.model.rate(self.states, facts, self.entries(facts))
+        with naming(match):
+            rated = self.model.rate(self.states, facts, self.entries(facts))
         self.states.update(rated.states)
         self.context.update(rated.context)
         return rated.p_a

@@ -413,7 +413,7 @@ def predict(pool: PoolDep, body: PredictIn, store: StoreDep) -> PredictOut:
     else:
         model, states = roster.states(store)
         check_round(model, facts, rated=False)
-        each = model.strengths([model.state_of(states, k) for k in (*team_a, *team_b)])
+        each = model.strengths([model.state_of(states, k) for k in (*team_a, *team_b)], facts)
         strength_a, strength_b = sum(each[: len(team_a)]), sum(each[len(team_a) :])
         context = store.read_context(pool, model.context_keys(facts))
         p_a = model.predict(states, facts, context)
