@@ -153,14 +153,21 @@ def test_metrics_add_up_across_workers_and_the_access_log(
 
         # a path that decodes to a line break: logged as sent, it cannot forge a log line
         assert httpx.get(f"{url}/v1/pools/x%0Aforged%20line").status_code == 401
+        # batches of 60 until both workers have taken some (on a busy machine one worker
+        # can accept a whole batch), at most 10
+        sent = 0
         with ThreadPoolExecutor(8) as threads:
-            assert list(threads.map(submit, range(60))) == [201] * 60
-        (folder,) = tmp_path.glob("synelo-metrics-*")
-        writers = {p.name for p in folder.glob("counter_*.db")}
+            for _ in range(10):
+                assert list(threads.map(submit, range(60))) == [201] * 60
+                sent += 60
+                (folder,) = tmp_path.glob("synelo-metrics-*")
+                writers = {p.name for p in folder.glob("counter_*.db")}
+                if len(writers) >= 2:
+                    break
         assert len(writers) >= 2, writers  # both workers counted rounds
         for _ in range(6):  # a new connection each: either worker may answer
             scrape = samples(httpx.get(f"{url}/metrics").text)  # public: no token
-            assert value(scrape, "synelo_rounds_total", pool=pool, outcome="rated") == 60
+            assert value(scrape, "synelo_rounds_total", pool=pool, outcome="rated") == sent
             assert (
                 value(
                     scrape,
@@ -168,14 +175,14 @@ def test_metrics_add_up_across_workers_and_the_access_log(
                     method="POST",
                     route=ROUNDS_ROUTE,
                 )
-                >= 60
+                >= sent
             )
     finally:
         proc.terminate()
         out, err = proc.communicate(timeout=30)
     assert not folder.exists()  # removed when the service stops
     lines = [line for line in out.splitlines() if f"/v1/pools/{pool}/rounds" in line]
-    assert len(lines) == 60, out[-2000:] + err[-2000:]
+    assert len(lines) == sent, out[-2000:] + err[-2000:]
     assert all('"POST /v1/pools/' in line and '" 201 ' in line for line in lines)
     assert all(line.rstrip().endswith(" ms") and "127.0.0.1:" in line for line in lines)
     assert '"GET /v1/pools/x%0Aforged%20line" 401 ' in out
