@@ -118,6 +118,7 @@ def live(backend: Engine, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
         rate_server_rounds=None,
         rate_server_requests=None,
         rate_address_requests=None,
+        rate_public_requests=None,
     )
     app = create_app(settings, store=store)
     with serving(app) as url:

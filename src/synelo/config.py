@@ -73,6 +73,8 @@ class Settings(BaseSettings):
     rate_server_requests: float | None = Field(200.0, gt=0)  # per server token, requests/s
     rate_admin_requests: float | None = Field(None, gt=0)  # per admin token; None: unlimited
     rate_address_requests: float | None = Field(1000.0, gt=0)  # per client address, requests/s
+    # per client address on the public read endpoints (/v1/public/…), requests/s
+    rate_public_requests: float | None = Field(20.0, gt=0)
 
     @field_validator("admin_tokens", "server_tokens", "trusted_proxies", mode="before")
     @classmethod
@@ -100,6 +102,7 @@ class Settings(BaseSettings):
         "rate_server_requests",
         "rate_admin_requests",
         "rate_address_requests",
+        "rate_public_requests",
         mode="before",
     )
     @classmethod

@@ -14,6 +14,7 @@ from pydantic import (
     ConfigDict,
     Field,
     Strict,
+    StrictBool,
     StrictInt,
     ValidationInfo,
     WithJsonSchema,
@@ -279,6 +280,7 @@ class PlayerOut(BaseModel):
         description="the pool's model's own figures of the player: SynElo's convergence and "
         "k, Elo's rating, TrueSkill's and openskill's mu and sigma"
     )
+    hidden: bool = Field(False, description="an admin hid the player from public lists")
 
 
 class LookupIn(BaseModel):
@@ -326,7 +328,50 @@ class PoolPatchIn(BaseModel):
     autotune: AutoTuneIn | None = Field(
         None, description="auto-tuning; null turns it off (alone: applied at once, no re-rate)"
     )
+    public: StrictBool | None = Field(
+        None, description="open or close the public endpoints (applied at once, no re-rate)"
+    )
     reason: Reason | None = None
+
+
+class HiddenIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    hidden: StrictBool = Field(description="true: left out of every public list")
+    reason: Reason | None = None
+
+
+class PublicPoolOut(BaseModel):
+    name: str
+    model: str
+    rating: str = Field(description="what its ratings are (the model's display rating)")
+    rounds: int = Field(description="rounds rated (voided ones not counted)")
+    active_week: int = Field(description="players who played in the last 7 days")
+
+
+class PublicPoolsOut(BaseModel):
+    pools: list[PublicPoolOut]
+
+
+class PublicPlayerOut(BaseModel):
+    steam_id: str = Field(description="the player's id (a SteamID64 or a text id)")
+    name: str | None
+    rounds_played: int
+    last_played: datetime | None
+    provisional: bool = Field(description="still in the shadow period: no rating shown")
+    rounds_left: int = Field(description="rounds until the rating is shown (0 once it is)")
+    rating: int | None = Field(description="the display rating; null while provisional")
+    place: int | None = Field(
+        description="place on the public board (null: not listed there: provisional, stale)"
+    )
+
+
+class PublicBoardOut(BaseModel):
+    pool: str
+    shadow_rounds: int = Field(description="T: rounds a player needs before being listed")
+    total: int = Field(description="players listed (matching the search, if any)")
+    offset: int
+    players: list[PublicPlayerOut]
 
 
 class VoidIn(BaseModel):
@@ -346,10 +391,12 @@ class ChangeOut(BaseModel):
 
     id: int
     seq: int = Field(description="rounds the pool had stored when it was made")
-    kind: Literal["set", "reset", "void", "unvoid", "patch", "tune", "refit"]
+    kind: Literal["set", "reset", "void", "unvoid", "patch", "tune", "refit", "hide"]
     steam_id: str | None = Field(description="the player set or reset")
     round_id: str | None = Field(description="the round voided or unvoided")
-    value: dict[str, Any] | None = Field(description='{"rating"} or {"model", "params"}')
+    value: dict[str, Any] | None = Field(
+        description='{"rating"}, {"model", "params"}, {"public"} or {"hidden"}'
+    )
     actor: str = Field(description="the token that made it: its label, or config:<role>#<n>")
     reason: str | None
     at: datetime
@@ -499,6 +546,9 @@ class PoolIn(BaseModel):
         "/v1/models); every model also takes t_shadow and t_stale_days. For synelo: ParamsIn",
     )
     autotune: AutoTuneIn | None = Field(None, description="auto-tuning (default: off)")
+    public: StrictBool = Field(
+        False, description="anyone may read its public endpoints (/v1/public/…) without a token"
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -531,6 +581,7 @@ class PoolOut(BaseModel):
     rounds: int
     voided: int = Field(0, description="rounds voided (stored, not rated)")
     autotune: dict[str, Any] | None = Field(None, description="auto-tuning (null: off)")
+    public: bool = Field(False, description="its public endpoints answer anyone")
     created_at: datetime
     params: dict[str, float | int | str] = Field(
         description="the rating parameters; convergence is F3's version ('seed' for pools "

@@ -53,6 +53,7 @@ def test_unknown_player_lookup_is_default_and_not_stored(
         "convergence": 1.0,
         "k": 72.0,
         "skill": {"convergence": 1.0, "k": 72.0},
+        "hidden": False,
     }
     assert admin.get(f"/v1/pools/{pool}/quality").json()["players"] == 0
 

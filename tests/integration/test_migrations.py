@@ -194,3 +194,33 @@ def test_0006_downgrades_to_the_journal_in_force_and_back(tmp_path: Path) -> Non
         assert inspect(conn).get_foreign_keys("journal") == []
         diff = compare_metadata(MigrationContext.configure(conn), metadata)
     assert diff == []
+
+
+def test_0008_keeps_every_existing_pool_private_and_player_shown(tmp_path: Path) -> None:
+    """Pools and players from before 0008 get public = false and hidden = false; a
+    downgrade drops both columns and the upgrade puts them back the same way."""
+    from synelo.ratings import SynEloParams
+    from synelo.store.typedefs import RoundReport
+
+    engine = create_store_engine(f"sqlite:///{tmp_path / 'eight.db'}")
+    command.upgrade(alembic_config(engine), "0007")
+    with engine.begin() as conn:  # a pool and its players as 0007 wrote them
+        conn.exec_driver_sql(
+            "INSERT INTO pools (name, kmax, player_ids, model, params, rounds, brier_sum, "
+            "created_at) VALUES ('old', 2, 'text', 'elo', '{}', 0, 0.0, '2026-01-01')"
+        )
+    migrate(engine)
+    store = Store(engine)
+    assert store.get_pool("old").public is False
+    store.create_pool("new", 2, SynEloParams(theta=400), "text", public=True)
+    store.submit_round("new", RoundReport("r1", "s", "m", "A", ("a",), ("b",), ("a",), ("b",)))
+    with engine.connect() as conn:
+        assert conn.execute(select(players.c.hidden)).scalars().all() == [False, False]
+    command.downgrade(alembic_config(engine), "0007")
+    with engine.connect() as conn:
+        assert "public" not in {c["name"] for c in inspect(conn).get_columns("pools")}
+        assert "hidden" not in {c["name"] for c in inspect(conn).get_columns("players")}
+    migrate(engine)
+    assert Store(engine).get_pool("new").public is False  # back as every pool came in
+    with engine.connect() as conn:
+        assert compare_metadata(MigrationContext.configure(conn), metadata) == []

@@ -581,3 +581,20 @@ def test_a_busy_community_never_meets_the_default_limits(tmp_path: Path) -> None
             t.join()
     assert len(statuses) == 32 * 27 and 429 not in statuses
     assert set(statuses) <= {200, 201}, sorted(set(statuses))
+
+
+def test_the_public_endpoints_have_a_stricter_address_limit(tmp_path: Path) -> None:
+    """SYNELO_RATE_PUBLIC_REQUESTS limits an address on /v1/public/… only: past it, the
+    same address still reaches every other route."""
+    settings = settings_for(tmp_path, rate_address_requests=None, rate_public_requests=0.5)
+    with (
+        running(settings, new_store(tmp_path, settings)) as url,
+        client(url, None, "127.0.0.2") as anon,
+        client(url, ADMIN, "127.0.0.2") as a,
+    ):
+        assert anon.get("/v1/public/pools").status_code == 200
+        r = anon.get("/v1/public/pools")
+        assert r.status_code == 429 and r.headers["retry-after"] == "2"
+        assert a.get("/v1/pools").status_code == 200  # not a public route: not limited
+        with client(url, None, "127.0.0.3") as elsewhere:
+            assert elsewhere.get("/v1/public/pools").status_code == 200

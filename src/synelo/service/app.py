@@ -26,7 +26,7 @@ from synelo.service.gate import BalanceGate
 from synelo.service.limits import BodyLimit, escape_surrogates
 from synelo.service.paths import EncodedSlashes
 from synelo.service.ratelimit import LimitGate, RateLimits
-from synelo.service.routers import balance, models, players, pools, rerate, rounds
+from synelo.service.routers import balance, models, players, pools, public, rerate, rounds
 from synelo.store.checkpoint import Checkpointer
 from synelo.store.engine import create_store_engine
 from synelo.store.repository import Clock, Store, utcnow
@@ -133,6 +133,7 @@ def create_app(
     app.include_router(balance.router)
     app.include_router(models.router)
     app.include_router(rerate.router)
+    app.include_router(public.router)
     app.include_router(metrics.router(settings.metrics_public, writer.queued))
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(EncodedSlashes)

@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("synelo.ratelimit")
 
 BURST_S = 1.0  # a limit lets this many seconds' worth of requests through at once
+PUBLIC_PREFIX = "/v1/public/"  # the read endpoints anyone may call (routers/public.py)
 RETRY_REDIS_S = 5.0  # after Redis failed, the local limits serve this long before a retry
 REDIS_TIMEOUT_S = 0.25  # a check waits no longer than this for Redis, then falls back
 PREFIX = "synelo:rl:"
@@ -286,10 +287,12 @@ class RateLimits:
         admin_requests: float | None,
         address_requests: float | None,
         trusted_proxies: Sequence[str] = (),
+        public_requests: float | None = None,
     ) -> None:
         self.limiter = limiter
         self.trusted = TrustedProxies(trusted_proxies)
         self._address = Rate.of(address_requests)
+        self._public = Rate.of(public_requests)
         self._rounds = Rate.of(server_rounds)
         self._requests = {"server": Rate.of(server_requests), "admin": Rate.of(admin_requests)}
         self._refused: dict[str, float] = {}  # bucket key → when its refusal ends (monotonic)
@@ -306,14 +309,22 @@ class RateLimits:
             admin_requests=settings.rate_admin_requests,
             address_requests=settings.rate_address_requests,
             trusted_proxies=settings.trusted_proxies,
+            public_requests=settings.rate_public_requests,
         )
 
     async def address(self, scope: Scope) -> float:
-        """0.0, or the seconds the request's client address must wait."""
-        if self._address is None:
+        """0.0, or the seconds the request's client address must wait: its limit on every
+        request, and the stricter one on the public read endpoints (`PUBLIC_PREFIX`)."""
+        public = self._public if scope["path"].startswith(PUBLIC_PREFIX) else None
+        if self._address is None and public is None:
             return 0.0
-        key = "a:" + client_address(scope, self.trusted)
-        wait, _ = await self._acquire([(key, self._address)])
+        address = client_address(scope, self.trusted)
+        buckets: list[Bucket] = []
+        if self._address is not None:
+            buckets.append(("a:" + address, self._address))
+        if public is not None:
+            buckets.append(("p:" + address, public))
+        wait, _ = await self._acquire(buckets)
         return wait
 
     async def token(self, token: str, role: str, rounds: bool = False) -> tuple[float, str]:

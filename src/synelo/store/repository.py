@@ -20,7 +20,18 @@ from types import MappingProxyType
 from typing import Any, NamedTuple, TypeVar
 
 import orjson
-from sqlalchemy import Connection, Engine, delete, false, func, insert, literal, select, update
+from sqlalchemy import (
+    Connection,
+    Engine,
+    delete,
+    false,
+    func,
+    insert,
+    literal,
+    select,
+    true,
+    update,
+)
 from sqlalchemy.exc import IntegrityError
 
 from synelo.models import Model, RoundFacts, create_model, score_a
@@ -100,6 +111,7 @@ def _pool(row) -> Pool:  # type: ignore[no-untyped-def]
         row.generation,
         row.voided,
         None if row.autotune is None else json.loads(row.autotune),
+        bool(row.public),
     )
 
 
@@ -173,6 +185,7 @@ _PLAYER_VIEW = (
     players.c.convergence,
     players.c.state,
     players.c.name,
+    players.c.hidden,
 )
 
 
@@ -305,6 +318,7 @@ class Store:
         model: str = "synelo",
         model_params: Mapping[str, Any] | None = None,
         autotune: Mapping[str, Any] | None = None,
+        public: bool = False,
     ) -> Pool:
         """A new pool. `params` are SynElo's; a pool of another `model` keeps only their
         shadow and stale rules, and `model_params` (already checked) for its model."""
@@ -321,6 +335,7 @@ class Store:
                         brier_sum=0.0,
                         created_at=self.clock(),
                         autotune=None if autotune is None else json.dumps(dict(autotune)),
+                        public=public,
                     )
                 )
         except IntegrityError as exc:
@@ -346,6 +361,125 @@ class Store:
         if hit is None or time.monotonic() - hit[1] >= POOL_MEMORY_S:
             return None
         return hit[0]
+
+    def set_public(self, pool_name: str, public: bool, actor: str, reason: str | None) -> Pool:
+        """Open the pool's public endpoints to anyone, or close them again, logged."""
+        with self.write_transaction() as conn:
+            pool = self._locked_pool(conn, pool_name)
+            conn.execute(update(pools).where(pools.c.id == pool.id).values(public=public))
+            self._log_change(conn, pool, "patch", actor, reason, value={"public": public})
+        return self.get_pool(pool_name)
+
+    def set_hidden(
+        self,
+        pool_name: str,
+        key: str,
+        hidden: bool,
+        actor: str,
+        reason: str | None,
+        *,
+        view: Callable[[Pool, PlayerRow | None], T],
+    ) -> T:
+        """Hide a player from the pool's public lists, or show them again, logged as
+        "hide"; their rating and rounds are untouched. A player the pool does not know has
+        nothing to hide: `view` of None, nothing written."""
+        with self.write_transaction() as conn:
+            pool = self._locked_pool(conn, pool_name)
+            row = self._locked_player(conn, pool, key)
+            if row is None:
+                return view(pool, None)
+            conn.execute(update(players).where(players.c.id == row.id).values(hidden=hidden))
+            self._log_change(
+                conn, pool, "hide", actor, reason, player_key=key, value={"hidden": hidden}
+            )
+            return view(pool, self._player_view(conn, row.id))
+
+    def pools_with_activity(self, only_public: bool) -> list[tuple[Pool, int]]:
+        """Every pool (or the public ones) by name, with how many of its players played in
+        the last 7 days."""
+        since = self.clock() - timedelta(days=7)
+        active = (
+            select(func.count())
+            .where(players.c.pool_id == pools.c.id, players.c.last_played >= since)
+            .scalar_subquery()
+        )
+        stmt = select(pools, active.label("active_week")).order_by(pools.c.name)
+        if only_public:
+            stmt = stmt.where(pools.c.public == true())
+        with self._read() as conn:
+            return [(_pool(row), int(row.active_week)) for row in conn.execute(stmt)]
+
+    def public_board(
+        self, pool: Pool, offset: int, limit: int, search: str | None
+    ) -> tuple[Pool, int, list[tuple[int, PlayerRow]]]:
+        """The pool as it stands, how many players its public board lists, and one page of
+        them with their places (1 = the best): players past the shadow period, not stale,
+        not hidden, by rating (ties: more rounds first, then id). `search` keeps those whose
+        id or name contains it (case-insensitively); their places stay the board's."""
+        now = self.clock()
+        with self.snapshot_read() as conn:
+            pool = self._pool_by_id(conn, pool)
+            listed = (
+                players.c.pool_id == pool.id,
+                players.c.rounds_played >= pool.params.t_shadow,
+                players.c.last_played >= now - timedelta(days=pool.params.t_stale_days),
+                players.c.hidden == false(),
+            )
+            place = (
+                func.row_number()
+                .over(
+                    order_by=(
+                        players.c.rating.desc(),
+                        players.c.rounds_played.desc(),
+                        players.c.player_key,
+                    )
+                )
+                .label("place")
+            )
+            board = select(place, *_PLAYER_VIEW).where(*listed).subquery()
+            shown = select(board)
+            if search:
+                needle = f"%{search.lower()}%"
+                shown = shown.where(
+                    func.lower(board.c.player_key).like(needle)
+                    | func.lower(func.coalesce(board.c.name, "")).like(needle)
+                )
+            total = conn.execute(select(func.count()).select_from(shown.subquery())).scalar_one()
+            page = conn.execute(shown.order_by(board.c.place).offset(offset).limit(limit))
+            return pool, int(total), [(int(r[0]), PlayerRow(*r[1:])) for r in page]
+
+    def public_place(self, pool: Pool, row: PlayerRow) -> int | None:
+        """The player's place on the pool's public board (None: not listed there)."""
+        now = self.clock()
+        params = pool.params
+        if (
+            row.hidden
+            or row.rounds_played < params.t_shadow
+            or row.last_played is None
+            or row.last_played < now - timedelta(days=params.t_stale_days)
+        ):
+            return None
+        with self._read() as conn:
+            ahead = conn.execute(
+                select(func.count()).where(
+                    players.c.pool_id == pool.id,
+                    players.c.rounds_played >= params.t_shadow,
+                    players.c.last_played >= now - timedelta(days=params.t_stale_days),
+                    players.c.hidden == false(),
+                    (players.c.rating > row.rating)
+                    | (
+                        (players.c.rating == row.rating)
+                        & (
+                            (players.c.rounds_played > row.rounds_played)
+                            | (
+                                (players.c.rounds_played == row.rounds_played)
+                                & (players.c.player_key < row.player_key)
+                            )
+                        )
+                    ),
+                )
+            ).scalar_one()
+        return int(ahead) + 1
 
     def set_autotune(
         self, pool_name: str, setting: Mapping[str, Any] | None, actor: str, reason: str | None

@@ -66,6 +66,8 @@ pools = Table(
     Column("generation", BigInteger, nullable=False, server_default="0"),
     Column("voided", BigInteger, nullable=False, server_default="0"),  # rounds voided
     Column("autotune", Text, nullable=True),  # the auto-tuning setting (JSON); NULL: off
+    # whether anyone may read the pool's public endpoints, without a token (0008)
+    Column("public", Boolean, nullable=False, server_default=false()),
 )
 
 # What a pool's model learns beside its players (Model.context_keys), one JSON value an
@@ -104,6 +106,8 @@ players = Table(
     Column("state", Text, nullable=True),
     # the display name last reported (a round's `names`, a lookup's); it never identifies
     Column("name", String(64), nullable=True),
+    # an admin hid the player from every public list (0008); their rating still counts
+    Column("hidden", Boolean, nullable=False, server_default=false()),
     UniqueConstraint("pool_id", "player_key", name="uq_players_pool_key"),
 )
 

@@ -38,6 +38,7 @@ class Pool:
     generation: int = 0  # re-rates so far: the journal generation in force
     voided: int = 0  # rounds voided (they keep their seq, and are not rated)
     autotune: Mapping[str, Any] | None = None  # rerate.autotune.AutoTune's JSON; None: off
+    public: bool = False  # anyone may read its public endpoints, without a token
 
     @property
     def is_synelo(self) -> bool:
@@ -60,6 +61,7 @@ class PlayerRow:
     convergence: float  # F3's C (SynElo pools; 1.0 in other models' pools)
     state: str | None = None  # the model's state (Model.encode, JSON) outside SynElo pools
     name: str | None = None  # the display name last reported
+    hidden: bool = False  # an admin hid them from public lists
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,6 +11,7 @@ from fastapi import APIRouter, HTTPException, Query, Request
 from synelo.models import Model
 from synelo.ratings import is_stale, is_visible, k_factor
 from synelo.schemas import (
+    HiddenIn,
     HistoryOut,
     JournalOut,
     LeaderboardOut,
@@ -87,6 +88,7 @@ def player_out(key: str, row: PlayerRow | None, pool: Pool, store: StoreDep) -> 
         convergence=skill["convergence"] if pool.is_synelo else None,
         k=skill["k"] if pool.is_synelo else None,
         skill=skill,
+        hidden=row.hidden if row else False,
     )
 
 
@@ -166,6 +168,30 @@ def reset_player(
             reason,
             view=lambda pool, row: player_out(key, row, pool, store),
         )
+    except UnknownPool:  # deleted since the request began
+        raise HTTPException(404, "unknown pool") from None
+
+
+@router.put(
+    "/players/{steam_id}/hidden",
+    response_model=PlayerOut,
+    dependencies=[AdminAuth],
+    responses={404: {"description": "a player the pool has never rated"}},
+)
+def hide_player(
+    pool: PoolDep, steam_id: PlayerPathId, body: HiddenIn, store: StoreDep, request: Request
+) -> PlayerOut:
+    """Hide a player from the pool's public lists (`hidden: true`), or show them again:
+    their rating still counts in rounds and balancing. Logged as a "hide" change."""
+    key = normalize_id(steam_id, pool.player_ids, ("path", "steam_id"))
+
+    def view(current: Pool, row: PlayerRow | None) -> PlayerOut:
+        if row is None:
+            raise HTTPException(404, f"pool {current.name!r} has never rated player {key}")
+        return player_out(key, row, current, store)
+
+    try:
+        return store.set_hidden(pool.name, key, body.hidden, actor(request), body.reason, view=view)
     except UnknownPool:  # deleted since the request began
         raise HTTPException(404, "unknown pool") from None
 

@@ -51,6 +51,7 @@ def pool_out(pool: Pool) -> PoolOut:
         rounds=pool.rounds,
         voided=pool.voided,
         autotune=None if pool.autotune is None else dict(pool.autotune),
+        public=pool.public,
         created_at=pool.created_at,
         params=params,
     )
@@ -66,7 +67,14 @@ def create_pool(body: PoolIn, request: Request, store: StoreDep) -> PoolOut:
     autotune = autotune_setting(body.model, params, model_params, body.autotune)
     try:
         pool = store.create_pool(
-            body.name, team_size, params, body.player_ids, body.model, model_params, autotune
+            body.name,
+            team_size,
+            params,
+            body.player_ids,
+            body.model,
+            model_params,
+            autotune,
+            public=body.public,
         )
     except PoolExists:
         raise HTTPException(409, f"pool {body.name!r} exists already") from None

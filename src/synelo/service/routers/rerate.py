@@ -117,7 +117,7 @@ def _start(request: Request, pool: Pool, kind: str, spec: dict[str, object]) -> 
     status_code=202,
     response_model=JobOut,
     responses={
-        200: {"model": PoolOut, "description": "autotune alone: set at once"},
+        200: {"model": PoolOut, "description": "autotune or public alone: set at once"},
         **errors(409),
     },
 )
@@ -147,11 +147,22 @@ def patch_pool(pool: PoolDep, body: PoolPatchIn, request: Request) -> JSONRespon
             loc=("body", "autotune"),
         )
     _check_logged_sets(store, current, model, params, model_params)
-    if not changes_ratings:  # auto-tuning alone: at once, nothing to re-rate
-        if "autotune" not in body.model_fields_set:
-            raise invalid(("body",), "nothing to change: give model, params, theta or autotune")
-        changed = store.set_autotune(pool.name, autotune, actor(request), body.reason)
+    at_once = {"autotune", "public"} & body.model_fields_set
+    if "public" in at_once and body.public is None:
+        raise invalid(("body", "public"), "true or false", value=None)
+    if not changes_ratings:  # auto-tuning or visibility alone: at once, nothing to re-rate
+        if not at_once:
+            raise invalid(
+                ("body",), "nothing to change: give model, params, theta, autotune or public"
+            )
+        changed = current
+        if "autotune" in at_once:
+            changed = store.set_autotune(pool.name, autotune, actor(request), body.reason)
+        if body.public is not None:
+            changed = store.set_public(pool.name, body.public, actor(request), body.reason)
         return JSONResponse(pool_out(changed).model_dump(mode="json"), status_code=200)
+    if body.public is not None:  # visibility is no rating: at once, before the re-rate
+        store.set_public(pool.name, body.public, actor(request), body.reason)
     spec: dict[str, object] = {
         "model": model,
         "params": json.loads(encode_params(model, params, model_params)),

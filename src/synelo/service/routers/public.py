@@ -1,0 +1,162 @@
+"""Read-only endpoints for what players and community websites look at: the public pools,
+their leaderboards and players, with the visibility rules every public page keeps.
+
+A public pool (`public: true`) answers anyone: with CORS for any origin, an ETag (a repeat
+with If-None-Match gets 304) and a short public cache lifetime, under a per-address rate
+limit of their own (SYNELO_RATE_PUBLIC_REQUESTS). A private pool answers only a valid token
+(a game server's, for its `!top`, or an admin's); without one it is as unknown as a pool
+that does not exist, so that its name leaks nothing. Either way the lists leave out players
+still in the shadow period, stale ones and those an admin hid, and a provisional player's
+rating is never shown.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Annotated, Any
+
+import orjson
+from fastapi import APIRouter, HTTPException, Path, Query, Request, Response
+from pydantic import BaseModel
+from starlette.concurrency import run_in_threadpool
+
+from synelo.models import MODELS
+from synelo.schemas import (
+    POOL_NAME,
+    PublicBoardOut,
+    PublicPlayerOut,
+    PublicPoolOut,
+    PublicPoolsOut,
+)
+from synelo.service.auth import require
+from synelo.service.deps import StoreDep
+from synelo.service.ids import normalize_id
+from synelo.service.paths import PlayerPathId
+from synelo.service.responses import COMMON
+from synelo.store.typedefs import PlayerRow, Pool, UnknownPool
+
+NOT_MODIFIED: dict[int | str, dict[str, Any]] = {
+    304: {"description": "If-None-Match named the answer's ETag: nothing changed"}
+}
+router = APIRouter(prefix="/v1/public", tags=["public"], responses={**COMMON, **NOT_MODIFIED})
+PUBLIC_MAX_AGE_S = 15  # how long a browser or proxy may keep a public answer
+MAX_SEARCH = 64
+
+PoolName = Annotated[str, Path(description="pool name", pattern=POOL_NAME)]
+
+
+async def readable_pool(request: Request, name: str) -> Pool:
+    """The pool if this request may read it: a public pool always, a private one with a
+    valid token (401 for an invalid one); otherwise 404, as for a pool that does not exist."""
+    store = request.app.state.store
+    pool: Pool | None
+    try:
+        pool = await run_in_threadpool(store.get_pool, name)  # as it stands, not cached
+    except UnknownPool:
+        pool = None
+    if pool is not None and pool.public:
+        return pool
+    if pool is None or not request.headers.get("authorization"):
+        raise HTTPException(404, f"no public pool named {name!r}")
+    await require("server")(request)
+    return pool
+
+
+def cached(request: Request, answer: BaseModel, pool: Pool | None) -> Response:
+    """`answer` as JSON with its ETag (304 when the client has it already), cacheable by
+    anyone and open to every origin for a public pool (or the list of them), private
+    otherwise."""
+    body = orjson.dumps(answer.model_dump(mode="json"))
+    tag = '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
+    public = pool is None or pool.public
+    headers = {
+        "ETag": tag,
+        "Cache-Control": f"public, max-age={PUBLIC_MAX_AGE_S}" if public else "private, no-cache",
+        "Vary": "Authorization",
+    }
+    if public:
+        headers["Access-Control-Allow-Origin"] = "*"
+    given = request.headers.get("if-none-match", "")
+    if tag in (t.strip() for t in given.split(",")) or given.strip() == "*":
+        return Response(status_code=304, headers=headers)
+    return Response(body, media_type="application/json", headers=headers)
+
+
+def public_player(row: PlayerRow, pool: Pool, place: int | None) -> PublicPlayerOut:
+    """A player as public pages show them: no rating while provisional."""
+    left = max(0, pool.params.t_shadow - row.rounds_played)
+    return PublicPlayerOut(
+        steam_id=row.player_key,
+        name=row.name,
+        rounds_played=row.rounds_played,
+        last_played=row.last_played,
+        provisional=left > 0,
+        rounds_left=left,
+        rating=None if left > 0 else row.rating,
+        place=place,
+    )
+
+
+@router.get("/pools", response_model=PublicPoolsOut)
+def public_pools(request: Request, store: StoreDep) -> Response:
+    """The public pools, with their model, rounds rated and players active this week."""
+    found = store.pools_with_activity(only_public=True)
+    answer = PublicPoolsOut(
+        pools=[
+            PublicPoolOut(
+                name=pool.name,
+                model=pool.model,
+                rating=MODELS[pool.model].display,
+                rounds=pool.rated,
+                active_week=active,
+            )
+            for pool, active in found
+        ]
+    )
+    return cached(request, answer, None)
+
+
+@router.get(
+    "/pools/{pool}/leaderboard",
+    response_model=PublicBoardOut,
+)
+async def public_leaderboard(
+    request: Request,
+    store: StoreDep,
+    pool: PoolName,
+    offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
+    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+    search: Annotated[str | None, Query(min_length=1, max_length=MAX_SEARCH)] = None,
+) -> Response:
+    """One page of the pool's board: players past the shadow period, not stale and not
+    hidden, by rating, each with their place; `search` keeps those whose id or name
+    contains it (their places stay the board's)."""
+    found = await readable_pool(request, pool)
+    found, total, page = await run_in_threadpool(store.public_board, found, offset, limit, search)
+    answer = PublicBoardOut(
+        pool=found.name,
+        shadow_rounds=found.params.t_shadow,
+        total=total,
+        offset=offset,
+        players=[public_player(row, found, place) for place, row in page],
+    )
+    return cached(request, answer, found)
+
+
+@router.get(
+    "/pools/{pool}/players/{steam_id}",
+    response_model=PublicPlayerOut,
+)
+async def public_player_page(
+    request: Request, store: StoreDep, pool: PoolName, steam_id: PlayerPathId
+) -> Response:
+    """A player of the pool: rating and place once past the shadow period, "provisional"
+    and the rounds left before. A hidden player is as unknown as one never rated."""
+    found = await readable_pool(request, pool)
+    key = normalize_id(steam_id, found.player_ids, ("path", "steam_id"))
+    found, rows = await run_in_threadpool(store.read_players, found, [key])
+    row = rows.get(key)
+    if row is None or row.hidden:
+        raise HTTPException(404, f"no player {key} in pool {found.name!r}")
+    place = await run_in_threadpool(store.public_place, found, row)
+    return cached(request, public_player(row, found, place), found)

@@ -1,0 +1,209 @@
+"""The public read endpoints over real HTTP on SQLite and PostgreSQL: who may read a pool
+(public, or private with a token), the board's rules (shadow, stale, hidden), its order,
+paging and search, a player's page, CORS and ETags, hiding players and opening a pool."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import timedelta
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.conftest import LiveServer, MovableClock, steam
+
+Body = dict[str, Any]
+
+
+def new_pool(admin: httpx.Client, **extra: Any) -> str:
+    name = f"p{uuid.uuid4().hex[:12]}"
+    body = {"name": name, "team_size": 2, "params": {"t_shadow": 3}, **extra}
+    r = admin.post("/v1/pools", json=body)
+    assert r.status_code == 201, r.text
+    return name
+
+
+def play(server: httpx.Client, pool: str, a: list[int], b: list[int], winner: str = "A") -> None:
+    body = {
+        "round_id": uuid.uuid4().hex,
+        "server_id": "s",
+        "winner": winner,
+        "teams": {"A": [steam(n) for n in a], "B": [steam(n) for n in b]},
+        "names": {steam(n): f"Player {n}" for n in a + b},
+    }
+    r = server.post(f"/v1/pools/{pool}/rounds", json=body)
+    assert r.status_code == 201, r.text
+
+
+def league(server: httpx.Client, pool: str) -> None:
+    """Players 1–4 play 4 rounds each (past the shadow period of 3), 1 and 2 always winning;
+    player 5 plays one (provisional)."""
+    for _ in range(4):
+        play(server, pool, [1, 2], [3, 4])
+    play(server, pool, [5], [4], "B")
+
+
+@pytest.fixture
+def anyone(live: LiveServer) -> httpx.Client:
+    return httpx.Client(base_url=live.url, timeout=10)
+
+
+def test_a_public_board_lists_the_visible_players_in_order(
+    admin: httpx.Client, server: httpx.Client, anyone: httpx.Client
+) -> None:
+    pool = new_pool(admin, public=True)
+    league(server, pool)
+    r = anyone.get(f"/v1/public/pools/{pool}/leaderboard")
+    assert r.status_code == 200, r.text
+    assert r.headers["access-control-allow-origin"] == "*"
+    assert r.headers["cache-control"].startswith("public")
+    board = r.json()
+    assert board["shadow_rounds"] == 3 and board["total"] == 4
+    listed = board["players"]
+    assert [p["place"] for p in listed] == [1, 2, 3, 4]
+    ratings = [p["rating"] for p in listed]
+    assert ratings == sorted(ratings, reverse=True)
+    assert {p["steam_id"] for p in listed[:2]} == {steam(1), steam(2)}  # the winners first
+    assert all(not p["provisional"] and p["rounds_left"] == 0 for p in listed)
+    assert steam(5) not in {p["steam_id"] for p in listed}  # provisional: not listed
+    assert listed[0]["name"].startswith("Player ")
+
+    # paging keeps the places; a search keeps the board's places too
+    page = anyone.get(f"/v1/public/pools/{pool}/leaderboard?offset=2&limit=1").json()
+    assert [p["place"] for p in page["players"]] == [3] and page["total"] == 4
+    assert page["players"][0]["steam_id"] == listed[2]["steam_id"]
+    found = anyone.get(f"/v1/public/pools/{pool}/leaderboard?search=player 4").json()
+    assert found["total"] == 1 and found["players"][0]["steam_id"] == steam(4)
+    assert found["players"][0]["place"] == next(
+        p["place"] for p in listed if p["steam_id"] == steam(4)
+    )
+    by_id = anyone.get(f"/v1/public/pools/{pool}/leaderboard?search={steam(3)}").json()
+    assert [p["steam_id"] for p in by_id["players"]] == [steam(3)]
+
+    for bad in ("limit=0", "limit=201", "offset=-1", "search="):
+        r = anyone.get(f"/v1/public/pools/{pool}/leaderboard?{bad}")
+        assert r.status_code == 422, (bad, r.text)
+        assert r.json()["detail"][0]["loc"][0] == "query"
+
+
+def test_etags_answer_304_until_the_board_changes(
+    admin: httpx.Client, server: httpx.Client, anyone: httpx.Client
+) -> None:
+    pool = new_pool(admin, public=True)
+    league(server, pool)
+    url = f"/v1/public/pools/{pool}/leaderboard"
+    first = anyone.get(url)
+    tag = first.headers["etag"]
+    again = anyone.get(url, headers={"If-None-Match": tag})
+    assert again.status_code == 304 and again.content == b"" and again.headers["etag"] == tag
+    play(server, pool, [1, 3], [2, 4])
+    changed = anyone.get(url, headers={"If-None-Match": tag})
+    assert changed.status_code == 200 and changed.headers["etag"] != tag
+
+
+def test_a_private_pool_is_unknown_without_a_token(
+    admin: httpx.Client, server: httpx.Client, anyone: httpx.Client, live: LiveServer
+) -> None:
+    pool = new_pool(admin)  # private by default
+    league(server, pool)
+    missing = anyone.get(f"/v1/public/pools/nosuch{uuid.uuid4().hex[:6]}/leaderboard")
+    hidden = anyone.get(f"/v1/public/pools/{pool}/leaderboard")
+    assert hidden.status_code == missing.status_code == 404
+    assert hidden.json()["detail"] == f"no public pool named {pool!r}"
+    assert pool not in {p["name"] for p in anyone.get("/v1/public/pools").json()["pools"]}
+    assert anyone.get(f"/v1/public/pools/{pool}/players/{steam(1)}").status_code == 404
+    # a game server's token reads it (its !top), privately cached, no CORS
+    r = server.get(f"/v1/public/pools/{pool}/leaderboard")
+    assert r.status_code == 200 and r.json()["total"] == 4
+    assert "access-control-allow-origin" not in r.headers
+    assert r.headers["cache-control"] == "private, no-cache"
+    bad = anyone.get(
+        f"/v1/public/pools/{pool}/leaderboard", headers={"Authorization": "Bearer nope"}
+    )
+    assert bad.status_code == 401
+
+    # opened at once, logged; closed again
+    opened = admin.patch(f"/v1/pools/{pool}", json={"public": True, "reason": "league page"})
+    assert opened.status_code == 200 and opened.json()["public"] is True
+    assert anyone.get(f"/v1/public/pools/{pool}/leaderboard").status_code == 200
+    listed = {p["name"]: p for p in anyone.get("/v1/public/pools").json()["pools"]}
+    assert listed[pool]["rounds"] == 5 and listed[pool]["active_week"] == 5
+    assert listed[pool]["model"] == "synelo"
+    log = admin.get(f"/v1/pools/{pool}/changes").json()["changes"]
+    assert (log[-1]["kind"], log[-1]["value"], log[-1]["reason"]) == (
+        "patch",
+        {"public": True},
+        "league page",
+    )
+    assert admin.patch(f"/v1/pools/{pool}", json={"public": False}).json()["public"] is False
+    assert anyone.get(f"/v1/public/pools/{pool}/leaderboard").status_code == 404
+    r = admin.patch(f"/v1/pools/{pool}", json={"public": None})
+    assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["body", "public"]
+    r = admin.patch(f"/v1/pools/{pool}", json={"public": "yes"})
+    assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["body", "public"]
+
+
+def test_a_player_page_hides_a_provisional_rating(
+    admin: httpx.Client, server: httpx.Client, anyone: httpx.Client
+) -> None:
+    pool = new_pool(admin, public=True)
+    league(server, pool)
+    new = anyone.get(f"/v1/public/pools/{pool}/players/{steam(5)}").json()
+    assert new["provisional"] and new["rounds_left"] == 2 and new["rating"] is None
+    assert new["place"] is None and new["rounds_played"] == 1
+    board = anyone.get(f"/v1/public/pools/{pool}/leaderboard").json()["players"]
+    for listed in board:
+        page = anyone.get(f"/v1/public/pools/{pool}/players/{listed['steam_id']}").json()
+        assert page == listed  # the same player, the same place
+    assert anyone.get(f"/v1/public/pools/{pool}/players/{steam(77)}").status_code == 404
+
+
+def test_hidden_players_leave_every_public_list(
+    admin: httpx.Client, server: httpx.Client, anyone: httpx.Client
+) -> None:
+    pool = new_pool(admin, public=True)
+    league(server, pool)
+    top = anyone.get(f"/v1/public/pools/{pool}/leaderboard").json()["players"][0]["steam_id"]
+    r = admin.put(
+        f"/v1/pools/{pool}/players/{top}/hidden", json={"hidden": True, "reason": "cheater"}
+    )
+    assert r.status_code == 200 and r.json()["hidden"] is True
+    board = anyone.get(f"/v1/public/pools/{pool}/leaderboard").json()
+    assert board["total"] == 3 and top not in {p["steam_id"] for p in board["players"]}
+    assert [p["place"] for p in board["players"]] == [1, 2, 3]
+    assert anyone.get(f"/v1/public/pools/{pool}/players/{top}").status_code == 404
+    # still rated: the lookup and the rounds see them
+    looked = server.get(f"/v1/pools/{pool}/players/{top}").json()
+    assert looked["hidden"] is True and looked["rounds_played"] == 4
+    log = admin.get(f"/v1/pools/{pool}/changes").json()["changes"][-1]
+    assert (log["kind"], log["steam_id"], log["value"]) == ("hide", top, {"hidden": True})
+    shown = admin.put(f"/v1/pools/{pool}/players/{top}/hidden", json={"hidden": False})
+    assert shown.json()["hidden"] is False
+    assert anyone.get(f"/v1/public/pools/{pool}/leaderboard").json()["total"] == 4
+
+    assert (
+        admin.put(f"/v1/pools/{pool}/players/{steam(99)}/hidden", json={"hidden": True}).status_code
+        == 404
+    )
+    for body, loc in (({}, ["body", "hidden"]), ({"hidden": 1}, ["body", "hidden"])):
+        r = admin.put(f"/v1/pools/{pool}/players/{top}/hidden", json=body)
+        assert r.status_code == 422 and r.json()["detail"][0]["loc"] == loc
+    assert (
+        server.put(f"/v1/pools/{pool}/players/{top}/hidden", json={"hidden": True}).status_code
+        == 403
+    )
+
+
+def test_stale_players_leave_the_board(
+    admin: httpx.Client, server: httpx.Client, anyone: httpx.Client, clock: MovableClock
+) -> None:
+    pool = new_pool(admin, public=True, params={"t_shadow": 3, "t_stale_days": 10})
+    league(server, pool)
+    clock.offset = timedelta(days=11)
+    for _ in range(3):
+        play(server, pool, [1, 6], [2, 7])  # 1 and 2 play on; 3 and 4 do not
+    board = anyone.get(f"/v1/public/pools/{pool}/leaderboard").json()
+    assert {p["steam_id"] for p in board["players"]} == {steam(n) for n in (1, 2, 6, 7)}
+    stale = anyone.get(f"/v1/public/pools/{pool}/players/{steam(3)}").json()
+    assert stale["place"] is None and stale["rating"] is not None
