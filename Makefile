@@ -17,8 +17,16 @@ $(BIN)/synelo: pyproject.toml setup.py $(COMPILED)
 	$(BIN)/pip install --quiet -e ".[dev]"
 	touch $@
 
-## Create the virtual environment with the service, the evaluation and the checks.
-setup: $(BIN)/synelo
+# The browser the page tests drive (tests/browser): Debian's Chromium, never one that
+# Playwright downloads. Installed once, with sudo when not root.
+CHROMIUM := /usr/bin/chromium
+$(CHROMIUM):
+	$$( [ "$$(id -u)" = 0 ] || echo sudo ) apt-get update -qq
+	$$( [ "$$(id -u)" = 0 ] || echo sudo ) apt-get install -y -qq chromium
+
+## Create the virtual environment with the service, the evaluation and the checks, and
+## install Debian's Chromium for the page tests.
+setup: $(BIN)/synelo $(CHROMIUM)
 
 ## Set up, migrate, create the default pool and tokens, then serve on SQLite.
 run: setup

@@ -33,6 +33,7 @@ from synelo.store.repository import Clock, Store, utcnow
 from synelo.store.rerate import RerateStore
 from synelo.store.typedefs import UnknownPool
 from synelo.store.writer import RoundWriter
+from synelo.web import pages
 
 log = logging.getLogger("synelo")
 
@@ -109,6 +110,8 @@ def create_app(
         """A pool deleted (by another worker perhaps) while this request was using it."""
         return JSONResponse({"detail": f"unknown pool {exc.args[0]!r}"}, status_code=404)
 
+    app.add_exception_handler(pages.NotFound, pages.not_found_page)
+
     @app.exception_handler(Exception)
     async def internal_error(request: Request, exc: Exception) -> JSONResponse:
         """A 500; the traceback is logged, unless the same error was logged lately."""
@@ -134,6 +137,7 @@ def create_app(
     app.include_router(models.router)
     app.include_router(rerate.router)
     app.include_router(public.router)
+    app.include_router(pages.router)
     app.include_router(metrics.router(settings.metrics_public, writer.queued))
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(EncodedSlashes)

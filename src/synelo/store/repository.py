@@ -189,6 +189,16 @@ _PLAYER_VIEW = (
 )
 
 
+def _listed(pool: Pool, now: datetime) -> tuple[Any, ...]:
+    """Who a pool's public board lists: past the shadow period, not stale, not hidden."""
+    return (
+        players.c.pool_id == pool.id,
+        players.c.rounds_played >= pool.params.t_shadow,
+        players.c.last_played >= now - timedelta(days=pool.params.t_stale_days),
+        players.c.hidden == false(),
+    )
+
+
 class _Target(NamedTuple):
     """The player an admin change is made to, its row locked."""
 
@@ -419,12 +429,7 @@ class Store:
         now = self.clock()
         with self.snapshot_read() as conn:
             pool = self._pool_by_id(conn, pool)
-            listed = (
-                players.c.pool_id == pool.id,
-                players.c.rounds_played >= pool.params.t_shadow,
-                players.c.last_played >= now - timedelta(days=pool.params.t_stale_days),
-                players.c.hidden == false(),
-            )
+            listed = _listed(pool, now)
             place = (
                 func.row_number()
                 .over(
@@ -448,6 +453,12 @@ class Store:
             page = conn.execute(shown.order_by(board.c.place).offset(offset).limit(limit))
             return pool, int(total), [(int(r[0]), PlayerRow(*r[1:])) for r in page]
 
+    def board_ratings(self, pool: Pool) -> list[int]:
+        """The ratings of every player the pool's public board lists (for its histogram)."""
+        with self._read() as conn:
+            stmt = select(players.c.rating).where(*_listed(pool, self.clock()))
+            return [int(r) for r in conn.execute(stmt).scalars()]
+
     def public_place(self, pool: Pool, row: PlayerRow) -> int | None:
         """The player's place on the pool's public board (None: not listed there)."""
         now = self.clock()
@@ -462,10 +473,7 @@ class Store:
         with self._read() as conn:
             ahead = conn.execute(
                 select(func.count()).where(
-                    players.c.pool_id == pool.id,
-                    players.c.rounds_played >= params.t_shadow,
-                    players.c.last_played >= now - timedelta(days=params.t_stale_days),
-                    players.c.hidden == false(),
+                    *_listed(pool, now),
                     (players.c.rating > row.rating)
                     | (
                         (players.c.rating == row.rating)

@@ -1,0 +1,115 @@
+"""Screenshots of the public pages for the docs (docs/pages/*.png), desktop and phone width.
+
+Runs a real service on a temporary SQLite database, feeds it a simulated league (the NS2-like
+world of `synelo simulate-history`, 600 rounds of 4v4 among 80 players), and photographs
+each page in Debian's Chromium through Playwright:
+
+    .venv/bin/python scripts/page_screenshots.py
+"""
+
+from __future__ import annotations
+
+import socket
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import httpx
+import uvicorn
+from playwright.sync_api import sync_playwright
+
+from synelo.config import Settings
+from synelo.service.app import create_app
+from synelo.sim.history import HistoryWorldConfig, generate
+
+OUT = Path(__file__).resolve().parent.parent / "docs" / "pages"
+ADMIN, SERVER = "admin-screenshots", "server-screenshots"
+SIZES = {"desktop": (1200, 900), "phone": (390, 844)}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def main() -> None:
+    folder = Path(tempfile.mkdtemp())
+    settings = Settings(
+        data_dir=folder,
+        database_url=f"sqlite:///{folder / 'synelo.db'}",
+        admin_tokens=[ADMIN],
+        server_tokens=[SERVER],
+        rate_server_rounds=None,
+        rate_server_requests=None,
+        rate_address_requests=None,
+        rate_public_requests=None,
+    )
+    from synelo.store.engine import create_store_engine, migrate
+
+    migrate(create_store_engine(settings.database_url))
+    port = free_port()
+    server = uvicorn.Server(
+        uvicorn.Config(create_app(settings), host="127.0.0.1", port=port, log_level="warning")
+    )
+    threading.Thread(target=server.run, daemon=True).start()
+    while not server.started:
+        time.sleep(0.05)
+    url = f"http://127.0.0.1:{port}"
+    admin = httpx.Client(base_url=url, headers={"Authorization": f"Bearer {ADMIN}"})
+    game = httpx.Client(base_url=url, headers={"Authorization": f"Bearer {SERVER}"})
+    admin.post(
+        "/v1/pools",
+        json={
+            "name": "casual",
+            "team_size": 4,
+            "player_ids": "text",
+            "public": True,
+            "params": {"t_shadow": 10},
+        },
+    ).raise_for_status()
+    lines, _ = generate(HistoryWorldConfig(players=80, matches=600, team_size=4, seed=3))
+    for line in lines[1:]:
+        body = {
+            "round_id": line["id"],
+            "server_id": "demo",
+            "winner": line["winner"],
+            "teams": line["teams"],
+            "names": {
+                p: f"{p[0].upper()}layer {int(p[1:])}"
+                for side in line["teams"].values()
+                for p in side
+            },
+        }
+        game.post("/v1/pools/casual/rounds", json=body).raise_for_status()
+    admin.put("/v1/pools/casual/players/p0007", json={"rating": 1100}).raise_for_status()
+    top = game.get("/v1/public/pools/casual/leaderboard?limit=1").json()["players"][0]["steam_id"]
+    pages = {
+        "index": "/",
+        "leaderboard": "/pools/casual",
+        "player": f"/pools/casual/players/{top}",
+    }
+    OUT.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox"])
+        for size, (width, height) in SIZES.items():
+            for scheme in ("light", "dark"):
+                context = browser.new_context(
+                    viewport={"width": width, "height": height}, color_scheme=scheme
+                )
+                page = context.new_page()
+                for name, path in pages.items():
+                    page.goto(url + path)
+                    if scheme == "light" or (name, size) == ("leaderboard", "phone"):
+                        page.screenshot(
+                            path=str(OUT / f"{name}-{size}-{scheme}.png"), full_page=True
+                        )
+                context.close()
+        browser.close()
+    server.should_exit = True
+    print(f"wrote the screenshots to {OUT}")
+
+
+if __name__ == "__main__":
+    main()

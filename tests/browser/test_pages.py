@@ -1,0 +1,148 @@
+"""The public pages in a real browser: Debian's Chromium driven by Playwright, against a
+real running service that rounds were posted to (the `live` server, SQLite and PostgreSQL).
+Every page is checked for what it shows and for console errors."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+from playwright.sync_api import Browser, Page, sync_playwright
+
+from tests.conftest import LiveServer, steam
+
+CHROMIUM = "/usr/bin/chromium"  # Debian's; `make setup` installs it (never a downloaded one)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    with sync_playwright() as p:
+        launched = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def console_errors() -> list[str]:
+    """The console errors and uncaught script errors of the test's page."""
+    return []
+
+
+@pytest.fixture
+def page(browser: Browser, console_errors: list[str]) -> Iterator[Page]:
+    """A page that fails the test on any console error or uncaught script error."""
+    context = browser.new_context()
+    opened = context.new_page()
+    opened.on("console", lambda m: console_errors.append(m.text) if m.type == "error" else None)
+    opened.on("pageerror", lambda e: console_errors.append(str(e)))
+    yield opened
+    context.close()
+    assert console_errors == []
+
+
+def play(server: httpx.Client, pool: str, a: int, b: int, winner: str = "A") -> None:
+    body: dict[str, Any] = {
+        "round_id": uuid.uuid4().hex,
+        "server_id": "s",
+        "winner": winner,
+        "teams": {"A": [steam(a)], "B": [steam(b)]},
+        "names": {steam(a): f"Player {a}", steam(b): f"Player {b}"},
+    }
+    assert server.post(f"/v1/pools/{pool}/rounds", json=body).status_code == 201
+
+
+@pytest.fixture
+def league(admin: httpx.Client, server: httpx.Client) -> str:
+    """A public pool of 60 players (a shadow period of 1 round): 30 duels, then player 1
+    plays 5 more, with an admin set among them."""
+    name = f"web{uuid.uuid4().hex[:10]}"
+    body = {"name": name, "team_size": 1, "public": True, "params": {"t_shadow": 1}}
+    assert admin.post("/v1/pools", json=body).status_code == 201
+    for i in range(30):
+        play(server, name, 2 * i + 1, 2 * i + 2)
+    for i in range(5):
+        play(server, name, 1, 3 + 2 * i)
+        if i == 2:
+            assert admin.put(f"/v1/pools/{name}/players/{steam(1)}", json={"rating": 1100})
+    return name
+
+
+def test_the_index_lists_public_pools_only(
+    page: Page, live: LiveServer, admin: httpx.Client, league: str
+) -> None:
+    private = f"priv{uuid.uuid4().hex[:8]}"
+    assert admin.post("/v1/pools", json={"name": private}).status_code == 201
+    page.goto(live.url + "/")
+    names = page.locator("#pools tbody td:first-child a").all_inner_texts()
+    assert league in names and private not in names
+    page.click(f"text={league}")
+    assert page.url.endswith(f"/pools/{league}")
+
+
+def test_the_leaderboard_orders_pages_and_searches(
+    page: Page, live: LiveServer, league: str, admin: httpx.Client
+) -> None:
+    board = httpx.get(f"{live.url}/v1/public/pools/{league}/leaderboard?limit=200").json()
+    page.goto(f"{live.url}/pools/{league}")
+    rows = page.locator("#board tbody tr")
+    assert rows.count() == 50
+    places = [int(t) for t in page.locator("#board tbody td:nth-child(1)").all_inner_texts()]
+    assert places == list(range(1, 51))
+    ratings = [int(t) for t in page.locator("#board tbody td:nth-child(3)").all_inner_texts()]
+    assert ratings == [p["rating"] for p in board["players"][:50]]
+    assert ratings == sorted(ratings, reverse=True)
+    assert page.locator(".chart .bar").count() == 20
+    page.click("a[rel=next]")
+    assert "page=2" in page.url
+    rest = page.locator("#board tbody td:nth-child(1)").all_inner_texts()
+    assert [int(t) for t in rest] == list(range(51, board["total"] + 1))
+    page.fill("input[name=q]", "Player 7")
+    page.click("button[type=submit]")
+    found = page.locator("#board tbody td:nth-child(2)").all_inner_texts()
+    assert found and all("Player 7" in t for t in found)
+
+
+def test_a_player_page_charts_every_rating_and_marks_the_set(
+    page: Page, live: LiveServer, league: str
+) -> None:
+    page.goto(f"{live.url}/pools/{league}/players/{steam(1)}")
+    assert "Rating" in page.locator("#standing").inner_text()
+    # 6 rounds and 1 admin set: 7 points, 1 of them marked
+    assert page.locator(".chart .point").count() == 7
+    assert page.locator(".chart .mark").count() == 1
+    assert page.locator("#rounds tbody tr").count() == 6
+    changes = page.locator("#rounds tbody td:nth-child(5)").all_inner_texts()
+    assert all(t.startswith(("+", "-")) for t in changes)
+
+
+def test_a_provisional_player_shows_no_rating(
+    page: Page, live: LiveServer, admin: httpx.Client, server: httpx.Client
+) -> None:
+    name = f"new{uuid.uuid4().hex[:10]}"
+    body = {"name": name, "team_size": 1, "public": True, "params": {"t_shadow": 3}}
+    assert admin.post("/v1/pools", json=body).status_code == 201
+    play(server, name, 200, 201)
+    page.goto(f"{live.url}/pools/{name}/players/{steam(200)}")
+    assert "Provisional: 2 more rounds" in page.locator("#standing").inner_text()
+    assert page.locator(".chart").count() == 0
+    rating = server.get(f"/v1/pools/{name}/players/{steam(200)}").json()["rating"]
+    assert rating != 1000 and str(rating) not in page.locator("main").inner_text()
+    page.goto(f"{live.url}/pools/{name}")
+    assert page.locator("#board tbody tr").count() == 0  # nobody listed yet
+
+
+def test_private_pools_and_hidden_players_are_not_found(
+    page: Page, live: LiveServer, admin: httpx.Client, league: str, console_errors: list[str]
+) -> None:
+    private = f"priv{uuid.uuid4().hex[:8]}"
+    assert admin.post("/v1/pools", json={"name": private}).status_code == 201
+    assert page.goto(f"{live.url}/pools/{private}").status == 404  # type: ignore[union-attr]
+    admin.put(f"/v1/pools/{league}/players/{steam(2)}/hidden", json={"hidden": True})
+    gone = page.goto(f"{live.url}/pools/{league}/players/{steam(2)}")
+    assert gone is not None and gone.status == 404
+    # the two pages' own 404s are the only errors the browser saw
+    assert len(console_errors) == 2 and all("404" in e for e in console_errors)
+    console_errors.clear()
