@@ -89,6 +89,7 @@ def main() -> None:
         "index": "/",
         "leaderboard": "/pools/casual",
         "player": f"/pools/casual/players/{top}",
+        "round": f"/pools/casual/rounds/{lines[-1]['id']}",
     }
     OUT.mkdir(parents=True, exist_ok=True)
     with sync_playwright() as p:

@@ -36,6 +36,7 @@ def page(browser: Browser, console_errors: list[str]) -> Iterator[Page]:
     """A page that fails the test on any console error or uncaught script error."""
     context = browser.new_context()
     opened = context.new_page()
+    opened.set_default_timeout(5000)
     opened.on("console", lambda m: console_errors.append(m.text) if m.type == "error" else None)
     opened.on("pageerror", lambda e: console_errors.append(str(e)))
     yield opened
@@ -145,4 +146,49 @@ def test_private_pools_and_hidden_players_are_not_found(
     assert gone is not None and gone.status == 404
     # the two pages' own 404s are the only errors the browser saw
     assert len(console_errors) == 2 and all("404" in e for e in console_errors)
+    console_errors.clear()
+
+
+def test_a_round_page_shows_both_teams_the_chance_and_the_changes(
+    page: Page,
+    live: LiveServer,
+    admin: httpx.Client,
+    server: httpx.Client,
+    console_errors: list[str],
+) -> None:
+    name = f"rnd{uuid.uuid4().hex[:10]}"
+    body = {"name": name, "team_size": 2, "public": True, "params": {"t_shadow": 2}}
+    assert admin.post("/v1/pools", json=body).status_code == 201
+    for _ in range(2):
+        play(server, name, 1, 2)
+    round_id = uuid.uuid4().hex
+    answer = server.post(
+        f"/v1/pools/{name}/rounds",
+        json={
+            "round_id": round_id,
+            "server_id": "s",
+            "winner": "B",
+            "teams": {"A": [steam(1)], "B": [steam(2), steam(9)]},
+            "names": {steam(1): "Ann", steam(2): "Bo", steam(9): "Cy"},
+        },
+    ).json()
+    page.goto(f"{live.url}/pools/{name}/players/{steam(1)}")
+    page.locator("#rounds a", has_text=round_id).click()  # recent rounds link to the round
+    assert page.url.endswith(f"/pools/{name}/rounds/{round_id}")
+    summary = page.locator("#summary").inner_text()
+    assert f"{answer['p_a'] * 100:.0f} %" in summary and "Team B won" in summary
+    team_b = page.locator("#team-B tbody tr")
+    assert team_b.count() == 2
+    changes = {c["steam_id"]: c for c in answer["players"]}
+    bo = team_b.filter(has_text="Bo").locator("td").all_inner_texts()
+    assert bo[1:] == [
+        str(changes[steam(2)]["before"]),
+        str(changes[steam(2)]["after"]),
+        f"{changes[steam(2)]['delta']:+d}",
+    ]
+    cy = team_b.filter(has_text="Cy").locator("td").all_inner_texts()
+    assert "provisional" in cy[0] and cy[1:] == ["", "", ""]  # one round of two: no rating
+    assert console_errors == []
+    assert page.goto(f"{live.url}/pools/{name}/rounds/nosuch").status == 404  # type: ignore[union-attr]
+    assert len(console_errors) == 1 and "404" in console_errors[0]  # that page's own 404
     console_errors.clear()

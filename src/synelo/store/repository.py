@@ -76,6 +76,7 @@ from synelo.store.typedefs import (
     RatedRound,
     RoundConflict,
     RoundReport,
+    RoundView,
     SubmitResult,
     UnknownPool,
 )
@@ -452,6 +453,58 @@ class Store:
             total = conn.execute(select(func.count()).select_from(shown.subquery())).scalar_one()
             page = conn.execute(shown.order_by(board.c.place).offset(offset).limit(limit))
             return pool, int(total), [(int(r[0]), PlayerRow(*r[1:])) for r in page]
+
+    def round_view(self, pool: Pool, round_id: str) -> RoundView | None:
+        """A round of the pool by its round_id, with its players' changes (None: unknown)."""
+        with self.snapshot_read() as conn:
+            pool = self._pool_by_id(conn, pool)
+            row = conn.execute(
+                select(
+                    rounds.c.id,
+                    rounds.c.seq,
+                    rounds.c.winner,
+                    rounds.c.p_a,
+                    rounds.c.voided,
+                    rounds.c.created_at,
+                    rounds.c.map,
+                    rounds.c.report,
+                ).where(rounds.c.pool_id == pool.id, rounds.c.round_id == round_id)
+            ).first()
+            if row is None:
+                return None
+            changed = conn.execute(
+                select(
+                    players.c.player_key,
+                    journal.c.team,
+                    journal.c.before,
+                    journal.c.after,
+                    players.c.hidden,
+                    players.c.name,
+                    players.c.rounds_played,
+                )
+                .join(players, players.c.id == journal.c.player_id)
+                .where(journal.c.round_pk == row.id, journal.c.generation == pool.generation)
+                .order_by(journal.c.team, journal.c.id)
+            ).all()
+        report = orjson.loads(row.report) if row.report else {}
+        teams = report.get("teams") or report.get("participants") or {"A": [], "B": []}
+        names = {r.player_key: r.name for r in changed if r.name}
+        names.update(report.get("names") or {})
+        return RoundView(
+            round_id,
+            int(row.seq),
+            row.winner,
+            float(row.p_a),
+            bool(row.voided),
+            row.created_at,
+            row.map,
+            tuple(teams["A"]),
+            tuple(teams["B"]),
+            names,
+            tuple((r.player_key, r.team, int(r.before), int(r.after)) for r in changed),
+            frozenset(r.player_key for r in changed if r.hidden),
+            frozenset(r.player_key for r in changed if r.rounds_played < pool.params.t_shadow),
+        )
 
     def board_ratings(self, pool: Pool) -> list[int]:
         """The ratings of every player the pool's public board lists (for its histogram)."""

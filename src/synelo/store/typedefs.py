@@ -247,3 +247,23 @@ class PoolExists(ValueError):
 
 class RoundConflict(ValueError):
     """The round_id was used before for a round with different content."""
+
+
+@dataclass(frozen=True, slots=True)
+class RoundView:
+    """A stored round as its page shows it: the round, its report's rosters and names,
+    and each rated player's change in the journal in force (none for a voided round)."""
+
+    round_id: str
+    seq: int
+    winner: str
+    p_a: float
+    voided: bool
+    created_at: datetime
+    map: str
+    team_a: tuple[str, ...]
+    team_b: tuple[str, ...]
+    names: Mapping[str, str]
+    changes: tuple[tuple[str, str, int, int], ...]  # (player, team, before, after)
+    hidden: frozenset[str] = frozenset()  # players an admin hid from public pages
+    provisional: frozenset[str] = frozenset()  # players still in the shadow period now

@@ -20,7 +20,7 @@ from synelo.models import MODELS
 from synelo.schemas import POOL_NAME
 from synelo.service.deps import StoreDep
 from synelo.service.ids import normalize_id
-from synelo.service.paths import PlayerPathId
+from synelo.service.paths import PlayerPathId, RoundPathId
 from synelo.service.routers.public import public_player
 from synelo.store.typedefs import Pool, UnknownPool
 from synelo.web.charts import Point, histogram, line_chart
@@ -142,3 +142,35 @@ async def player(
         recent=recent,
         marks=sum(1 for e in entries if e.kind != "round"),
     )
+
+
+@router.get("/pools/{pool}/rounds/{round_id}", response_class=HTMLResponse)
+async def round_page(
+    request: Request, store: StoreDep, pool: PoolName, round_id: RoundPathId
+) -> HTMLResponse:
+    """A round: both teams with names, the predicted chance, the result and each player's
+    change (none shown for a provisional or hidden player)."""
+    found = await public_pool(request, pool)
+    view = await run_in_threadpool(store.round_view, found, round_id)
+    if view is None:
+        raise NotFound(f"Pool {found.name} has no round {round_id}.")
+    changes = {player: (team, before, after) for player, team, before, after in view.changes}
+    sides = []
+    for side, roster in (("A", view.team_a), ("B", view.team_b)):
+        rated = [p for p, (team, _, _) in changes.items() if team == side]
+        rows = []
+        for player in dict.fromkeys([*roster, *rated]):
+            hidden = player in view.hidden
+            shown = player in changes and not hidden and player not in view.provisional
+            before, after = changes[player][1:] if player in changes else (None, None)
+            rows.append(
+                {
+                    "id": None if hidden else player,
+                    "name": "a hidden player" if hidden else view.names.get(player, player),
+                    "provisional": player in view.provisional and not hidden,
+                    "before": before if shown else None,
+                    "after": after if shown else None,
+                }
+            )
+        sides.append({"side": side, "players": rows})
+    return render(request, "round.html", pool=found, round=view, sides=sides)
