@@ -18,6 +18,9 @@ import pytest
 
 from tests.integration.test_cli import SYNELO, _free_port, run
 
+# wall-clock bounds: `make test` runs this module alone, after the parallel part
+pytestmark = pytest.mark.serial
+
 KIB = 1024
 
 

@@ -24,6 +24,9 @@ from synelo.store.writer import RoundWriter
 from tests.conftest import ADMIN, SERVER, LiveServer, serving, steam
 from tests.integration.test_api_players import play
 
+# wall-clock bounds: `make test` runs this module alone, after the parallel part
+pytestmark = pytest.mark.serial
+
 
 def _pool(admin: httpx.Client, **extra: object) -> str:
     name = f"h{uuid.uuid4().hex[:10]}"

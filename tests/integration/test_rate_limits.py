@@ -34,6 +34,9 @@ from synelo.store.repository import Store, hash_token
 from synelo.store.tables import api_tokens
 from tests.conftest import ADMIN, SERVER, own_pg_schema, serving, steam, synelo_serve
 
+# wall-clock bounds: `make test` runs this module alone, after the parallel part
+pytestmark = pytest.mark.serial
+
 REDIS_URL = os.environ.get("SYNELO_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 OTHER = "second-server-token-for-tests"
 POOL = "p"
