@@ -169,7 +169,7 @@ def test_a_round_page_shows_both_teams_the_chance_and_the_changes(
             "server_id": "s",
             "winner": "B",
             "teams": {"A": [steam(1)], "B": [steam(2), steam(9)]},
-            "names": {steam(1): "Ann", steam(2): "Bo", steam(9): "Cy"},
+            "names": {steam(1): "Ann", steam(2): "Bo", steam(9): "<i>Cy</i>"},
         },
     ).json()
     page.goto(f"{live.url}/pools/{name}/players/{steam(1)}")
@@ -188,6 +188,7 @@ def test_a_round_page_shows_both_teams_the_chance_and_the_changes(
     ]
     cy = team_b.filter(has_text="Cy").locator("td").all_inner_texts()
     assert "provisional" in cy[0] and cy[1:] == ["", "", ""]  # one round of two: no rating
+    assert "<i>Cy</i>" in cy[0] and page.locator("#team-B i").count() == 0  # text, not markup
     assert console_errors == []
     assert page.goto(f"{live.url}/pools/{name}/rounds/nosuch").status == 404  # type: ignore[union-attr]
     assert len(console_errors) == 1 and "404" in console_errors[0]  # that page's own 404
