@@ -12,7 +12,7 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
-from tests.conftest import LiveServer, steam
+from tests.conftest import SERVER, LiveServer, steam
 
 CHROMIUM = "/usr/bin/chromium"  # Debian's; `make setup` installs it (never a downloaded one)
 
@@ -147,6 +147,24 @@ def test_private_pools_and_hidden_players_are_not_found(
     # the two pages' own 404s are the only errors the browser saw
     assert len(console_errors) == 2 and all("404" in e for e in console_errors)
     console_errors.clear()
+    # on the roster but not rated (left before the end): named nowhere either
+    round_id = uuid.uuid4().hex
+    body = {
+        "round_id": round_id,
+        "server_id": "s",
+        "winner": "A",
+        "teams": {"A": [steam(2), steam(3)], "B": [steam(4)]},
+        "participants": {"A": [steam(3)], "B": [steam(4)]},
+    }
+    assert httpx.post(
+        f"{live.url}/v1/pools/{league}/rounds",
+        json=body,
+        headers={"Authorization": f"Bearer {SERVER}"},
+    ).is_success
+    page.goto(f"{live.url}/pools/{league}/rounds/{round_id}")
+    team_a = page.locator("#team-A").inner_text()
+    assert "a hidden player" in team_a and "Player 2" not in team_a
+    assert steam(2) not in page.content()
 
 
 def test_a_round_page_shows_both_teams_the_chance_and_the_changes(

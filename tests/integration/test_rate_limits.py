@@ -599,5 +599,6 @@ def test_the_public_endpoints_have_a_stricter_address_limit(tmp_path: Path) -> N
         r = anon.get("/v1/public/pools")
         assert r.status_code == 429 and r.headers["retry-after"] == "2"
         assert a.get("/v1/pools").status_code == 200  # not a public route: not limited
+        assert anon.get("/").status_code == 429  # the pages share the public limit
         with client(url, None, "127.0.0.3") as elsewhere:
             assert elsewhere.get("/v1/public/pools").status_code == 200

@@ -43,6 +43,14 @@ log = logging.getLogger("synelo.ratelimit")
 
 BURST_S = 1.0  # a limit lets this many seconds' worth of requests through at once
 PUBLIC_PREFIX = "/v1/public/"  # the read endpoints anyone may call (routers/public.py)
+
+
+def is_public_path(path: str) -> bool:
+    """Whether the path is one anyone may read without a token: the public read endpoints
+    and the pages (synelo.web), which share their own per-address limit."""
+    return path.startswith((PUBLIC_PREFIX, "/pools/")) or path == "/"
+
+
 RETRY_REDIS_S = 5.0  # after Redis failed, the local limits serve this long before a retry
 REDIS_TIMEOUT_S = 0.25  # a check waits no longer than this for Redis, then falls back
 PREFIX = "synelo:rl:"
@@ -315,7 +323,7 @@ class RateLimits:
     async def address(self, scope: Scope) -> float:
         """0.0, or the seconds the request's client address must wait: its limit on every
         request, and the stricter one on the public read endpoints (`PUBLIC_PREFIX`)."""
-        public = self._public if scope["path"].startswith(PUBLIC_PREFIX) else None
+        public = self._public if is_public_path(scope["path"]) else None
         if self._address is None and public is None:
             return 0.0
         address = client_address(scope, self.trusted)

@@ -445,10 +445,17 @@ class Store:
             board = select(place, *_PLAYER_VIEW).where(*listed).subquery()
             shown = select(board)
             if search:
-                needle = f"%{search.lower()}%"
+                # the search's own %, _ and backslash are characters, not wildcards; the
+                # lowered match is case-blind (SQLite's lower() knows ASCII only: the
+                # as-typed match finds a name with other letters written as it is)
+                raw = search.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+                lowered, exact = f"%{raw.lower()}%", f"%{raw}%"
+                name = func.coalesce(board.c.name, "")
                 shown = shown.where(
-                    func.lower(board.c.player_key).like(needle)
-                    | func.lower(func.coalesce(board.c.name, "")).like(needle)
+                    func.lower(board.c.player_key).like(lowered, escape="\\")
+                    | func.lower(name).like(lowered, escape="\\")
+                    | board.c.player_key.like(exact, escape="\\")
+                    | name.like(exact, escape="\\")
                 )
             total = conn.execute(select(func.count()).select_from(shown.subquery())).scalar_one()
             page = conn.execute(shown.order_by(board.c.place).offset(offset).limit(limit))
@@ -486,8 +493,19 @@ class Store:
                 .where(journal.c.round_pk == row.id, journal.c.generation == pool.generation)
                 .order_by(journal.c.team, journal.c.id)
             ).all()
-        report = orjson.loads(row.report) if row.report else {}
-        teams = report.get("teams") or report.get("participants") or {"A": [], "B": []}
+            report = orjson.loads(row.report) if row.report else {}
+            teams = report.get("teams") or report.get("participants") or {"A": [], "B": []}
+            named = {
+                str(p)
+                for group in (teams, report.get("participants") or {})
+                for side in ("A", "B")
+                for p in group.get(side, ())
+            } | {r.player_key for r in changed}
+            now_known = conn.execute(
+                select(players.c.player_key, players.c.hidden, players.c.rounds_played).where(
+                    players.c.pool_id == pool.id, players.c.player_key.in_(sorted(named))
+                )
+            ).all()
         names = {r.player_key: r.name for r in changed if r.name}
         names.update(report.get("names") or {})
         return RoundView(
@@ -498,12 +516,13 @@ class Store:
             bool(row.voided),
             row.created_at,
             row.map,
-            tuple(teams["A"]),
-            tuple(teams["B"]),
+            tuple(str(p) for p in teams["A"]),
+            tuple(str(p) for p in teams["B"]),
             names,
             tuple((r.player_key, r.team, int(r.before), int(r.after)) for r in changed),
-            frozenset(r.player_key for r in changed if r.hidden),
-            frozenset(r.player_key for r in changed if r.rounds_played < pool.params.t_shadow),
+            frozenset(r.player_key for r in now_known if r.hidden),
+            frozenset(r.player_key for r in now_known if r.rounds_played < pool.params.t_shadow)
+            | (named - {r.player_key for r in now_known}),  # never rated: nothing to show
         )
 
     def board_ratings(self, pool: Pool) -> list[int]:

@@ -150,7 +150,7 @@ class Change:
 
     id: int
     seq: int  # rounds the pool had rated when it was made
-    kind: Literal["set", "reset", "void", "unvoid", "patch", "tune", "refit"]
+    kind: Literal["set", "reset", "void", "unvoid", "patch", "tune", "refit", "hide"]
     player_key: str | None
     round_id: str | None
     value: dict[str, Any] | None

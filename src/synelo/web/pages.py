@@ -10,22 +10,26 @@ from __future__ import annotations
 
 from pathlib import Path as FilePath
 from typing import Annotated, Any
+from urllib.parse import quote
 
 from fastapi import APIRouter, Path, Query, Request, Response
 from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
+from pydantic import AfterValidator
 from starlette.concurrency import run_in_threadpool
 
 from synelo.models import MODELS
 from synelo.schemas import POOL_NAME
 from synelo.service.deps import StoreDep
 from synelo.service.ids import normalize_id
-from synelo.service.paths import PlayerPathId, RoundPathId
+from synelo.service.paths import PlayerPathId, RoundPathId, _maybe_storable
 from synelo.service.routers.public import public_player
 from synelo.store.typedefs import Pool, UnknownPool
 from synelo.web.charts import Point, histogram, line_chart
 
 templates = Jinja2Templates(directory=FilePath(__file__).parent / "templates")
+# an id as one path segment: a text id or round id may hold / ? # or %
+templates.env.filters["segment"] = lambda text: quote(str(text), safe="")
 router = APIRouter(include_in_schema=False)
 PAGE = 50  # players a leaderboard page lists
 HISTORY = 500  # journal entries a player's chart draws, newest last
@@ -85,7 +89,7 @@ async def leaderboard(
     store: StoreDep,
     pool: PoolName,
     page: Annotated[int, Query(ge=1, le=100_000)] = 1,
-    q: Annotated[str | None, Query(max_length=64)] = None,
+    q: Annotated[str | None, Query(max_length=64), AfterValidator(_maybe_storable)] = None,
 ) -> HTMLResponse:
     found = await public_pool(request, pool)
     search = q or None

@@ -17,7 +17,7 @@ from typing import Annotated, Any
 
 import orjson
 from fastapi import APIRouter, HTTPException, Path, Query, Request, Response
-from pydantic import BaseModel
+from pydantic import AfterValidator, BaseModel
 from starlette.concurrency import run_in_threadpool
 
 from synelo.models import MODELS
@@ -27,6 +27,7 @@ from synelo.schemas import (
     PublicPlayerOut,
     PublicPoolOut,
     PublicPoolsOut,
+    storable,
 )
 from synelo.service.auth import require
 from synelo.service.deps import StoreDep
@@ -47,7 +48,11 @@ PoolName = Annotated[str, Path(description="pool name", pattern=POOL_NAME)]
 
 async def readable_pool(request: Request, name: str) -> Pool:
     """The pool if this request may read it: a public pool always, a private one with a
-    valid token (401 for an invalid one); otherwise 404, as for a pool that does not exist."""
+    valid token; otherwise 404, as for a pool that does not exist. A request that carries
+    a token has it checked first, whatever the pool (401 for an invalid one), so that the
+    answer never tells a private pool from an unknown one."""
+    if request.headers.get("authorization"):
+        await require("server")(request)
     store = request.app.state.store
     pool: Pool | None
     try:
@@ -58,7 +63,6 @@ async def readable_pool(request: Request, name: str) -> Pool:
         return pool
     if pool is None or not request.headers.get("authorization"):
         raise HTTPException(404, f"no public pool named {name!r}")
-    await require("server")(request)
     return pool
 
 
@@ -76,8 +80,10 @@ def cached(request: Request, answer: BaseModel, pool: Pool | None) -> Response:
     }
     if public:
         headers["Access-Control-Allow-Origin"] = "*"
+        headers["Access-Control-Expose-Headers"] = "ETag"
     given = request.headers.get("if-none-match", "")
-    if tag in (t.strip() for t in given.split(",")) or given.strip() == "*":
+    # weak comparison (RFC 9110): a proxy that compresses may have marked the tag W/
+    if tag in (t.strip().removeprefix("W/") for t in given.split(",")) or given.strip() == "*":
         return Response(status_code=304, headers=headers)
     return Response(body, media_type="application/json", headers=headers)
 
@@ -126,7 +132,9 @@ async def public_leaderboard(
     pool: PoolName,
     offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
-    search: Annotated[str | None, Query(min_length=1, max_length=MAX_SEARCH)] = None,
+    search: Annotated[
+        str | None, Query(min_length=1, max_length=MAX_SEARCH), AfterValidator(storable)
+    ] = None,
 ) -> Response:
     """One page of the pool's board: players past the shadow period, not stale and not
     hidden, by rating, each with their place; `search` keeps those whose id or name

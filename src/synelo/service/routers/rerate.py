@@ -161,8 +161,6 @@ def patch_pool(pool: PoolDep, body: PoolPatchIn, request: Request) -> JSONRespon
         if body.public is not None:
             changed = store.set_public(pool.name, body.public, actor(request), body.reason)
         return JSONResponse(pool_out(changed).model_dump(mode="json"), status_code=200)
-    if body.public is not None:  # visibility is no rating: at once, before the re-rate
-        store.set_public(pool.name, body.public, actor(request), body.reason)
     spec: dict[str, object] = {
         "model": model,
         "params": json.loads(encode_params(model, params, model_params)),
@@ -171,7 +169,10 @@ def patch_pool(pool: PoolDep, body: PoolPatchIn, request: Request) -> JSONRespon
         spec["autotune"] = autotune
     if body.reason is not None:
         spec["reason"] = body.reason
-    return _start(request, current, "patch", spec)
+    started = _start(request, current, "patch", spec)  # 409 if a re-rate runs: nothing set
+    if body.public is not None:  # visibility is no rating: at once, beside the re-rate
+        store.set_public(pool.name, body.public, actor(request), body.reason)
+    return started
 
 
 @router.post("/autotune", status_code=202, response_model=JobOut, responses=errors(409))
