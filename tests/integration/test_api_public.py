@@ -4,6 +4,7 @@ paging and search, a player's page, CORS and ETags, hiding players and opening a
 
 from __future__ import annotations
 
+import time
 import uuid
 from datetime import timedelta
 from typing import Any
@@ -147,6 +148,15 @@ def test_a_private_pool_is_unknown_without_a_token(
     )
     assert admin.patch(f"/v1/pools/{pool}", json={"public": False}).json()["public"] is False
     assert anyone.get(f"/v1/public/pools/{pool}/leaderboard").status_code == 404
+    # with a re-rate that starts, visibility applies at once too
+    both = admin.patch(f"/v1/pools/{pool}", json={"params": {"t_shadow": 2}, "public": True})
+    assert both.status_code == 202, both.text
+    assert admin.get(f"/v1/pools/{pool}").json()["public"] is True
+    for _ in range(200):
+        if admin.get(both.headers["location"]).json()["status"] != "running":
+            break
+        time.sleep(0.05)
+    assert admin.get(both.headers["location"]).json()["status"] == "done"
     r = admin.patch(f"/v1/pools/{pool}", json={"public": None})
     assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["body", "public"]
     r = admin.patch(f"/v1/pools/{pool}", json={"public": "yes"})

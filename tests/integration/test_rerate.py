@@ -198,6 +198,10 @@ def test_rounds_that_arrive_during_a_rerate_are_rated_into_the_new_state(
         assert job["status"] == "running"
         again = admin.patch(f"/v1/pools/{pool}", json={"theta": 800})
         assert again.status_code == 409 and again.json()["job_id"] == job["id"]
+        # visibility sent with a refused re-rate is refused with it
+        opened = admin.patch(f"/v1/pools/{pool}", json={"theta": 800, "public": True})
+        assert opened.status_code == 409
+        assert admin.get(f"/v1/pools/{pool}").json()["public"] is False
         void = admin.post(
             f"/v1/pools/{pool}/rounds/{bodies[0]['round_id']}/void", json={"reason": "x"}
         )

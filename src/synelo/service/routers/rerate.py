@@ -170,7 +170,7 @@ def patch_pool(pool: PoolDep, body: PoolPatchIn, request: Request) -> JSONRespon
     if body.reason is not None:
         spec["reason"] = body.reason
     started = _start(request, current, "patch", spec)  # 409 if a re-rate runs: nothing set
-    if body.public is not None:  # visibility is no rating: at once, beside the re-rate
+    if started.status_code == 202 and body.public is not None:  # at once, beside the re-rate
         store.set_public(pool.name, body.public, actor(request), body.reason)
     return started
 
