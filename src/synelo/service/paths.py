@@ -49,7 +49,7 @@ def player_path_id(
 PlayerPathId = Annotated[str, Depends(player_path_id)]
 
 
-def _maybe_storable(value: str | None) -> str | None:
+def maybe_storable(value: str | None) -> str | None:
     return None if value is None else storable(value)
 
 
@@ -57,7 +57,7 @@ def _maybe_storable(value: str | None) -> str | None:
 ReasonQuery = Annotated[
     str | None,
     Query(min_length=1, max_length=500, description="why, kept in the pool's admin log"),
-    AfterValidator(_maybe_storable),
+    AfterValidator(maybe_storable),
 ]
 # a round id in a path (void, unvoid)
 RoundPathId = Annotated[str, Path(min_length=1, max_length=128), AfterValidator(storable)]

@@ -22,10 +22,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import orjson
 
 from synelo.evaluation.history import FORMAT_VERSION
-from synelo.sim.history import player_id
+from synelo.sim.history import iso_time, player_id, save_world
 
 START = datetime(2026, 1, 1, tzinfo=UTC)
 GOAL_SECONDS = 30  # a match lasts this much a goal scored…
@@ -69,7 +68,7 @@ class FoosballConfig:
 
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)
-        out["start"] = _iso(self.start)
+        out["start"] = iso_time(self.start)
         return out
 
 
@@ -119,10 +118,6 @@ def _positions(
     return (keeper, striker) if swap < off_position else (striker, keeper)
 
 
-def _iso(t: datetime) -> str:
-    return t.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def generate(config: FoosballConfig) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """The match lines (header first) and the truth: see the module for the world."""
     config.check()
@@ -151,7 +146,7 @@ def generate(config: FoosballConfig) -> tuple[list[dict[str, Any]], dict[str, An
                 "id": f"f{n + 1}",
                 "teams": {"A": [ids[a_off], ids[a_def]], "B": [ids[b_off], ids[b_def]]},
                 "winner": "A" if score_a == g else "B",
-                "time": _iso(clock),
+                "time": iso_time(clock),
                 "scores": {"A": score_a, "B": score_b},
                 "positions": {
                     ids[a_off]: OFFENSE,
@@ -202,9 +197,4 @@ def truth(config: FoosballConfig, pop: Population) -> dict[str, Any]:
 
 def write(config: FoosballConfig, out: Path, truth_path: Path) -> int:
     """Write the history to `out` and the truth to `truth_path`; the number of matches."""
-    lines, hidden = generate(config)
-    with out.open("wb") as f:
-        for line in lines:
-            f.write(orjson.dumps(line) + b"\n")
-    truth_path.write_bytes(orjson.dumps(hidden, option=orjson.OPT_INDENT_2))
-    return len(lines) - 1
+    return save_world(*generate(config), out, truth_path)

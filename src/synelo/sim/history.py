@@ -129,6 +129,11 @@ class Population:
     likes_command: np.ndarray  # bool
 
 
+def iso_time(t: datetime) -> str:
+    """A match's time as the histories write it: UTC, to the second, with a Z."""
+    return t.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
 def player_id(i: int) -> str:
     return f"p{i + 1:04d}"
 
@@ -250,7 +255,7 @@ def generate(config: HistoryWorldConfig) -> tuple[list[dict[str, Any]], dict[str
                 "B": [ids[p] for p, a, _, _ in played if not a],
             },
             "winner": winner,
-            "time": (START + timedelta(seconds=clock)).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "time": iso_time(START + timedelta(seconds=clock)),
             "map": map_name(m),
             "duration": duration,
             "sides": (
@@ -330,7 +335,14 @@ def truth(config: HistoryWorldConfig, pop: Population, biases: np.ndarray) -> di
 
 def write(config: HistoryWorldConfig, out: Path, truth_path: Path) -> int:
     """Write the history to `out` and the truth to `truth_path`; the number of matches."""
-    lines, hidden = generate(config)
+    return save_world(*generate(config), out, truth_path)
+
+
+def save_world(
+    lines: Sequence[dict[str, Any]], hidden: dict[str, Any], out: Path, truth_path: Path
+) -> int:
+    """Write a simulated world's history (header first) to `out` and its truth to
+    `truth_path`; the number of matches. Every world of `simulate-history` saves this way."""
     with out.open("wb") as f:
         for line in lines:
             f.write(orjson.dumps(line) + b"\n")

@@ -30,10 +30,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import orjson
 
 from synelo.evaluation.history import FORMAT_VERSION
-from synelo.sim.history import player_id
+from synelo.sim.history import iso_time, player_id, save_world
 
 START = datetime(2026, 1, 1, tzinfo=UTC)
 BREAK = 60  # seconds between one match's end and the next one's start
@@ -100,7 +99,7 @@ class ScoreboardConfig:
 
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)
-        out["start"] = _iso(self.start)
+        out["start"] = iso_time(self.start)
         return out
 
 
@@ -248,10 +247,6 @@ def points(
     return [int(x) for x in np.rint(np.maximum(0.0, raw - config.points_cut))]
 
 
-def _iso(t: datetime) -> str:
-    return t.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def generate(config: ScoreboardConfig) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """The match lines (header first) and the truth: see the module for the world."""
     config.check()
@@ -277,7 +272,7 @@ def generate(config: ScoreboardConfig) -> tuple[list[dict[str, Any]], dict[str, 
                 "id": f"s{n + 1}",
                 "teams": {"A": [ids[p] for p in team_a], "B": [ids[p] for p in team_b]},
                 "winner": "A" if a_won else "B",
-                "time": _iso(clock),
+                "time": iso_time(clock),
                 "mode": lobby.mode,
                 "player_scores": {ids[p]: s for p, s in zip(roster, scored, strict=True)},
                 "parties": [[ids[p] for p in party] for party in lobby.parties],
@@ -321,9 +316,4 @@ def truth(config: ScoreboardConfig, pop: Population) -> dict[str, Any]:
 
 def write(config: ScoreboardConfig, out: Path, truth_path: Path) -> int:
     """Write the history to `out` and the truth to `truth_path`; the number of matches."""
-    lines, hidden = generate(config)
-    with out.open("wb") as f:
-        for line in lines:
-            f.write(orjson.dumps(line) + b"\n")
-    truth_path.write_bytes(orjson.dumps(hidden, option=orjson.OPT_INDENT_2))
-    return len(lines) - 1
+    return save_world(*generate(config), out, truth_path)

@@ -22,7 +22,7 @@ from synelo.models import MODELS
 from synelo.schemas import POOL_NAME
 from synelo.service.deps import StoreDep
 from synelo.service.ids import normalize_id
-from synelo.service.paths import PlayerPathId, RoundPathId, _maybe_storable
+from synelo.service.paths import PlayerPathId, RoundPathId, maybe_storable
 from synelo.service.routers.public import public_player
 from synelo.store.typedefs import Pool, UnknownPool
 from synelo.web.charts import Point, histogram, line_chart
@@ -89,7 +89,7 @@ async def leaderboard(
     store: StoreDep,
     pool: PoolName,
     page: Annotated[int, Query(ge=1, le=100_000)] = 1,
-    q: Annotated[str | None, Query(max_length=64), AfterValidator(_maybe_storable)] = None,
+    q: Annotated[str | None, Query(max_length=64), AfterValidator(maybe_storable)] = None,
 ) -> HTMLResponse:
     found = await public_pool(request, pool)
     search = q or None
