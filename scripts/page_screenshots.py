@@ -1,18 +1,21 @@
 """Screenshots of the public pages for the docs (docs/pages/*.png), desktop and phone width.
 
 Runs a real service on a temporary SQLite database, feeds it a simulated league (the NS2-like
-world of `synelo simulate-history`, 600 rounds of 4v4 among 80 players), and photographs
-each page in Debian's Chromium through Playwright:
+world of `synelo simulate-history`, 600 rounds of 4v4 among 80 players, an hour apart on the
+service's clock), voids one round, and photographs each page in Debian's Chromium through
+Playwright, the admin's pages logged in:
 
     .venv/bin/python scripts/page_screenshots.py
 """
 
 from __future__ import annotations
 
+import re
 import socket
 import tempfile
 import threading
 import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import httpx
@@ -50,9 +53,9 @@ def main() -> None:
 
     migrate(create_store_engine(settings.database_url))
     port = free_port()
-    server = uvicorn.Server(
-        uvicorn.Config(create_app(settings), host="127.0.0.1", port=port, log_level="warning")
-    )
+    now = [datetime.now(UTC) - timedelta(hours=620)]  # the service's clock, moved per round
+    app = create_app(settings, clock=lambda: now[0])
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     threading.Thread(target=server.run, daemon=True).start()
     while not server.started:
         time.sleep(0.05)
@@ -83,13 +86,26 @@ def main() -> None:
             },
         }
         game.post("/v1/pools/casual/rounds", json=body).raise_for_status()
+        now[0] += timedelta(hours=1)
     admin.put("/v1/pools/casual/players/p0007", json={"rating": 1100}).raise_for_status()
     top = game.get("/v1/public/pools/casual/leaderboard?limit=1").json()["players"][0]["steam_id"]
-    pages = {
+    theirs = admin.get(f"/v1/pools/casual/players/{top}/history?limit=40").json()["entries"]
+    voided = theirs[-10]["round_id"]
+    job = admin.post(f"/v1/pools/casual/rounds/{voided}/void", json={"reason": "a demo void"})
+    job.raise_for_status()
+    while admin.get(job.headers["location"]).json()["status"] == "running":
+        time.sleep(0.2)
+    public = {
         "index": "/",
         "leaderboard": "/pools/casual",
         "player": f"/pools/casual/players/{top}",
         "round": f"/pools/casual/rounds/{lines[-1]['id']}",
+        "health": "/pools/casual/health",
+        "login": "/login",
+    }
+    logged_in = {
+        "admin-player": f"/pools/casual/players/{top}",
+        "scramble": f"/pools/casual/scramble?round={lines[-1]['id']}",
     }
     OUT.mkdir(parents=True, exist_ok=True)
     with sync_playwright() as p:
@@ -100,9 +116,19 @@ def main() -> None:
                     viewport={"width": width, "height": height}, color_scheme=scheme
                 )
                 page = context.new_page()
-                for name, path in pages.items():
+                for name, path in public.items():
                     page.goto(url + path)
                     if scheme == "light" or (name, size) == ("leaderboard", "phone"):
+                        page.screenshot(
+                            path=str(OUT / f"{name}-{size}-{scheme}.png"), full_page=True
+                        )
+                if scheme == "light":
+                    page.goto(url + "/login")
+                    page.fill("input[name=token]", ADMIN)
+                    page.click("#login button[type=submit]")
+                    page.wait_for_url(re.compile(r".*/$"))
+                    for name, path in logged_in.items():
+                        page.goto(url + path)
                         page.screenshot(
                             path=str(OUT / f"{name}-{size}-{scheme}.png"), full_page=True
                         )

@@ -268,3 +268,18 @@ def own_pg_schema() -> Iterator[str]:
 def steam(n: int) -> str:
     """The SteamID64 of account number n (n ≥ 1)."""
     return str(76561197960265728 + n)
+
+
+def post_round(server: httpx.Client, pool: str, a: list[int], b: list[int], winner: str) -> str:
+    """Post a round of accounts `a` against `b`, named "Player n"; its round_id."""
+    round_id = uuid.uuid4().hex
+    body: dict[str, Any] = {
+        "round_id": round_id,
+        "server_id": "s",
+        "winner": winner,
+        "teams": {"A": [steam(i) for i in a], "B": [steam(i) for i in b]},
+        "names": {steam(i): f"Player {i}" for i in (*a, *b)},
+    }
+    r = server.post(f"/v1/pools/{pool}/rounds", json=body)
+    assert r.status_code == 201, r.text
+    return round_id

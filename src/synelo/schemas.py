@@ -374,6 +374,47 @@ class PublicBoardOut(BaseModel):
     players: list[PublicPlayerOut]
 
 
+class PublicEntryOut(BaseModel):
+    """One entry of a player's rating history as public pages show it."""
+
+    kind: Literal["round", "set", "reset", "solve"] = Field(
+        description="a rated round, an admin's set or reset, or a model's refit"
+    )
+    round_id: str | None
+    team: str | None
+    p: float | None = Field(description="the player's team's predicted chance (rounds)")
+    s: float | None = Field(description="the player's result: 1 won, 0 lost, ½ a draw")
+    before: int | None = Field(description="null while the player is provisional")
+    after: int | None = Field(description="null while the player is provisional")
+    at: datetime
+
+
+class PublicHistoryOut(BaseModel):
+    player: PublicPlayerOut
+    entries: list[PublicEntryOut] = Field(description="newest first")
+    voided: list[str] = Field(description="round_ids of the player's rounds an admin voided")
+
+
+class PublicRoundPlayerOut(BaseModel):
+    steam_id: str | None = Field(description="null for a player an admin hid")
+    name: str = Field(description='the display name, the id, or "a hidden player"')
+    provisional: bool
+    before: int | None = Field(description="null when provisional, hidden or not rated")
+    after: int | None
+
+
+class PublicRoundOut(BaseModel):
+    round_id: str
+    seq: int
+    at: datetime
+    map: str
+    winner: str
+    p_a: float = Field(description="team A's predicted chance when the round was rated")
+    voided: bool
+    A: list[PublicRoundPlayerOut]
+    B: list[PublicRoundPlayerOut]
+
+
 class VoidIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 

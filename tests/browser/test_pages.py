@@ -5,43 +5,13 @@ Every page is checked for what it shows and for console errors."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Page
 
 from tests.conftest import SERVER, LiveServer, steam
-
-CHROMIUM = "/usr/bin/chromium"  # Debian's; `make setup` installs it (never a downloaded one)
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as p:
-        launched = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        yield launched
-        launched.close()
-
-
-@pytest.fixture
-def console_errors() -> list[str]:
-    """The console errors and uncaught script errors of the test's page."""
-    return []
-
-
-@pytest.fixture
-def page(browser: Browser, console_errors: list[str]) -> Iterator[Page]:
-    """A page that fails the test on any console error or uncaught script error."""
-    context = browser.new_context()
-    opened = context.new_page()
-    opened.set_default_timeout(5000)
-    opened.on("console", lambda m: console_errors.append(m.text) if m.type == "error" else None)
-    opened.on("pageerror", lambda e: console_errors.append(str(e)))
-    yield opened
-    context.close()
-    assert console_errors == []
 
 
 def play(server: httpx.Client, pool: str, a: int, b: int, winner: str = "A") -> None:

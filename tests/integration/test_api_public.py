@@ -226,3 +226,55 @@ def test_stale_players_leave_the_board(
     assert {p["steam_id"] for p in board["players"]} == {steam(n) for n in (1, 2, 6, 7)}
     stale = anyone.get(f"/v1/public/pools/{pool}/players/{steam(3)}").json()
     assert stale["place"] is None and stale["rating"] is not None
+
+
+def test_a_public_history_has_no_rating_while_provisional(
+    admin: httpx.Client, server: httpx.Client, anyone: httpx.Client
+) -> None:
+    pool = new_pool(admin, public=True)
+    league(server, pool)
+    r = anyone.get(f"/v1/public/pools/{pool}/players/{steam(1)}/history", params={"limit": 3})
+    assert r.status_code == 200 and r.headers["access-control-allow-origin"] == "*"
+    answer = r.json()
+    private = admin.get(f"/v1/pools/{pool}/players/{steam(1)}/history").json()["entries"]
+    assert [(e["before"], e["after"], e["round_id"]) for e in answer["entries"]] == [
+        (e["before"], e["after"], e["round_id"]) for e in private[:3]
+    ]
+    assert answer["player"]["rating"] is not None and answer["voided"] == []
+    newcomer = anyone.get(f"/v1/public/pools/{pool}/players/{steam(5)}/history").json()
+    assert newcomer["player"]["provisional"] is True and len(newcomer["entries"]) == 1
+    assert newcomer["entries"][0]["before"] is None and newcomer["entries"][0]["after"] is None
+    assert newcomer["entries"][0]["s"] == 0.0  # the result (a loss) is shown, the rating not
+    hide = admin.put(f"/v1/pools/{pool}/players/{steam(1)}/hidden", json={"hidden": True})
+    assert hide.status_code == 200
+    assert anyone.get(f"/v1/public/pools/{pool}/players/{steam(1)}/history").status_code == 404
+    assert (
+        anyone.get(f"/v1/public/pools/{pool}/players/{steam(1)}/history?limit=0").status_code == 422
+    )
+
+
+def test_a_public_round_shows_the_changes_the_round_page_shows(
+    admin: httpx.Client, server: httpx.Client, anyone: httpx.Client
+) -> None:
+    pool = new_pool(admin, public=True)
+    league(server, pool)
+    rounds = admin.get(f"/v1/pools/{pool}/players/{steam(5)}/history").json()["entries"]
+    round_id = rounds[0]["round_id"]
+    r = anyone.get(f"/v1/public/pools/{pool}/rounds/{round_id}")
+    assert r.status_code == 200, r.text
+    answer = r.json()
+    assert answer["winner"] == "B" and not answer["voided"]
+    (newcomer,) = answer["A"]
+    assert newcomer == {
+        "steam_id": steam(5),
+        "name": "Player 5",
+        "provisional": True,
+        "before": None,
+        "after": None,
+    }
+    (veteran,) = answer["B"]
+    history = admin.get(f"/v1/pools/{pool}/players/{steam(4)}/history").json()["entries"][0]
+    assert (veteran["before"], veteran["after"]) == (history["before"], history["after"])
+    assert anyone.get(f"/v1/public/pools/{pool}/rounds/nope").status_code == 404
+    private = new_pool(admin)
+    assert anyone.get(f"/v1/public/pools/{private}/rounds/{round_id}").status_code == 404

@@ -151,6 +151,9 @@ class Model(ABC, Generic[S]):
     # whether a refit treats a player an admin set or reset as a new identity from then on,
     # starting from `refit`'s `starts` (WHR), rather than fitting all their rounds (Hive)
     restarts_identities: ClassVar[bool] = False
+    # the key of `fields` that says how unsure the model still is of a player (TrueSkill's
+    # σ, SynElo's K), which the pool health page charts; None: the model keeps no such figure
+    uncertainty: ClassVar[str | None] = None
 
     def __init__(self, params: Mapping[str, object] | None = None) -> None:
         self.params: dict[str, ParamValue] = resolve_params(type(self), params or {})

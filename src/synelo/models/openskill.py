@@ -29,6 +29,7 @@ class OpenSkill(Model[Any]):
 
     package_model: ClassVar[type]
     display = "μ − 3σ"
+    uncertainty = "sigma"
     parameters = {
         **skill_params(),
         "kappa": Param(0.0001, 1e-12, 1.0, log=True, doc="κ: the smallest σ² shrink factor"),

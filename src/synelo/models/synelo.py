@@ -68,6 +68,7 @@ class SynElo(Model[PlayerRecord]):
 
     name = "synelo"
     summary = "SynElo F1–F6 (F3 revised by default)"
+    uncertainty = "k"  # F5: how far the next round may move the rating
     parameters = _parameters()
 
     def __init__(self, params: Mapping[str, object] | None = None) -> None:

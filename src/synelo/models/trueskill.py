@@ -70,6 +70,7 @@ class TrueSkill(Model[ts.Rating]):
     name = "trueskill"
     summary = "TrueSkill (trueskill package), P(win) = Φ(Δμ/√(nβ²+Σσ²))"
     display = "μ − 3σ"
+    uncertainty = "sigma"
     parameters = {
         **skill_params(),
         # not 0: the package cannot update on a draw it was told cannot happen (0/0)

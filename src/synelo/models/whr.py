@@ -79,6 +79,7 @@ class Whr(Model[PlayerDays]):
     name = "whr"
     summary = "Whole History Rating (Zero-K priors) with the extra-player advantage"
     display = "Elo of the last day played (W1)"
+    uncertainty = "uncertainty"  # the last day's standard deviation, in Elo
     split_mode: ClassVar[Literal["even", "all-play"]] = "all-play"
     restarts_identities = True
     parameters = {

@@ -31,9 +31,10 @@ from synelo.store.checkpoint import Checkpointer
 from synelo.store.engine import create_store_engine
 from synelo.store.repository import Clock, Store, utcnow
 from synelo.store.rerate import RerateStore
+from synelo.store.sessions import SessionStore
 from synelo.store.typedefs import UnknownPool
 from synelo.store.writer import RoundWriter
-from synelo.web import pages
+from synelo.web import admin, health, pages, scramble
 
 log = logging.getLogger("synelo")
 
@@ -93,9 +94,10 @@ def create_app(
     app.state.tokens = TokenChecker(
         settings.admin_tokens,
         settings.server_tokens,
-        (lambda _token: None) if configured else store.token_identity,
+        (lambda _digest: None) if configured else store.token_holder,
     )
     app.state.limits = limits = RateLimits.from_settings(settings)
+    app.state.sessions = SessionStore(store)
 
     @app.exception_handler(RequestValidationError)
     async def invalid_request(_: Request, exc: RequestValidationError) -> JSONResponse:
@@ -111,6 +113,7 @@ def create_app(
         return JSONResponse({"detail": f"unknown pool {exc.args[0]!r}"}, status_code=404)
 
     app.add_exception_handler(pages.NotFound, pages.not_found_page)
+    app.add_exception_handler(admin.Refused, admin.refused_page)
 
     @app.exception_handler(Exception)
     async def internal_error(request: Request, exc: Exception) -> JSONResponse:
@@ -138,6 +141,9 @@ def create_app(
     app.include_router(rerate.router)
     app.include_router(public.router)
     app.include_router(pages.router)
+    app.include_router(health.router)
+    app.include_router(admin.router)
+    app.include_router(scramble.router)
     app.include_router(metrics.router(settings.metrics_public, writer.queued))
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(EncodedSlashes)

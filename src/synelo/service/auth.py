@@ -37,6 +37,7 @@ class TokenChecker:
         stored: Callable[[str], Identity | None],
         remember_s: float = 1.0,
     ) -> None:
+        """`stored` finds a token of the token table by its SHA-256 (hex)."""
         self._configured = [
             (t.encode(), (role, f"config:{role}#{n}"))
             for role, tokens in (("admin", admin), ("server", server))
@@ -67,12 +68,24 @@ class TokenChecker:
         """Who a token of the token table is (a database read), then remembered as of
         when the read began: a revocation committed meanwhile may not be in what it saw."""
         asked = time.monotonic()
-        identity = self._stored(token)
+        identity = self._stored(_digest(token))
         if identity is not None:
             if len(self._seen) > 10_000:
                 self._seen.clear()
             self._seen[_digest(token)] = (identity, asked)
         return identity
+
+    def digest_role(self, digest: str) -> Identity | None:
+        """Who the token with this SHA-256 is, as it stands now (no memory): how a page
+        session checks, on every use, that the token it was opened with still holds."""
+        given = digest.encode()
+        found = None
+        for known, identity in self._configured:
+            if hmac.compare_digest(_digest(known.decode()).encode(), given) and found is None:
+                found = identity
+        if found is None and not self._configured:
+            found = self._stored(digest)
+        return found
 
 
 def _digest(token: str) -> str:

@@ -48,7 +48,7 @@ PUBLIC_PREFIX = "/v1/public/"  # the read endpoints anyone may call (routers/pub
 def is_public_path(path: str) -> bool:
     """Whether the path is one anyone may read without a token: the public read endpoints
     and the pages (synelo.web), which share their own per-address limit."""
-    return path.startswith((PUBLIC_PREFIX, "/pools/")) or path == "/"
+    return path.startswith((PUBLIC_PREFIX, "/pools/")) or path in ("/", "/login", "/logout")
 
 
 RETRY_REDIS_S = 5.0  # after Redis failed, the local limits serve this long before a retry

@@ -51,6 +51,7 @@ from synelo.rerate.engine import column_int, received_extras, served_round
 from synelo.store import driver_sql as sql
 from synelo.store import window_codec
 from synelo.store.engine import IMMEDIATE
+from synelo.store.health import PoolHealth, read_health
 from synelo.store.round_record import decode_record, encode_record
 from synelo.store.tables import (
     WINDOW_CHUNK,
@@ -525,6 +526,79 @@ class Store:
             | (named - {r.player_key for r in now_known}),  # never rated: nothing to show
         )
 
+    def recent_rosters(
+        self, pool: Pool, limit: int
+    ) -> list[tuple[str, datetime, str, tuple[str, ...], tuple[str, ...]]]:
+        """The pool's newest rounds, newest first, as (round_id, when, map, team A, team B)
+        from their reports: the players a scramble viewer can pick from."""
+        with self._read() as conn:
+            found = conn.execute(
+                select(rounds.c.round_id, rounds.c.created_at, rounds.c.map, rounds.c.report)
+                .where(rounds.c.pool_id == pool.id)
+                .order_by(rounds.c.seq.desc())
+                .limit(limit)
+            ).all()
+        out = []
+        for round_id, at, map_name, report in found:
+            stored = orjson.loads(report) if report else {}
+            teams = stored.get("teams") or stored.get("participants") or {}
+            a, b = (tuple(str(p) for p in teams.get(side, ())) for side in ("A", "B"))
+            out.append((str(round_id), at, str(map_name), a, b))
+        return out
+
+    def voided_rounds_of(self, pool: Pool, key: str) -> list[tuple[int, str]]:
+        """(seq, round_id) of the pool's voided rounds that the player was in, by seq: a
+        void leaves no journal row, so a player's chart marks them from here."""
+        with self._read() as conn:
+            found = conn.execute(
+                select(rounds.c.seq, rounds.c.round_id, rounds.c.report)
+                .where(rounds.c.pool_id == pool.id, rounds.c.voided == true())
+                .order_by(rounds.c.seq)
+            ).all()
+        out = []
+        for seq, round_id, report in found:
+            stored = orjson.loads(report) if report else {}
+            groups = (stored.get("teams") or {}, stored.get("participants") or {})
+            if any(key in map(str, g.get(side, ())) for g in groups for side in ("A", "B")):
+                out.append((int(seq), str(round_id)))
+        return out
+
+    def trends(self, pool: Pool, keys: Sequence[str], depth: int) -> dict[str, int]:
+        """Each player's rating change over their last `depth` journal entries (rounds and
+        admin changes), walking their chains by primary key: the leaderboard's trend."""
+        if not keys:
+            return {}
+        with self._read() as conn:
+            chain = (
+                select(
+                    journal.c.id,
+                    journal.c.prev_id,
+                    players.c.player_key.label("key"),
+                    literal(1).label("depth"),
+                )
+                .join(players, players.c.last_journal == journal.c.id)
+                .where(players.c.pool_id == pool.id, players.c.player_key.in_(list(keys)))
+                .cte("trend", recursive=True)
+            )
+            chain = chain.union_all(
+                select(journal.c.id, journal.c.prev_id, chain.c.key, chain.c.depth + 1)
+                .join(chain, journal.c.id == chain.c.prev_id)
+                .where(chain.c.depth < depth)
+            )
+            rows = conn.execute(
+                select(chain.c.key, chain.c.depth, journal.c.before, journal.c.after).join(
+                    journal, journal.c.id == chain.c.id
+                )
+            ).all()
+        newest: dict[str, int] = {}
+        oldest: dict[str, tuple[int, int]] = {}
+        for key, at, before, after in rows:
+            if at == 1:
+                newest[key] = after
+            if key not in oldest or at > oldest[key][0]:
+                oldest[key] = (at, before)
+        return {key: newest[key] - oldest[key][1] for key in newest}
+
     def board_ratings(self, pool: Pool) -> list[int]:
         """The ratings of every player the pool's public board lists (for its histogram)."""
         with self._read() as conn:
@@ -946,6 +1020,10 @@ class Store:
             last_fit=None if last_fit is None else _change(last_fit),
         )
 
+    def health(self, pool: Pool) -> PoolHealth:
+        """The pool health page's figures (`synelo.store.health`), read in one snapshot."""
+        return read_health(self, pool, self.clock())
+
     def journal_rounds(self, pool_name: str) -> tuple[Pool, list[JournalRound], list[Change]]:
         """Every stored round of a pool in `seq` order (voided ones too), each with its
         participants as the journal in force recorded them, and the pool's admin log."""
@@ -1287,10 +1365,14 @@ class Store:
 
     def token_identity(self, token: str) -> tuple[str, str] | None:
         """(role, label) of a stored token; None for an unknown one."""
+        return self.token_holder(hash_token(token))
+
+    def token_holder(self, token_hash: str) -> tuple[str, str] | None:
+        """(role, label) of the stored token with this SHA-256; None for an unknown one."""
         with self._read() as conn:
             row = conn.execute(
                 select(api_tokens.c.role, api_tokens.c.label).where(
-                    api_tokens.c.token_hash == hash_token(token)
+                    api_tokens.c.token_hash == token_hash
                 )
             ).first()
         return None if row is None else (row.role, row.label)

@@ -149,6 +149,18 @@ rounds = Table(
     Column("voided", Boolean, nullable=False, server_default=false()),
     UniqueConstraint("pool_id", "round_id", name="uq_rounds_pool_round_id"),
     UniqueConstraint("pool_id", "seq", name="uq_rounds_pool_seq"),
+    # what the health figures and the quality endpoint read of every round (migration 0009)
+    Index(
+        "ix_rounds_figures",
+        "pool_id",
+        "voided",
+        "seq",
+        "p_a",
+        "winner",
+        "sum_a",
+        "sum_b",
+        "created_at",
+    ),
 )
 
 # One row per rated player per round and per admin change. A player's rows form a chain,
@@ -227,4 +239,20 @@ api_tokens = Table(
     Column("token_hash", String(64), nullable=False, unique=True),  # sha256 hex
     Column("label", String(64), nullable=False),
     Column("created_at", UtcDateTime(), nullable=False),
+)
+
+# The pages' admin logins (synelo.web.admin): the cookie itself is never stored, only its
+# SHA-256; `token_hash` is the admin token it was opened with, checked on every use so that
+# revoking the token ends the session.
+sessions = Table(
+    "sessions",
+    metadata,
+    Column("id", Id, primary_key=True, autoincrement=True),
+    Column("session_hash", String(64), nullable=False, unique=True),
+    Column("csrf", String(64), nullable=False),  # the form token of every page form
+    Column("actor", String(64), nullable=False),  # who, as the change log names them
+    Column("token_hash", String(64), nullable=False),
+    Column("created_at", UtcDateTime(), nullable=False),
+    Column("expires_at", UtcDateTime(), nullable=False),
+    Index("ix_sessions_expires", "expires_at"),
 )

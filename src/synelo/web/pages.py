@@ -8,13 +8,10 @@ shadow period, not stale and not hidden on the board, no provisional rating anyw
 
 from __future__ import annotations
 
-from pathlib import Path as FilePath
-from typing import Annotated, Any
-from urllib.parse import quote
+from typing import Annotated
 
 from fastapi import APIRouter, Path, Query, Request, Response
 from fastapi.responses import HTMLResponse
-from fastapi.templating import Jinja2Templates
 from pydantic import AfterValidator
 from starlette.concurrency import run_in_threadpool
 
@@ -23,18 +20,20 @@ from synelo.schemas import POOL_NAME
 from synelo.service.deps import StoreDep
 from synelo.service.ids import normalize_id
 from synelo.service.paths import PlayerPathId, RoundPathId, maybe_storable
-from synelo.service.routers.public import public_player
-from synelo.store.typedefs import Pool, UnknownPool
+from synelo.service.routers.players import player_out
+from synelo.service.routers.public import public_player, public_round
+from synelo.store.typedefs import JournalEntry, Pool, UnknownPool
+from synelo.web.admin import admin_session
 from synelo.web.charts import Point, histogram, line_chart
+from synelo.web.templating import render
 
-templates = Jinja2Templates(directory=FilePath(__file__).parent / "templates")
-# an id as one path segment: a text id or round id may hold / ? # or %
-templates.env.filters["segment"] = lambda text: quote(str(text), safe="")
 router = APIRouter(include_in_schema=False)
 PAGE = 50  # players a leaderboard page lists
 HISTORY = 500  # journal entries a player's chart draws, newest last
 RECENT = 20  # rounds a player's page lists
+TREND = 10  # a leaderboard's trend: the change over a player's last this many entries
 PoolName = Annotated[str, Path(pattern=POOL_NAME)]
+Event = tuple[float, str]  # a chart's vertical mark: where (a fractional point index), what
 
 
 class NotFound(Exception):
@@ -42,19 +41,18 @@ class NotFound(Exception):
 
 
 async def public_pool(request: Request, name: str) -> Pool:
-    """The pool, if it is public; NotFound otherwise (as for a pool that does not exist)."""
+    """The pool if this request may read its pages: a public pool, or any pool for a
+    logged-in admin; NotFound otherwise, as for a pool that does not exist (a private
+    pool's name leaks nothing)."""
+    admin = await admin_session(request)
     store = request.app.state.store
     try:
         pool: Pool = await run_in_threadpool(store.get_pool, name)
     except UnknownPool:
         raise NotFound(f"There is no public pool named {name}.") from None
-    if not pool.public:
+    if not pool.public and admin is None:
         raise NotFound(f"There is no public pool named {name}.")
     return pool
-
-
-def render(request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:
-    return templates.TemplateResponse(request, template, context, status_code=status)
 
 
 async def not_found_page(request: Request, exc: Exception) -> HTMLResponse:
@@ -70,13 +68,16 @@ async def favicon() -> Response:
 
 @router.get("/", response_class=HTMLResponse)
 async def index(request: Request, store: StoreDep) -> HTMLResponse:
-    found = await run_in_threadpool(store.pools_with_activity, True)
+    """The pools: the public ones, or every pool for a logged-in admin."""
+    admin = await admin_session(request)
+    found = await run_in_threadpool(store.pools_with_activity, admin is None)
     pools = [
         {
             "name": pool.name,
             "model": pool.model,
             "rounds": pool.rated,
             "active_week": active,
+            "public": pool.public,
         }
         for pool, active in found
     ]
@@ -97,6 +98,7 @@ async def leaderboard(
         store.public_board, found, (page - 1) * PAGE, PAGE, search
     )
     ratings = await run_in_threadpool(store.board_ratings, found)
+    trends = await run_in_threadpool(store.trends, found, [r.player_key for _, r in rows], TREND)
     pages = max(1, -(-total // PAGE))
     return render(
         request,
@@ -104,6 +106,8 @@ async def leaderboard(
         pool=found,
         rating_name=MODELS[found.model].display,
         players=[public_player(row, found, place) for place, row in rows],
+        trends=trends,
+        trend_rounds=TREND,
         total=total,
         page=page,
         pages=pages,
@@ -120,23 +124,33 @@ async def player(
     key = normalize_id(steam_id, found.player_ids, ("path", "steam_id"))
     found, rows = await run_in_threadpool(store.read_players, found, [key])
     row = rows.get(key)
-    if row is None or row.hidden:
+    admin = await admin_session(request)
+    if row is None or (row.hidden and admin is None):
         raise NotFound(f"Pool {found.name} has no player {key}.")
     place = await run_in_threadpool(store.public_place, found, row)
     shown = public_player(row, found, place)
     entries = await run_in_threadpool(store.history, found, key, HISTORY)
+    voids = await run_in_threadpool(store.voided_rounds_of, found, key)
     chart = None
     if not shown.provisional:  # a provisional rating is never shown, not even as a line
+        ordered = list(reversed(entries))
         points = [
             Point(
                 e.after,
                 f"{e.after} after {e.kind} {e.round_id or ''}".strip(),
                 marked=e.kind != "round",
             )
-            for e in reversed(entries)
+            for e in ordered
         ]
-        chart = line_chart(points, f"{shown.name or key}'s rating over their last rounds")
+        chart = line_chart(
+            points,
+            f"{shown.name or key}'s rating over their last rounds",
+            events=void_marks(ordered, voids),
+        )
     recent = [e for e in entries if e.kind == "round"][:RECENT]
+    figures = None
+    if admin is not None or not shown.provisional:  # a model's figures may hold the rating
+        figures = player_out(key, row, found, store).skill
     return render(
         request,
         "player.html",
@@ -145,7 +159,22 @@ async def player(
         chart=chart,
         recent=recent,
         marks=sum(1 for e in entries if e.kind != "round"),
+        voids=voids,
+        figures=figures,
+        hidden=row.hidden,
     )
+
+
+def void_marks(entries: list[JournalEntry], voids: list[tuple[int, str]]) -> list[Event]:
+    """Where each voided round falls on a chart of `entries` (oldest first): halfway past
+    the last round before it. Voids older than the chart's first round are left out."""
+    seqs = [(i, e.seq) for i, e in enumerate(entries) if e.kind == "round" and e.seq is not None]
+    marks = []
+    for seq, round_id in voids:
+        before = [i for i, s in seqs if s < seq]
+        if before:
+            marks.append((before[-1] + 0.5, f"round {round_id} voided"))
+    return marks
 
 
 @router.get("/pools/{pool}/rounds/{round_id}", response_class=HTMLResponse)
@@ -158,23 +187,6 @@ async def round_page(
     view = await run_in_threadpool(store.round_view, found, round_id)
     if view is None:
         raise NotFound(f"Pool {found.name} has no round {round_id}.")
-    changes = {player: (team, before, after) for player, team, before, after in view.changes}
-    sides = []
-    for side, roster in (("A", view.team_a), ("B", view.team_b)):
-        rated = [p for p, (team, _, _) in changes.items() if team == side]
-        rows = []
-        for player in dict.fromkeys([*roster, *rated]):
-            hidden = player in view.hidden
-            shown = player in changes and not hidden and player not in view.provisional
-            before, after = changes[player][1:] if player in changes else (None, None)
-            rows.append(
-                {
-                    "id": None if hidden else player,
-                    "name": "a hidden player" if hidden else view.names.get(player, player),
-                    "provisional": player in view.provisional and not hidden,
-                    "before": before if shown else None,
-                    "after": after if shown else None,
-                }
-            )
-        sides.append({"side": side, "players": rows})
+    shown = public_round(view)
+    sides = [{"side": "A", "players": shown.A}, {"side": "B", "players": shown.B}]
     return render(request, "round.html", pool=found, round=view, sides=sides)

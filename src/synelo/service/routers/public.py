@@ -24,22 +24,27 @@ from synelo.models import MODELS
 from synelo.schemas import (
     POOL_NAME,
     PublicBoardOut,
+    PublicEntryOut,
+    PublicHistoryOut,
     PublicPlayerOut,
     PublicPoolOut,
     PublicPoolsOut,
+    PublicRoundOut,
+    PublicRoundPlayerOut,
     storable,
 )
 from synelo.service.auth import require
 from synelo.service.deps import StoreDep
 from synelo.service.ids import normalize_id
-from synelo.service.paths import PlayerPathId
+from synelo.service.paths import PlayerPathId, RoundPathId
 from synelo.service.responses import COMMON
-from synelo.store.typedefs import PlayerRow, Pool, UnknownPool
+from synelo.store.typedefs import JournalEntry, PlayerRow, Pool, RoundView, UnknownPool
 
 NOT_MODIFIED: dict[int | str, dict[str, Any]] = {
     304: {"description": "If-None-Match named the answer's ETag: nothing changed"}
 }
 router = APIRouter(prefix="/v1/public", tags=["public"], responses={**COMMON, **NOT_MODIFIED})
+HISTORY_MAX = 500  # journal entries one history answer gives at most
 PUBLIC_MAX_AGE_S = 15  # how long a browser or proxy may keep a public answer
 MAX_SEARCH = 64
 
@@ -103,6 +108,21 @@ def public_player(row: PlayerRow, pool: Pool, place: int | None) -> PublicPlayer
     )
 
 
+async def listed_player(
+    request: Request, store: StoreDep, pool: str, steam_id: str
+) -> tuple[Pool, PublicPlayerOut]:
+    """The pool as it stands and a player of it as public answers show them; 404 for a
+    hidden player, as for one never rated."""
+    found = await readable_pool(request, pool)
+    key = normalize_id(steam_id, found.player_ids, ("path", "steam_id"))
+    found, rows = await run_in_threadpool(store.read_players, found, [key])
+    row = rows.get(key)
+    if row is None or row.hidden:
+        raise HTTPException(404, f"no player {key} in pool {found.name!r}")
+    place = await run_in_threadpool(store.public_place, found, row)
+    return found, public_player(row, found, place)
+
+
 @router.get("/pools", response_model=PublicPoolsOut)
 def public_pools(request: Request, store: StoreDep) -> Response:
     """The public pools, with their model, rounds rated and players active this week."""
@@ -160,11 +180,94 @@ async def public_player_page(
 ) -> Response:
     """A player of the pool: rating and place once past the shadow period, "provisional"
     and the rounds left before. A hidden player is as unknown as one never rated."""
+    found, shown = await listed_player(request, store, pool, steam_id)
+    return cached(request, shown, found)
+
+
+def public_entries(entries: list[JournalEntry], player: PublicPlayerOut) -> list[PublicEntryOut]:
+    """A player's journal as public pages show it: no rating while provisional."""
+    shown = not player.provisional
+    return [
+        PublicEntryOut(
+            kind=e.kind,
+            round_id=e.round_id,
+            team=e.team,
+            p=e.p,
+            s=e.s,
+            before=e.before if shown else None,
+            after=e.after if shown else None,
+            at=e.created_at,
+        )
+        for e in entries
+    ]
+
+
+def public_round(view: RoundView) -> PublicRoundOut:
+    """A round as public pages show it: both rosters with names; each player's change only
+    when they are rated in it, not provisional now and not hidden (a hidden player is
+    named "a hidden player", without id)."""
+    changes = {player: (team, before, after) for player, team, before, after in view.changes}
+    sides: dict[str, list[PublicRoundPlayerOut]] = {}
+    for side, roster in (("A", view.team_a), ("B", view.team_b)):
+        rated = [p for p, (team, _, _) in changes.items() if team == side]
+        listed = []
+        for player in dict.fromkeys([*roster, *rated]):
+            hidden = player in view.hidden
+            provisional = player in view.provisional
+            shown = player in changes and not hidden and not provisional
+            before, after = changes[player][1:] if shown else (None, None)
+            listed.append(
+                PublicRoundPlayerOut(
+                    steam_id=None if hidden else player,
+                    name="a hidden player" if hidden else view.names.get(player, player),
+                    provisional=provisional and not hidden,
+                    before=before,
+                    after=after,
+                )
+            )
+        sides[side] = listed
+    return PublicRoundOut(
+        round_id=view.round_id,
+        seq=view.seq,
+        at=view.created_at,
+        map=view.map,
+        winner=view.winner,
+        p_a=view.p_a,
+        voided=view.voided,
+        A=sides["A"],
+        B=sides["B"],
+    )
+
+
+@router.get("/pools/{pool}/players/{steam_id}/history", response_model=PublicHistoryOut)
+async def public_history(
+    request: Request,
+    store: StoreDep,
+    pool: PoolName,
+    steam_id: PlayerPathId,
+    limit: Annotated[int, Query(ge=1, le=HISTORY_MAX)] = 100,
+) -> Response:
+    """A player's rating history, newest first (rounds, an admin's sets and resets), and
+    the rounds of theirs an admin voided; while provisional, no rating in it."""
+    found, player = await listed_player(request, store, pool, steam_id)
+    entries = await run_in_threadpool(store.history, found, player.steam_id, limit)
+    voids = await run_in_threadpool(store.voided_rounds_of, found, player.steam_id)
+    answer = PublicHistoryOut(
+        player=player,
+        entries=public_entries(entries, player),
+        voided=[round_id for _, round_id in voids],
+    )
+    return cached(request, answer, found)
+
+
+@router.get("/pools/{pool}/rounds/{round_id}", response_model=PublicRoundOut)
+async def public_round_answer(
+    request: Request, store: StoreDep, pool: PoolName, round_id: RoundPathId
+) -> Response:
+    """A round: both teams with names, team A's predicted chance, the result and each
+    shown player's rating before and after."""
     found = await readable_pool(request, pool)
-    key = normalize_id(steam_id, found.player_ids, ("path", "steam_id"))
-    found, rows = await run_in_threadpool(store.read_players, found, [key])
-    row = rows.get(key)
-    if row is None or row.hidden:
-        raise HTTPException(404, f"no player {key} in pool {found.name!r}")
-    place = await run_in_threadpool(store.public_place, found, row)
-    return cached(request, public_player(row, found, place), found)
+    view = await run_in_threadpool(store.round_view, found, round_id)
+    if view is None:
+        raise HTTPException(404, f"no round {round_id!r} in pool {found.name!r}")
+    return cached(request, public_round(view), found)

@@ -1,0 +1,229 @@
+"""The pool health page's reads: F6 by blocks of rounds, the reliability bins, rounds per
+day, the players' uncertainty and the auto-tune log, aggregated in SQL in one snapshot.
+
+Every figure leaves voided rounds out. The aggregates group in the database (a pool may
+hold 100,000 rounds): only a few hundred rows come back, whatever the pool's size, and
+the same statements run on SQLite and PostgreSQL, but for the day of a timestamp, which
+each spells its own way (`_day`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+import orjson
+from sqlalchemy import ColumnElement, Connection, String, case, false, func, literal, select
+
+from synelo.ratings import k_factor
+from synelo.store.tables import changes, players, pools, rounds
+from synelo.store.typedefs import Change, Pool
+
+if TYPE_CHECKING:
+    from synelo.store.repository import Store
+
+BLOCKS = 50  # at most this many points on the Brier chart
+BINS = 10  # reliability bins of P_A: [0, 0.1), [0.1, 0.2) … [0.9, 1]
+DAYS = 60  # the rounds-per-day chart's span, ending on the newest round's day
+TUNES = 5  # auto-tunes listed, newest first
+
+
+@dataclass(frozen=True, slots=True)
+class BrierBlock:
+    """F6 over the rounds of seq first…last that are not voided (`rounds` of them)."""
+
+    first: int
+    last: int
+    rounds: int
+    brier: float
+
+
+@dataclass(frozen=True, slots=True)
+class ReliabilityBin:
+    """The rounds whose P_A fell in [low, high): how many, their mean P_A and the observed
+    frequency of A winning (O_A's mean: a draw counts ½, as in F6)."""
+
+    low: float
+    high: float
+    rounds: int
+    predicted: float
+    observed: float
+
+
+@dataclass(frozen=True, slots=True)
+class PoolHealth:
+    """What the health page shows beside `Store.quality`: the pool as read in the same
+    snapshot, its rounds not voided, F6 by blocks of `block` seqs, the reliability bins,
+    the rounds of each day of the last DAYS (a day without rounds: 0), each active
+    player's uncertainty figure (the model's `uncertainty` field, SynElo's K; empty if the
+    model keeps none) and the newest auto-tunes."""
+
+    pool: Pool
+    rounds: int
+    block: int
+    blocks: list[BrierBlock]
+    bins: list[ReliabilityBin]
+    days: list[tuple[date, int]]
+    uncertainty: list[float]
+    tunes: list[Change]
+
+
+def outcome_a() -> ColumnElement[float]:
+    """F2's O_A in SQL: 1 when A won, ½ for a draw, 0 when B won (`round_score`)."""
+    return case((rounds.c.winner == "A", 1.0), (rounds.c.winner == "draw", 0.5), else_=0.0)
+
+
+def p_bin() -> ColumnElement[int]:
+    """P_A's reliability bin, 0 … BINS − 1, by comparisons (exact, and the same on every
+    database, where a cast to an integer rounds on one and truncates on another)."""
+    edges = [(rounds.c.p_a < (i + 1) / BINS, i) for i in range(BINS - 1)]
+    return case(*edges, else_=BINS - 1)
+
+
+def _day(dialect: str, column: Any) -> ColumnElement[str]:
+    """The UTC day of a timestamp as YYYY-MM-DD: SQLite keeps naive UTC text, PostgreSQL a
+    timestamptz, whose day depends on the session's time zone unless taken in UTC."""
+    if dialect == "sqlite":
+        return func.strftime("%Y-%m-%d", column, type_=String)
+    return func.to_char(func.timezone("UTC", column), "YYYY-MM-DD", type_=String)
+
+
+def read_health(store: Store, pool: Pool, now: datetime) -> PoolHealth:
+    """The health figures of `pool` (as it is in the snapshot read), `now` deciding which
+    players are active (a round in the pool's stale period)."""
+    from synelo.store.repository import _change  # imported here: the repository imports us
+
+    with store.snapshot_read() as conn:
+        pool = store._pool_by_id(conn, pool)
+        kept = (rounds.c.pool_id == pool.id, rounds.c.voided == false())
+        block = max(1, math.ceil(pool.rounds / BLOCKS))
+        blocks, bins = _blocks_and_bins(conn, kept, block, pool.rounds)
+        days = _days(conn, kept)
+        uncertainty = _uncertainty(conn, pool, now)
+        tunes = conn.execute(
+            select(changes)
+            .where(changes.c.pool_id == pool.id, changes.c.kind == "tune")
+            .order_by(changes.c.id.desc())
+            .limit(TUNES)
+        ).all()
+    return PoolHealth(
+        pool,
+        sum(b.rounds for b in blocks),
+        block,
+        blocks,
+        bins,
+        days,
+        uncertainty,
+        [_change(row) for row in tunes],
+    )
+
+
+def health_version(store: Store, pool: Pool) -> tuple[int, ...]:
+    """What the health figures depend on besides the time, in one cheap read: the pool's
+    generation, rounds and voids, and its newest admin log entry (an auto-tune only
+    logged, an admin's set…). Equal versions: equal figures, but for the players turning
+    stale meanwhile."""
+    newest = select(func.max(changes.c.id)).where(changes.c.pool_id == pools.c.id)
+    stmt = select(
+        pools.c.generation, pools.c.rounds, pools.c.voided, newest.scalar_subquery()
+    ).where(pools.c.id == pool.id)
+    with store.snapshot_read() as conn:
+        row = conn.execute(stmt).first()
+    if row is None:
+        return (pool.id, -1)
+    return (pool.id, *(-1 if v is None else int(v) for v in row))
+
+
+def _blocks_and_bins(
+    conn: Connection, kept: tuple[Any, ...], block: int, last: int
+) -> tuple[list[BrierBlock], list[ReliabilityBin]]:
+    """F6 over each block of `block` seqs (Brier = mean (P_A − O_A)²), oldest first, and
+    the reliability bins (all BINS of them, an empty one with 0 rounds): one scan, grouped
+    by block and bin, whose sums add up either way."""
+    o = outcome_a()
+    inner = (
+        select(
+            ((rounds.c.seq - 1) // literal(block)).label("block"),
+            p_bin().label("bin"),
+            rounds.c.p_a,
+            o.label("o"),
+            ((rounds.c.p_a - o) * (rounds.c.p_a - o)).label("e2"),
+        )
+        .where(*kept)
+        .subquery()
+    )
+    stmt = select(
+        inner.c.block,
+        inner.c.bin,
+        func.count(),
+        func.sum(inner.c.p_a),
+        func.sum(inner.c.o),
+        func.sum(inner.c.e2),
+    ).group_by(inner.c.block, inner.c.bin)
+    by_block: dict[int, list[float]] = {}
+    by_bin: dict[int, list[float]] = {}
+    for n, b, count, p, won, e2 in conn.execute(stmt):
+        sums = by_block.setdefault(int(n), [0, 0.0])
+        sums[0] += count
+        sums[1] += e2
+        cell = by_bin.setdefault(int(b), [0, 0.0, 0.0])
+        cell[0] += count
+        cell[1] += p
+        cell[2] += won
+    blocks = [
+        BrierBlock(n * block + 1, min((n + 1) * block, last), int(count), e2 / count)
+        for n, (count, e2) in sorted(by_block.items())
+    ]
+    bins = []
+    for i in range(BINS):
+        count, p, won = by_bin.get(i, (0, math.nan, math.nan))
+        bins.append(
+            ReliabilityBin(
+                i / BINS, (i + 1) / BINS, int(count), p / (count or 1), won / (count or 1)
+            )
+        )
+    return blocks, bins
+
+
+def _days(conn: Connection, kept: tuple[Any, ...]) -> list[tuple[date, int]]:
+    """The rounds of each of the DAYS days up to the newest round's (UTC), 0 on a day
+    without; fewer days when the pool's first round is more recent."""
+    newest = conn.execute(
+        select(rounds.c.created_at).where(*kept).order_by(rounds.c.seq.desc()).limit(1)
+    ).scalar()
+    if newest is None:
+        return []
+    last = newest.date()
+    since = datetime.combine(last - timedelta(days=DAYS - 1), datetime.min.time(), newest.tzinfo)
+    day = _day(conn.dialect.name, rounds.c.created_at).label("day")
+    stmt = select(day, func.count()).where(*kept, rounds.c.created_at >= since).group_by(day)
+    counts = {date.fromisoformat(d): int(n) for d, n in conn.execute(stmt)}
+    first = min(counts, default=last)
+    return [
+        (first + timedelta(days=i), counts.get(first + timedelta(days=i), 0))
+        for i in range((last - first).days + 1)
+    ]
+
+
+def _uncertainty(conn: Connection, pool: Pool, now: datetime) -> list[float]:
+    """Each active player's uncertainty figure: SynElo's F5 K = K_min + (K_max − K_min)·C·G
+    from their stored C and rating (as the lookup computes it), another model's
+    `uncertainty` field from their state; none for a model that keeps no such figure."""
+    from synelo.store.repository import pool_model  # imported here: it imports this module
+
+    active = (
+        players.c.pool_id == pool.id,
+        players.c.last_played >= now - timedelta(days=pool.params.t_stale_days),
+    )
+    if pool.is_synelo:
+        params = pool.params
+        stmt = select(players.c.convergence, players.c.rating).where(*active)
+        return [k_factor(c, r, params) for c, r in conn.execute(stmt)]
+    model = pool_model(pool)
+    name = model.uncertainty
+    if name is None:
+        return []
+    states = conn.execute(select(players.c.state).where(*active)).scalars()
+    return [model.fields(model.decode(orjson.loads(s) if s else {}))[name] for s in states]

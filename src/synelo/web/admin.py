@@ -1,0 +1,311 @@
+"""The admin login of the pages and the admin actions on them.
+
+An admin logs in with an admin token and gets a session cookie (HttpOnly, SameSite=Strict,
+Secure over HTTPS); the token itself is never kept, in the cookie or in any page. Every
+form an admin posts carries the session's form token (CSRF): a post without it, or with
+another, is refused with 403 and changes nothing. The login form has a form token of its
+own, in a short-lived cookie, since there is no session yet.
+
+The actions (set a rating, reset, hide or show, void or unvoid a round) run the API's own
+route functions, so that a page and the API check, log and answer alike.
+"""
+
+from __future__ import annotations
+
+import hmac
+import logging
+import secrets
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Annotated, Any
+from urllib.parse import quote
+
+from fastapi import APIRouter, Depends, Form, HTTPException, Path, Query, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from pydantic import ValidationError
+from starlette.concurrency import run_in_threadpool
+
+from synelo.schemas import POOL_NAME, HiddenIn, RatingIn, UnvoidIn, VoidIn
+from synelo.service.auth import TokenChecker
+from synelo.service.paths import PlayerPathId, RoundPathId
+from synelo.service.routers import players, rerate
+from synelo.store.repository import hash_token
+from synelo.store.sessions import AdminSession, SessionStore
+from synelo.store.typedefs import Pool, UnknownPool
+from synelo.web.templating import render
+
+log = logging.getLogger("synelo.web")
+router = APIRouter(include_in_schema=False)
+COOKIE = "synelo_session"
+LOGIN_COOKIE = "synelo_login"  # the login form's form token, before there is a session
+LOGIN_FORM_S = 3600  # how long a login form may stay open before it is sent
+FormText = Annotated[str, Form(max_length=500)]
+
+
+async def admin_session(request: Request) -> AdminSession | None:
+    """The request's admin session: its cookie names a session that has not ended, opened
+    with a token that is still an admin's. Looked up once per request."""
+    if hasattr(request.state, "admin_session"):
+        found: AdminSession | None = request.state.admin_session
+        return found
+    found = None
+    cookie = request.cookies.get(COOKIE)
+    if cookie:
+        sessions: SessionStore = request.app.state.sessions
+        session = await run_in_threadpool(sessions.find, cookie)
+        tokens: TokenChecker = request.app.state.tokens
+        if session is not None:
+            holder = await run_in_threadpool(tokens.digest_role, session.token_hash)
+            if holder is not None and holder[0] == "admin":
+                found = session
+                request.state.actor = session.actor
+    request.state.admin_session = found
+    return found
+
+
+class Refused(Exception):
+    """A page request refused: answered as an HTML page with this status and message."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+async def refused_page(request: Request, exc: Exception) -> HTMLResponse:
+    """The page of a refusal (registered for Refused by the app)."""
+    status = exc.status if isinstance(exc, Refused) else 400
+    return render(request, "refused.html", status=status, message=str(exc))
+
+
+async def posted_by_admin(request: Request, csrf: str) -> AdminSession:
+    """The session of an admin's form post: 401 without a login, 403 when the form token is
+    missing or is not the session's (a form sent from another site)."""
+    session = await admin_session(request)
+    if session is None:
+        raise Refused(401, "Log in as an admin first.")
+    if not hmac.compare_digest(csrf.encode(), session.csrf.encode()):
+        raise Refused(403, "This form was not sent from one of this site's pages.")
+    return session
+
+
+def local_path(target: str) -> str:
+    """Where to go after logging in: a path of this site only (never another host)."""
+    # browsers drop tabs and newlines from a URL and read a backslash as a slash, so
+    # "/\t/evil.example" would leave the site: a path of printable characters only
+    if (
+        target.startswith("/")
+        and not target.startswith(("//", "/\\"))
+        and target.isprintable()
+        and not any(c.isspace() for c in target)
+    ):
+        return target
+    return "/"
+
+
+@router.get("/login", response_class=HTMLResponse)
+async def login_form(
+    request: Request, next: Annotated[str, Query(max_length=500)] = "/"
+) -> HTMLResponse:
+    session = await admin_session(request)
+    form_token = secrets.token_urlsafe(32)
+    page = render(request, "login.html", next=local_path(next), form_token=form_token)
+    if session is None:
+        page.set_cookie(
+            LOGIN_COOKIE,
+            form_token,
+            max_age=LOGIN_FORM_S,
+            httponly=True,
+            samesite="strict",
+            secure=request.url.scheme == "https",
+            path="/login",
+        )
+    return page
+
+
+@router.post("/login", response_class=HTMLResponse)
+async def login(
+    request: Request,
+    token: Annotated[str, Form(max_length=512)] = "",
+    csrf: FormText = "",
+    next: FormText = "/",
+) -> Response:
+    expected = request.cookies.get(LOGIN_COOKIE, "")
+    if not expected or not hmac.compare_digest(csrf.encode(), expected.encode()):
+        raise Refused(403, "This login form was not sent from this site's login page.")
+    tokens: TokenChecker = request.app.state.tokens
+    token = token.strip()
+    holder = tokens.configured_role(token) if token else None
+    if token and holder is None:
+        holder = await run_in_threadpool(tokens.stored_role, token)
+    if holder is None or holder[0] != "admin":
+        log.warning("a page login with a token that is not an admin's was refused")
+        form_token = secrets.token_urlsafe(32)
+        page = render(
+            request,
+            "login.html",
+            status=401,
+            next=local_path(next),
+            form_token=form_token,
+            error="That is not an admin token.",
+        )
+        page.set_cookie(
+            LOGIN_COOKIE,
+            form_token,
+            max_age=LOGIN_FORM_S,
+            httponly=True,
+            samesite="strict",
+            secure=request.url.scheme == "https",
+            path="/login",
+        )
+        return page
+    sessions: SessionStore = request.app.state.sessions
+    hours = request.app.state.settings.session_hours
+    cookie, _ = await run_in_threadpool(
+        sessions.open, hash_token(token), holder[1], timedelta(hours=hours)
+    )
+    log.info("%s logged in to the pages", holder[1])
+    answer = RedirectResponse(local_path(next), status_code=303)
+    answer.set_cookie(
+        COOKIE,
+        cookie,
+        max_age=int(hours * 3600),
+        httponly=True,
+        samesite="strict",
+        secure=request.url.scheme == "https",
+        path="/",
+    )
+    answer.delete_cookie(LOGIN_COOKIE, path="/login")
+    return answer
+
+
+@router.post("/logout")
+async def logout(request: Request, csrf: FormText = "") -> Response:
+    await posted_by_admin(request, csrf)
+    sessions: SessionStore = request.app.state.sessions
+    await run_in_threadpool(sessions.close, request.cookies[COOKIE])
+    answer = RedirectResponse("/", status_code=303)
+    answer.delete_cookie(COOKIE, path="/")
+    return answer
+
+
+async def acting_on(
+    request: Request, pool: Annotated[str, Path(pattern=POOL_NAME)], csrf: FormText = ""
+) -> Pool:
+    """The pool an admin's form acts on, once the form is known to be an admin's own
+    (`posted_by_admin`); a refusal with 404 when there is no such pool."""
+    await posted_by_admin(request, csrf)
+    try:
+        found: Pool = await run_in_threadpool(request.app.state.store.get_pool, pool)
+    except UnknownPool:
+        raise Refused(404, f"There is no pool named {pool}.") from None
+    return found
+
+
+ActedOn = Annotated[Pool, Depends(acting_on)]
+
+
+async def _act(call: Callable[[], Any], back: str, done: str) -> Response:
+    """Run an API route function for a page's form: back to the page on success (with what
+    was done), the refusal's own status and message otherwise."""
+    try:
+        await run_in_threadpool(call)
+    except HTTPException as exc:
+        raise Refused(exc.status_code, _detail(exc.detail)) from None
+    except ValidationError as exc:
+        raise Refused(422, "; ".join(str(e["msg"]) for e in exc.errors())) from None
+    return RedirectResponse(f"{back}?done={done}", status_code=303)
+
+
+def _detail(detail: object) -> str:
+    """A refusal's message from an HTTPException's detail (a text, or FastAPI's list)."""
+    if isinstance(detail, list):
+        return "; ".join(str(e.get("msg", e)) if isinstance(e, dict) else str(e) for e in detail)
+    return str(detail)
+
+
+def _player_page(pool: str, steam_id: str) -> str:
+    return f"/pools/{quote(pool, safe='')}/players/{quote(steam_id, safe='')}"
+
+
+def _round_page(pool: str, round_id: str) -> str:
+    return f"/pools/{quote(pool, safe='')}/rounds/{quote(round_id, safe='')}"
+
+
+@router.post("/pools/{pool}/players/{steam_id}/rating")
+async def set_rating(
+    request: Request,
+    pool: ActedOn,
+    steam_id: PlayerPathId,
+    rating: Annotated[int, Form()],
+    reason: FormText = "",
+) -> Response:
+    store = request.app.state.store
+    body = {"rating": rating, "reason": reason or None}
+    return await _act(
+        lambda: players.set_rating(pool, steam_id, RatingIn.model_validate(body), store, request),
+        _player_page(pool.name, steam_id),
+        "set",
+    )
+
+
+@router.post("/pools/{pool}/players/{steam_id}/reset")
+async def reset(
+    request: Request, pool: ActedOn, steam_id: PlayerPathId, reason: FormText = ""
+) -> Response:
+    store = request.app.state.store
+    return await _act(
+        lambda: players.reset_player(pool, steam_id, store, request, reason or None),
+        _player_page(pool.name, steam_id),
+        "reset",
+    )
+
+
+@router.post("/pools/{pool}/players/{steam_id}/hidden")
+async def hide(
+    request: Request,
+    pool: ActedOn,
+    steam_id: PlayerPathId,
+    hidden: Annotated[bool, Form()],
+    reason: FormText = "",
+) -> Response:
+    store = request.app.state.store
+    body = {"hidden": hidden, "reason": reason or None}
+    return await _act(
+        lambda: players.hide_player(pool, steam_id, HiddenIn.model_validate(body), store, request),
+        _player_page(pool.name, steam_id),
+        "hidden" if hidden else "shown",
+    )
+
+
+def _started(answer: Response) -> Response:
+    """A re-rate's answer, or the refusal it stands for (409: one is running already)."""
+    if answer.status_code != 202:
+        raise HTTPException(answer.status_code, "a re-rate of this pool is running")
+    return answer
+
+
+@router.post("/pools/{pool}/rounds/{round_id}/void")
+async def void(
+    request: Request, pool: ActedOn, round_id: RoundPathId, reason: FormText = ""
+) -> Response:
+    return await _act(
+        lambda: _started(
+            rerate.void_round(pool, round_id, VoidIn.model_validate({"reason": reason}), request)
+        ),
+        _round_page(pool.name, round_id),
+        "void",
+    )
+
+
+@router.post("/pools/{pool}/rounds/{round_id}/unvoid")
+async def unvoid(
+    request: Request, pool: ActedOn, round_id: RoundPathId, reason: FormText = ""
+) -> Response:
+    body = {"reason": reason or None}
+    return await _act(
+        lambda: _started(
+            rerate.unvoid_round(pool, round_id, request, UnvoidIn.model_validate(body))
+        ),
+        _round_page(pool.name, round_id),
+        "unvoid",
+    )

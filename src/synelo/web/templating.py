@@ -1,0 +1,40 @@
+"""The pages' Jinja2 environment and how a page is rendered: every page knows whether an
+admin is logged in (for the header and the admin forms), and never sees a token."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from fastapi import Request
+from fastapi.responses import HTMLResponse
+from fastapi.templating import Jinja2Templates
+
+# what an admin's action did, shown on the page it returns to (?done=…): fixed texts only
+NOTICES = {
+    "set": "The rating was set.",
+    "reset": "The player was reset to a new player's rating.",
+    "hidden": "The player is hidden from the public pages.",
+    "shown": "The player is shown on the public pages again.",
+    "void": "The round is voided: the pool is being re-rated without it.",
+    "unvoid": "The round is back: the pool is being re-rated with it.",
+}
+templates = Jinja2Templates(directory=Path(__file__).parent / "templates")
+# an id as one path segment: a text id or round id may hold / ? # or %
+templates.env.filters["segment"] = lambda text: quote(str(text), safe="")
+
+
+def render(request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:
+    """The page, with `admin` (the admin session, or None) in its context; the answers of
+    a logged-in admin are never kept by a browser or proxy."""
+    admin = getattr(request.state, "admin_session", None)
+    page = templates.TemplateResponse(
+        request,
+        template,
+        {"admin": admin, "notice": NOTICES.get(request.query_params.get("done", "")), **context},
+        status_code=status,
+    )
+    if admin is not None:
+        page.headers["Cache-Control"] = "no-store"
+    return page

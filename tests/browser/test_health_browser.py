@@ -1,0 +1,89 @@
+"""The pool health page in a real browser: Debian's Chromium driven by Playwright, against a
+real running service that rounds were posted to (the `live` server, SQLite and PostgreSQL):
+its charts drawn, each point and bar where the history puts them, and no console error."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+
+import httpx
+import pytest
+from playwright.sync_api import Browser, Page, sync_playwright
+
+from synelo.ratings.brier import BRIER_TARGET
+from synelo.ratings.synelo import round_score
+from tests.conftest import LiveServer, steam
+
+CHROMIUM = "/usr/bin/chromium"  # Debian's; `make setup` installs it (never a downloaded one)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    with sync_playwright() as p:
+        launched = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def console_errors() -> list[str]:
+    """The console errors and uncaught script errors of the test's page."""
+    return []
+
+
+@pytest.fixture
+def page(browser: Browser, console_errors: list[str]) -> Iterator[Page]:
+    """A page that fails the test on any console error or uncaught script error."""
+    context = browser.new_context()
+    opened = context.new_page()
+    opened.set_default_timeout(5000)
+    opened.on("console", lambda m: console_errors.append(m.text) if m.type == "error" else None)
+    opened.on("pageerror", lambda e: console_errors.append(str(e)))
+    yield opened
+    context.close()
+    assert console_errors == []
+
+
+def test_the_health_page_draws_every_figure(
+    page: Page, live: LiveServer, admin: httpx.Client, server: httpx.Client
+) -> None:
+    """60 duels among 8 players: blocks of ⌈60/50⌉ = 2 rounds, so 30 Brier points."""
+    name = f"hb{uuid.uuid4().hex[:10]}"
+    body = {"name": name, "team_size": 1, "public": True, "params": {"t_shadow": 1}}
+    assert admin.post("/v1/pools", json=body).status_code == 201
+    answers = []
+    for i in range(60):
+        r = server.post(
+            f"/v1/pools/{name}/rounds",
+            json={
+                "round_id": uuid.uuid4().hex,
+                "server_id": "s",
+                "winner": "A" if i % 3 else "B",
+                "teams": {"A": [steam(1 + i % 4)], "B": [steam(5 + i % 4)]},
+            },
+        )
+        assert r.status_code == 201, r.text
+        answers.append(r.json())
+    briers = [
+        sum((r["p_a"] - round_score(r["winner"], "A")) ** 2 for r in answers[i : i + 2]) / 2
+        for i in range(0, 60, 2)
+    ]
+    bins = {min(int(r["p_a"] * 10), 9) for r in answers}
+
+    page.goto(f"{live.url}/pools/{name}/health")
+    assert page.locator("h1").inner_text() == f"Health of {name}"
+    assert page.locator("#brier .point").count() == 30
+    assert page.locator("#brier .worse").count() == sum(1 for b in briers if b > BRIER_TARGET)
+    assert page.locator("#brier .guide").count() == 1
+    assert page.locator("#reliability-chart .bin").count() == len(bins)
+    assert page.locator("#reliability tbody tr").count() == 10
+    assert page.locator("#spread .bar").count() == 20
+    assert page.locator("#days .bar").count() == 1  # every round today
+    assert (page.locator("#days .bar title").text_content() or "").endswith(": 60")
+    # the charts are drawn at the page's width, also on a phone
+    page.set_viewport_size({"width": 360, "height": 740})
+    box = page.locator("#brier svg").bounding_box()
+    assert box is not None and 300 <= box["width"] <= 360 and box["height"] > 100
+    square = page.locator("#reliability-chart svg").bounding_box()
+    assert square is not None and abs(square["width"] - square["height"]) < 2
