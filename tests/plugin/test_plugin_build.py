@@ -15,6 +15,7 @@ from tests.plugin.harness import DEFAULTS, PLUGIN, REPO, build
 
 SOURCE = PLUGIN / "scripting" / "synelo.sp"
 RIPEXT = PLUGIN / "scripting" / "include" / "synelo" / "ripext_min.inc"
+RIPEXT_NATIVES = PLUGIN / "scripting" / "include" / "synelo" / "ripext_natives.inc"
 PHRASES = PLUGIN / "translations" / "synelo.phrases.txt"
 
 
@@ -50,7 +51,7 @@ def test_an_error_fails_the_build(tmp_path: Path) -> None:
 
 
 def _declared_optional() -> list[str]:
-    text = RIPEXT.read_text()
+    text = RIPEXT_NATIVES.read_text()
     block = text[text.index("g_SynRipNatives[][] =") :]
     block = block[: block.index("};")]
     return re.findall(r'"([A-Za-z0-9_.]+)"', block)
