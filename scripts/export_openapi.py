@@ -25,7 +25,7 @@ TARGET = ROOT / "docs" / "api" / "openapi.json"
 def openapi_document() -> dict[str, Any]:
     """The app's OpenAPI document, as `GET /openapi.json` answers it."""
     from synelo.config import Settings
-    from synelo.service import create_app
+    from synelo.service.app import create_app
 
     for name in [name for name in os.environ if name.startswith("SYNELO_")]:
         del os.environ[name]  # the document must not depend on this machine's settings

@@ -66,6 +66,16 @@ def test_the_leaderboard_orders_pages_and_searches(
     assert ratings == [p["rating"] for p in board["players"][:50]]
     assert ratings == sorted(ratings, reverse=True)
     assert page.locator(".chart .bar").count() == 20
+    tips = page.locator(".chart .bar title").all_text_contents()
+    counts = [int(t.rsplit(": ", 1)[1]) for t in tips]
+    assert sum(counts) == board["total"]  # every listed rating in one bar
+    every = [p["rating"] for p in board["players"]]
+    low, high = min(every), max(every)
+    width = (high - low) / 20
+    expected = [0] * 20
+    for rating in every:
+        expected[min(int((rating - low) / width), 19)] += 1
+    assert counts == expected
     page.click("a[rel=next]")
     assert "page=2" in page.url
     rest = page.locator("#board tbody td:nth-child(1)").all_inner_texts()

@@ -4,6 +4,7 @@ paging and search, a player's page, CORS and ETags, hiding players and opening a
 
 from __future__ import annotations
 
+import re
 import time
 import uuid
 from datetime import timedelta
@@ -12,7 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.conftest import LiveServer, MovableClock, steam
+from tests.conftest import SERVER, LiveServer, MovableClock, steam
 
 Body = dict[str, Any]
 
@@ -278,3 +279,125 @@ def test_a_public_round_shows_the_changes_the_round_page_shows(
     assert anyone.get(f"/v1/public/pools/{pool}/rounds/nope").status_code == 404
     private = new_pool(admin)
     assert anyone.get(f"/v1/public/pools/{private}/rounds/{round_id}").status_code == 404
+
+
+def test_the_board_histogram_counts_as_the_python_one_does(
+    live: LiveServer, admin: httpx.Client
+) -> None:
+    """The database's bins (integer arithmetic) hold the ratings the chart's own
+    binning of the listed ratings puts there, the top rating in the last bin."""
+    from synelo.web.charts import histogram
+
+    pool = new_pool(admin, public=True, params={"t_shadow": 0})
+    keys = [steam(n) for n in range(1, 41)]
+    for n in range(1, 41, 2):
+        play(live.client(SERVER), pool, [n], [n + 1])
+    ratings = [700 + (n * 137) % 911 for n in range(40)]
+    for key, rating in zip(keys, ratings, strict=True):
+        assert (
+            admin.put(f"/v1/pools/{pool}/players/{key}", json={"rating": rating}).status_code == 200
+        )
+    found = live.store.get_pool(pool)
+    low, high, counts = live.store.board_histogram(found, 20)
+    assert (low, high) == (min(ratings), max(ratings)) and sum(counts) == 40
+    bars = re.findall(r"<title>[^<]*: (\d+)</title></rect>", str(histogram(ratings, 20, "x")))
+    assert counts == [int(n) for n in bars]
+
+
+def test_a_search_keeps_every_match_at_its_board_place(
+    admin: httpx.Client, server: httpx.Client, anyone: httpx.Client
+) -> None:
+    """Matches spread over the board, ties of rating and of rounds among them: each one's
+    place in a search is its place on the whole board."""
+    pool = new_pool(admin, public=True, params={"t_shadow": 1})
+    for n in range(1, 31, 2):
+        play(server, pool, [n], [n + 1])
+    play(server, pool, [1], [4])  # players 1 and 4 have two rounds
+    for n in range(1, 31):  # ratings in tied groups of three
+        r = admin.put(f"/v1/pools/{pool}/players/{steam(n)}", json={"rating": 900 + 10 * (n % 7)})
+        assert r.status_code == 200
+    board = anyone.get(f"/v1/public/pools/{pool}/leaderboard", params={"limit": 200}).json()
+    place = {p["steam_id"]: p["place"] for p in board["players"]}
+    assert sorted(place.values()) == list(range(1, 31))
+    search = anyone.get(
+        f"/v1/public/pools/{pool}/leaderboard", params={"search": "Player 1", "limit": 200}
+    ).json()
+    matches = search["players"]
+    assert len(matches) == 11  # Player 1, 10…19
+    assert [p["place"] for p in matches] == [place[p["steam_id"]] for p in matches]
+    assert [p["place"] for p in matches] == sorted(p["place"] for p in matches)
+    paged = anyone.get(
+        f"/v1/public/pools/{pool}/leaderboard",
+        params={"search": "Player 1", "offset": 4, "limit": 3},
+    ).json()
+    assert [p["place"] for p in paged["players"]] == [p["place"] for p in matches[4:7]]
+
+
+def test_public_chances_are_given_to_the_percent(
+    admin: httpx.Client, server: httpx.Client, anyone: httpx.Client
+) -> None:
+    pool = new_pool(admin, public=True)
+    league(server, pool)
+    entries = admin.get(f"/v1/pools/{pool}/players/{steam(5)}/history").json()["entries"]
+    exact = entries[0]["p"]
+    answer = anyone.get(f"/v1/public/pools/{pool}/rounds/{entries[0]['round_id']}").json()
+    assert answer["p_a"] == round(1 - exact, 2) or answer["p_a"] == round(exact, 2)
+    assert answer["p_a"] * 100 == pytest.approx(round(answer["p_a"] * 100))
+    mine = anyone.get(f"/v1/public/pools/{pool}/players/{steam(5)}/history").json()
+    assert mine["entries"][0]["p"] == round(exact, 2)
+    with_token = admin.get(f"/v1/public/pools/{pool}/players/{steam(5)}/history").json()
+    assert with_token["entries"][0]["p"] == exact
+
+
+def test_public_preflights_and_errors_carry_cors(anyone: httpx.Client) -> None:
+    pre = anyone.options(
+        "/v1/public/pools/any/leaderboard",
+        headers={
+            "Origin": "https://league.example",
+            "Access-Control-Request-Method": "GET",
+            "Access-Control-Request-Headers": "if-none-match",
+        },
+    )
+    assert pre.status_code == 204
+    assert pre.headers["access-control-allow-origin"] == "*"
+    assert "If-None-Match" in pre.headers["access-control-allow-headers"]
+    assert "Authorization" not in pre.headers["access-control-allow-headers"]
+    missing = anyone.get("/v1/public/pools/nosuchpool/leaderboard")
+    assert missing.status_code == 404
+    assert missing.headers["access-control-allow-origin"] == "*"
+    assert "Retry-After" in missing.headers["access-control-expose-headers"]
+    bad = anyone.get("/v1/public/pools/nosuchpool/leaderboard", params={"limit": 0})
+    assert bad.status_code == 422 and bad.headers["access-control-allow-origin"] == "*"
+    assert "access-control-allow-origin" not in anyone.get("/v1/pools").headers
+
+
+def test_a_board_search_takes_steam2_and_steam3_ids(
+    admin: httpx.Client, server: httpx.Client, anyone: httpx.Client
+) -> None:
+    pool = new_pool(admin, public=True)
+    league(server, pool)
+    account = int(steam(3)) - 76561197960265728  # 3
+    for text in (f"STEAM_0:{account % 2}:{account // 2}", f"[U:1:{account}]", steam(3)):
+        found = anyone.get(f"/v1/public/pools/{pool}/leaderboard", params={"search": text})
+        assert [p["steam_id"] for p in found.json()["players"]] == [steam(3)], text
+
+
+def test_the_public_health_answers_the_pages_figures(
+    admin: httpx.Client, server: httpx.Client, anyone: httpx.Client
+) -> None:
+    pool = new_pool(admin, public=True)
+    league(server, pool)
+    r = anyone.get(f"/v1/public/pools/{pool}/health")
+    assert r.status_code == 200 and r.headers["access-control-allow-origin"] == "*"
+    answer = r.json()
+    assert answer["rounds"] == 5 and answer["as_of_round"] == 5 and not answer["behind"]
+    assert sum(b["rounds"] for b in answer["blocks"]) == 5
+    assert sum(b["rounds"] for b in answer["reliability"]) == 5
+    assert sum(d["rounds"] for d in answer["rounds_per_day"]) == 5
+    assert answer["brier_all"] == pytest.approx(
+        admin.get(f"/v1/pools/{pool}/quality").json()["brier_all"]
+    )
+    assert answer["spread"]["name"] == "k" and answer["theta"]["status"] == "too few"
+    private = new_pool(admin)
+    assert anyone.get(f"/v1/public/pools/{private}/health").status_code == 404
+    assert admin.get(f"/v1/public/pools/{private}/health").status_code == 200

@@ -267,10 +267,18 @@ def test_a_hidden_or_provisional_player_shows_no_rating_to_the_public(
     name = f"pv{uuid.uuid4().hex[:10]}"
     body = {"name": name, "team_size": 1, "public": True, "params": {"t_shadow": 3}}
     assert admin.post("/v1/pools", json=body).status_code == 201
-    post_round(server, name, [1], [2], "A")
-    page = anonymous.get(f"/pools/{name}/players/{steam(1)}").text
-    assert "Provisional" in page and "figures" not in page
+    for _ in range(3):
+        post_round(server, name, [1], [2], "A")
+    post_round(server, name, [1], [3], "A")  # player 3 is provisional, 1 and 2 are not
+    page = anonymous.get(f"/pools/{name}/players/{steam(3)}").text
+    assert "Provisional" in page and "Model figures" not in page
     assert 'id="admin"' not in page and "csrf" not in page
+    rating = admin.get(f"/v1/pools/{name}/players/{steam(3)}").json()["rating"]
+    assert str(rating) not in re.sub(r"\d{17}", "", page)
+    assert "Model figures" in anonymous.get(f"/pools/{name}/players/{steam(1)}").text
+    hide = admin.put(f"/v1/pools/{name}/players/{steam(1)}/hidden", json={"hidden": True})
+    assert hide.status_code == 200
+    assert anonymous.get(f"/pools/{name}/players/{steam(1)}").status_code == 404
 
 
 def test_a_void_is_marked_on_the_rating_chart_where_it_was(
@@ -327,3 +335,102 @@ def test_a_player_page_shows_the_models_own_figures(
     page = anonymous.get(f"/pools/{trueskill}/players/{steam(1)}").text
     assert "<th>mu</th>" in page and f"{skill['mu']:.4g}" in page
     assert "<th>sigma</th>" in page and f"{skill['sigma']:.4g}" in page
+
+
+def test_an_admin_page_keeps_its_form_token_out_of_the_title(
+    private: str, browser: httpx.Client
+) -> None:
+    for path in (f"/pools/{private}/players/{steam(1)}", f"/pools/{private}"):
+        page = browser.get(path).text
+        title = re.search(r"<title>(.*?)</title>", page, re.S)
+        assert title is not None and len(title.group(1)) < 200
+        assert "csrf" not in title.group(1)
+        assert page.count('name="csrf"') >= 1
+
+
+def test_a_new_login_ends_the_browsers_last_session(live: LiveServer, private: str) -> None:
+    b = log_in(live.url)
+    first = b.cookies["synelo_session"]
+    login = b.get("/login?next=/")
+    assert "You are logged in" in login.text
+    with httpx.Client(base_url=live.url, timeout=30) as again:
+        again.cookies.set("synelo_session", first)
+        form = again.get("/login").text
+        assert "You are logged in" in form
+        login = form[form.index('id="login"') :]  # the header's logout form comes first
+        r = again.post("/login", data={"token": ADMIN, "csrf": form_token(login)})
+        assert r.status_code == 303
+    with httpx.Client(base_url=live.url, cookies={"synelo_session": first}, timeout=30) as old:
+        assert old.get(f"/pools/{private}").status_code == 404
+    b.close()
+
+
+def test_a_void_of_the_newest_round_is_marked_inside_the_chart(
+    live: LiveServer, admin: httpx.Client, server: httpx.Client, threaded_jobs: None
+) -> None:
+    name = f"vn{uuid.uuid4().hex[:10]}"
+    body = {"name": name, "team_size": 1, "public": True, "params": {"t_shadow": 1}}
+    assert admin.post("/v1/pools", json=body).status_code == 201
+    ids = [post_round(server, name, [1], [2 + i], "A") for i in range(3)]
+    assert (
+        admin.post(f"/v1/pools/{name}/rounds/{ids[-1]}/void", json={"reason": "t"}).status_code
+        == 202
+    )
+    live.app.state.jobs.wait(timeout=30)
+    with httpx.Client(base_url=live.url, timeout=30) as anyone:
+        page = anyone.get(f"/pools/{name}/players/{steam(1)}").text
+    (x,) = [float(v) for v in re.findall(r'<line class="event" x1="([\d.]+)"', page)]
+    xs = [float(v) for v in re.findall(r'<circle class="point[^"]*" cx="([\d.]+)"', page)]
+    assert len(xs) == 2 and xs[1] < x <= 640 - 28  # past the last round, inside the chart
+
+
+def test_the_trend_leaves_out_an_admins_set(
+    admin: httpx.Client, server: httpx.Client, anonymous: httpx.Client
+) -> None:
+    name = f"ts{uuid.uuid4().hex[:10]}"
+    body = {"name": name, "team_size": 1, "public": True, "params": {"t_shadow": 1}}
+    assert admin.post("/v1/pools", json=body).status_code == 201
+    for i in range(3):
+        post_round(server, name, [1], [100 + i], "A")
+    assert (
+        admin.put(f"/v1/pools/{name}/players/{steam(1)}", json={"rating": 2000}).status_code == 200
+    )
+    post_round(server, name, [1], [200], "B")
+    history = admin.get(f"/v1/pools/{name}/players/{steam(1)}/history").json()["entries"]
+    expected = sum(e["after"] - e["before"] for e in history if e["kind"] == "round")
+    page = anonymous.get(f"/pools/{name}").text
+    row = re.search(r"Player 1</a></td>.*?<td class=\"num trend\">(.*?)</td>", page, re.S)
+    assert row is not None
+    shown = "▲ " + str(expected) if expected > 0 else "▼ " + str(-expected)
+    assert shown in row.group(1)
+
+
+def test_an_admin_sees_hidden_players_on_the_board_and_in_rounds(
+    admin: httpx.Client, server: httpx.Client, browser: httpx.Client, anonymous: httpx.Client
+) -> None:
+    name = f"hd{uuid.uuid4().hex[:10]}"
+    body = {"name": name, "team_size": 1, "public": True, "params": {"t_shadow": 1}}
+    assert admin.post("/v1/pools", json=body).status_code == 201
+    round_id = post_round(server, name, [1], [2], "A")
+    hide = admin.put(f"/v1/pools/{name}/players/{steam(2)}/hidden", json={"hidden": True})
+    assert hide.status_code == 200
+    assert "Player 2" not in anonymous.get(f"/pools/{name}").text
+    assert "a hidden player" in anonymous.get(f"/pools/{name}/rounds/{round_id}").text
+    board = browser.get(f"/pools/{name}").text
+    hidden = board[board.index('id="hidden"') :]
+    assert f"/pools/{name}/players/{steam(2)}" in hidden and "Player 2" in hidden
+    shown = browser.get(f"/pools/{name}/rounds/{round_id}").text
+    assert "Player 2" in shown and '<span class="badge">hidden</span>' in shown
+    assert "hidden from the public pages" in browser.get(f"/pools/{name}/players/{steam(2)}").text
+
+
+def test_page_errors_are_pages(
+    anonymous: httpx.Client, private: str, browser: httpx.Client
+) -> None:
+    bad = browser.get(f"/pools/{private}", params={"page": "0"})
+    assert bad.status_code == 422 and bad.headers["content-type"].startswith("text/html")
+    assert "page" in bad.text
+    missing = anonymous.get("/no/such/page")
+    assert missing.status_code == 404 and missing.headers["content-type"].startswith("text/html")
+    api = anonymous.get("/v1/no/such/route")
+    assert api.status_code == 404 and api.json() == {"detail": "Not Found"}

@@ -367,7 +367,10 @@ def _version(
     return ("p", "created", 7, generation, rounds, voided, change)
 
 
-def test_slow_figures_are_answered_at_once_and_brought_up_to_date_behind() -> None:
+def test_slow_figures_are_answered_at_once_and_brought_up_to_date_behind(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(web_health, "REFRESH_S", 0.0)
     pool = Pool(7, "p", 2, "steam", Settings().rating_params(400), 0, 0.0, NOW)
     cache = web_health.FiguresCache()
     make = _Slow(web_health.SLOW_S + 0.03)
@@ -393,3 +396,14 @@ def test_fast_figures_are_always_computed_anew() -> None:
     make = _Slow(0.0)
     assert cache.get(pool, _version(10), make) == ({"made": 1}, False)
     assert cache.get(pool, _version(11), make) == ({"made": 2}, False)
+
+
+def test_slow_figures_are_computed_again_at_most_every_refresh() -> None:
+    pool = Pool(9, "r", 2, "steam", Settings().rating_params(400), 0, 0.0, NOW)
+    cache = web_health.FiguresCache()
+    make = _Slow(web_health.SLOW_S + 0.01)
+    assert cache.get(pool, _version(10), make) == ({"made": 1}, False)
+    for played in range(11, 20):  # rounds keep coming: the figures stay, marked behind
+        assert cache.get(pool, _version(played), make) == ({"made": 1}, True)
+    time.sleep(0.1)
+    assert make.calls == 1

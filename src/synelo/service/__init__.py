@@ -1,5 +1,5 @@
-"""The HTTP API (FastAPI): thin routers over the store and the pure rating math."""
+"""The HTTP API (FastAPI): thin routers over the store and the pure rating math.
 
-from synelo.service.app import create_app
-
-__all__ = ["create_app"]
+The package imports nothing itself: the pages (`synelo.web`) import routers of it, and the
+app (`synelo.service.app`) imports the pages.
+"""

@@ -11,8 +11,10 @@ from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.encoders import jsonable_encoder
+from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import Receive, Scope, Send
 
 from synelo import __version__
@@ -21,6 +23,7 @@ from synelo.rerate.job import JobRunner
 from synelo.rerate.schedule import AutoTuneSchedule
 from synelo.service import metrics
 from synelo.service.auth import TokenChecker
+from synelo.service.cors import PublicCors
 from synelo.service.errors import ErrorLog
 from synelo.service.gate import BalanceGate
 from synelo.service.limits import BodyLimit, escape_surrogates
@@ -35,6 +38,7 @@ from synelo.store.sessions import SessionStore
 from synelo.store.typedefs import UnknownPool
 from synelo.store.writer import RoundWriter
 from synelo.web import admin, health, pages, scramble
+from synelo.web.templating import is_page, problems
 
 log = logging.getLogger("synelo")
 
@@ -100,12 +104,24 @@ def create_app(
     app.state.sessions = SessionStore(store)
 
     @app.exception_handler(RequestValidationError)
-    async def invalid_request(_: Request, exc: RequestValidationError) -> JSONResponse:
+    async def invalid_request(request: Request, exc: RequestValidationError) -> Response:
         """FastAPI's 422, except that a NaN or an infinity the client sent (Python's JSON
         reader takes them) is echoed as text, and a lone surrogate as its escape: JSON has no
         such numbers, UTF-8 no such characters, and encoding one would turn the 422 into a
-        500."""
+        500. A page's 422 is a page that names the field."""
+        if is_page(request.url.path):
+            return await admin.refused_page(request, admin.Refused(422, problems(exc.errors())))
         return JSONResponse({"detail": _echoable(jsonable_encoder(exc.errors()))}, 422)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
+        """FastAPI's JSON answer, except on a page's path, where a 404 is the not-found
+        page and any other refusal the refused page."""
+        if not is_page(request.url.path):
+            return await http_exception_handler(request, exc)
+        if exc.status_code == 404:
+            return await pages.not_found_page(request, pages.NotFound("There is no such page."))
+        return await admin.refused_page(request, admin.Refused(exc.status_code, str(exc.detail)))
 
     @app.exception_handler(UnknownPool)
     async def pool_gone(_: Request, exc: UnknownPool) -> JSONResponse:
@@ -142,12 +158,14 @@ def create_app(
     app.include_router(public.router)
     app.include_router(pages.router)
     app.include_router(health.router)
+    app.include_router(health.api)
     app.include_router(admin.router)
     app.include_router(scramble.router)
     app.include_router(metrics.router(settings.metrics_public, writer.queued))
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(EncodedSlashes)
     app.add_middleware(LimitGate, limits=limits)  # before the body is read or routed
+    app.add_middleware(PublicCors)  # a refusal of the limits gets CORS too
     # around everything, so that a 413 or a 429 is timed, counted and logged too
     app.add_middleware(
         metrics.RequestMetrics,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any, TypeGuard
 
@@ -86,3 +87,23 @@ def normalize_ids(
 
 def _dotted(loc: Iterable[str | int]) -> str:
     return ".".join(str(p) for p in loc)
+
+
+_STEAM2 = re.compile(r"^STEAM_[0-5]:([01]):(\d{1,10})$", re.IGNORECASE)
+_STEAM3 = re.compile(r"^\[U:1:(\d{1,10})\]$", re.IGNORECASE)
+_INDIVIDUAL_BASE = STEAM_ID_MIN - 1  # the SteamID64 of account number 0
+
+
+def steam64_of(text: str) -> str | None:
+    """The SteamID64 that a Steam2 (`STEAM_0:1:23`) or Steam3 (`[U:1:47]`) id names, as
+    players copy them from a game's console; None for any other text. A search on a
+    leaderboard takes either form."""
+    text = text.strip()
+    if found := _STEAM2.match(text):
+        account = int(found.group(2)) * 2 + int(found.group(1))
+    elif found := _STEAM3.match(text):
+        account = int(found.group(1))
+    else:
+        return None
+    number = _INDIVIDUAL_BASE + account
+    return str(number) if STEAM_ID_MIN <= number <= STEAM_ID_MAX else None

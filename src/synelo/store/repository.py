@@ -50,6 +50,7 @@ from synelo.ratings.theta import fit_theta_interval
 from synelo.rerate.engine import column_int, received_extras, served_round
 from synelo.store import driver_sql as sql
 from synelo.store import window_codec
+from synelo.store.board import Board, BoardCache
 from synelo.store.engine import IMMEDIATE
 from synelo.store.health import PoolHealth, read_health
 from synelo.store.round_record import decode_record, encode_record
@@ -191,6 +192,10 @@ _PLAYER_VIEW = (
 )
 
 
+# the public board's order
+_BOARD_ORDER = (players.c.rating.desc(), players.c.rounds_played.desc(), players.c.player_key)
+
+
 def _listed(pool: Pool, now: datetime) -> tuple[Any, ...]:
     """Who a pool's public board lists: past the shadow period, not stale, not hidden."""
     return (
@@ -237,6 +242,7 @@ class Store:
         self.engine = engine
         self.clock = clock
         self._windows = WindowCache(window_cache)
+        self.boards = BoardCache()  # each pool's public board (store/board.py)
         self._pools: dict[str, tuple[Pool, float]] = {}  # name: (pool, when read)
         self._writer = threading.Lock() if engine.dialect.name == "sqlite" else nullcontext()
 
@@ -427,40 +433,67 @@ class Store:
         """The pool as it stands, how many players its public board lists, and one page of
         them with their places (1 = the best): players past the shadow period, not stale,
         not hidden, by rating (ties: more rounds first, then id). `search` keeps those whose
-        id or name contains it (case-insensitively); their places stay the board's."""
+        id or name contains it (case-blind); their places stay the board's. Read from the
+        pool's board as kept in memory (`board`)."""
+        pool, board = self.board(pool)
+        if not search:
+            page = board.rows[offset : offset + limit]
+            return pool, len(board.rows), [(offset + i + 1, row) for i, row in enumerate(page)]
+        found = board.search(search)
+        return pool, len(found), found[offset : offset + limit]
+
+    def board(self, pool: Pool) -> tuple[Pool, Board]:
+        """The pool as it stands and its public board (store.board: kept in memory, made
+        anew when the pool changed or the clock reached another minute)."""
         now = self.clock()
-        with self.snapshot_read() as conn:
-            pool = self._pool_by_id(conn, pool)
-            listed = _listed(pool, now)
-            place = (
-                func.row_number()
-                .over(
-                    order_by=(
-                        players.c.rating.desc(),
-                        players.c.rounds_played.desc(),
-                        players.c.player_key,
-                    )
-                )
-                .label("place")
+        newest = select(func.max(changes.c.id)).where(changes.c.pool_id == pools.c.id)
+        with self._read() as conn:
+            row = conn.execute(
+                select(pools, newest.scalar_subquery().label("newest")).where(pools.c.id == pool.id)
+            ).first()
+        if row is None:
+            raise UnknownPool(pool.name)
+        current = _pool(row)
+        version = (
+            current.id,
+            current.generation,
+            current.rounds,
+            current.voided,
+            row.newest,
+            int(now.timestamp() // 60),
+        )
+
+        def read() -> list[PlayerRow]:
+            listed = select(*_PLAYER_VIEW).where(*_listed(current, now)).order_by(*_BOARD_ORDER)
+            with self._read() as conn:
+                return [PlayerRow(*r) for r in conn.execute(listed)]
+
+        return current, self.boards.get(current.id, version, read)
+
+    def board_histogram(self, pool: Pool, bins: int) -> tuple[int, int, list[int]]:
+        """How many players of the pool's public board have a rating in each of `bins`
+        equal ranges from the lowest rating to the highest: (lowest, highest, counts)."""
+        _, board = self.board(pool)
+        ratings = [row.rating for row in board.rows]
+        if not ratings:
+            return 0, 0, []
+        low, high = min(ratings), max(ratings)
+        width = (high - low) / bins or 1.0
+        counts = [0] * bins
+        for rating in ratings:
+            counts[min(int((rating - low) / width), bins - 1)] += 1
+        return low, high, counts
+
+    def hidden_players(self, pool: Pool) -> list[PlayerRow]:
+        """The players an admin hid from the pool's public pages, by id (for the admin's
+        leaderboard, where they can be shown again)."""
+        with self._read() as conn:
+            stmt = (
+                select(*_PLAYER_VIEW)
+                .where(players.c.pool_id == pool.id, players.c.hidden == true())
+                .order_by(players.c.player_key)
             )
-            board = select(place, *_PLAYER_VIEW).where(*listed).subquery()
-            shown = select(board)
-            if search:
-                # the search's own %, _ and backslash are characters, not wildcards; the
-                # lowered match is case-blind (SQLite's lower() knows ASCII only: the
-                # as-typed match finds a name with other letters written as it is)
-                raw = search.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-                lowered, exact = f"%{raw.lower()}%", f"%{raw}%"
-                name = func.coalesce(board.c.name, "")
-                shown = shown.where(
-                    func.lower(board.c.player_key).like(lowered, escape="\\")
-                    | func.lower(name).like(lowered, escape="\\")
-                    | board.c.player_key.like(exact, escape="\\")
-                    | name.like(exact, escape="\\")
-                )
-            total = conn.execute(select(func.count()).select_from(shown.subquery())).scalar_one()
-            page = conn.execute(shown.order_by(board.c.place).offset(offset).limit(limit))
-            return pool, int(total), [(int(r[0]), PlayerRow(*r[1:])) for r in page]
+            return [PlayerRow(*r) for r in conn.execute(stmt)]
 
     def round_view(self, pool: Pool, round_id: str) -> RoundView | None:
         """A round of the pool by its round_id, with its players' changes (None: unknown)."""
@@ -564,8 +597,9 @@ class Store:
         return out
 
     def trends(self, pool: Pool, keys: Sequence[str], depth: int) -> dict[str, int]:
-        """Each player's rating change over their last `depth` journal entries (rounds and
-        admin changes), walking their chains by primary key: the leaderboard's trend."""
+        """Each player's rating change over their last `depth` rated rounds: the sum of
+        those rounds' changes (an admin's set or reset in between is not a trend). Walks
+        their journal chains by primary key, `2·depth` entries at most."""
         if not keys:
             return {}
         with self._read() as conn:
@@ -583,57 +617,25 @@ class Store:
             chain = chain.union_all(
                 select(journal.c.id, journal.c.prev_id, chain.c.key, chain.c.depth + 1)
                 .join(chain, journal.c.id == chain.c.prev_id)
-                .where(chain.c.depth < depth)
+                .where(chain.c.depth < 2 * depth)
             )
             rows = conn.execute(
-                select(chain.c.key, chain.c.depth, journal.c.before, journal.c.after).join(
-                    journal, journal.c.id == chain.c.id
-                )
+                select(chain.c.key, journal.c.kind, journal.c.before, journal.c.after)
+                .join(journal, journal.c.id == chain.c.id)
+                .order_by(chain.c.key, chain.c.depth)
             ).all()
-        newest: dict[str, int] = {}
-        oldest: dict[str, tuple[int, int]] = {}
-        for key, at, before, after in rows:
-            if at == 1:
-                newest[key] = after
-            if key not in oldest or at > oldest[key][0]:
-                oldest[key] = (at, before)
-        return {key: newest[key] - oldest[key][1] for key in newest}
-
-    def board_ratings(self, pool: Pool) -> list[int]:
-        """The ratings of every player the pool's public board lists (for its histogram)."""
-        with self._read() as conn:
-            stmt = select(players.c.rating).where(*_listed(pool, self.clock()))
-            return [int(r) for r in conn.execute(stmt).scalars()]
+        change: dict[str, int] = {}
+        counted: dict[str, int] = {}
+        for key, kind, before, after in rows:
+            if kind == "round" and counted.get(key, 0) < depth:
+                change[key] = change.get(key, 0) + after - before
+                counted[key] = counted.get(key, 0) + 1
+        return change
 
     def public_place(self, pool: Pool, row: PlayerRow) -> int | None:
         """The player's place on the pool's public board (None: not listed there)."""
-        now = self.clock()
-        params = pool.params
-        if (
-            row.hidden
-            or row.rounds_played < params.t_shadow
-            or row.last_played is None
-            or row.last_played < now - timedelta(days=params.t_stale_days)
-        ):
-            return None
-        with self._read() as conn:
-            ahead = conn.execute(
-                select(func.count()).where(
-                    *_listed(pool, now),
-                    (players.c.rating > row.rating)
-                    | (
-                        (players.c.rating == row.rating)
-                        & (
-                            (players.c.rounds_played > row.rounds_played)
-                            | (
-                                (players.c.rounds_played == row.rounds_played)
-                                & (players.c.player_key < row.player_key)
-                            )
-                        )
-                    ),
-                )
-            ).scalar_one()
-        return int(ahead) + 1
+        _, board = self.board(pool)
+        return board.places.get(row.player_key)
 
     def set_autotune(
         self, pool_name: str, setting: Mapping[str, Any] | None, actor: str, reason: str | None

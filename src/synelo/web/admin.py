@@ -102,24 +102,35 @@ def local_path(target: str) -> str:
     return "/"
 
 
+def _login_page(request: Request, next: str, status: int = 200, error: str = "") -> HTMLResponse:
+    """The login form, with a fresh form token in its page and in its cookie."""
+    form_token = secrets.token_urlsafe(32)
+    page = render(
+        request,
+        "login.html",
+        status=status,
+        next=local_path(next),
+        form_token=form_token,
+        error=error,
+    )
+    page.set_cookie(
+        LOGIN_COOKIE,
+        form_token,
+        max_age=LOGIN_FORM_S,
+        httponly=True,
+        samesite="strict",
+        secure=request.url.scheme == "https",
+        path="/login",
+    )
+    return page
+
+
 @router.get("/login", response_class=HTMLResponse)
 async def login_form(
     request: Request, next: Annotated[str, Query(max_length=500)] = "/"
 ) -> HTMLResponse:
-    session = await admin_session(request)
-    form_token = secrets.token_urlsafe(32)
-    page = render(request, "login.html", next=local_path(next), form_token=form_token)
-    if session is None:
-        page.set_cookie(
-            LOGIN_COOKIE,
-            form_token,
-            max_age=LOGIN_FORM_S,
-            httponly=True,
-            samesite="strict",
-            secure=request.url.scheme == "https",
-            path="/login",
-        )
-    return page
+    await admin_session(request)  # for the page's header, and its "logged in as"
+    return _login_page(request, next)
 
 
 @router.post("/login", response_class=HTMLResponse)
@@ -139,26 +150,10 @@ async def login(
         holder = await run_in_threadpool(tokens.stored_role, token)
     if holder is None or holder[0] != "admin":
         log.warning("a page login with a token that is not an admin's was refused")
-        form_token = secrets.token_urlsafe(32)
-        page = render(
-            request,
-            "login.html",
-            status=401,
-            next=local_path(next),
-            form_token=form_token,
-            error="That is not an admin token.",
-        )
-        page.set_cookie(
-            LOGIN_COOKIE,
-            form_token,
-            max_age=LOGIN_FORM_S,
-            httponly=True,
-            samesite="strict",
-            secure=request.url.scheme == "https",
-            path="/login",
-        )
-        return page
+        return _login_page(request, next, 401, "That is not an admin token.")
     sessions: SessionStore = request.app.state.sessions
+    if earlier := request.cookies.get(COOKIE):  # a new login ends the browser's last one
+        await run_in_threadpool(sessions.close, earlier)
     hours = request.app.state.settings.session_hours
     cookie, _ = await run_in_threadpool(
         sessions.open, hash_token(token), holder[1], timedelta(hours=hours)

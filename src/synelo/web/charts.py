@@ -55,7 +55,10 @@ def line_chart(
     low, high = min(values), max(values)
     if guide is not None:
         low, high = min(low, guide), max(high, guide)
-    ax, bx = _scale(0, max(len(points) - 1, 1), WIDTH, False)
+    # the x axis spans the points and any event beside them (a void after the newest)
+    first = min([0.0, *(at for at, _ in events)])
+    last = max([len(points) - 1.0, *(at for at, _ in events)])
+    ax, bx = _scale(first, max(last, first + 1), WIDTH, False)
     ay, by = _scale(low, high, HEIGHT, True)
     xy = [(ax * i + bx, ay * p.value + by) for i, p in enumerate(points)]
     line = " ".join(f"{x:.1f},{y:.1f}" for x, y in xy)
@@ -107,6 +110,18 @@ def histogram(values: Sequence[float], bins: int, title: str, digits: int = 0) -
     counts = [0] * bins
     for v in values:
         counts[min(int((v - low) / width), bins - 1)] += 1
+    return counted_histogram(low, high, counts, title, digits)
+
+
+def counted_histogram(
+    low: float, high: float, counts: Sequence[int], title: str, digits: int = 0
+) -> Markup:
+    """A histogram of counts already made: bar i counts the values in the i-th of
+    len(counts) equal ranges from `low` to `high`."""
+    if not counts or not any(counts):
+        return Markup("")
+    bins = len(counts)
+    width = (high - low) / bins or 1.0
     top = max(counts)
     slot = (WIDTH - 2 * PAD) / bins
     bars = "".join(

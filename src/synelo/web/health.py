@@ -8,8 +8,9 @@ therefore keeps each pool's figures, computed once for all readers, while the po
 unchanged (no round, void, re-rate or admin change since) and for at most FRESH_S. When only
 new rounds came since, and the figures took longer than SLOW_S to compute, the page answers
 with the figures it has, marked with the round they are as of, while a thread brings them up
-to date: a pool that rates a round every few seconds would otherwise make most views wait a
-second. A small pool's figures are always computed anew.
+to date, at most every REFRESH_S: a pool that rates a round every few seconds would otherwise
+make most views wait a second, or keep a core busy. A small pool's figures are always
+computed anew.
 """
 
 from __future__ import annotations
@@ -20,15 +21,25 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, HTTPException, Request, Response
 from fastapi.responses import HTMLResponse
 from starlette.concurrency import run_in_threadpool
 
 from synelo.models import MODELS
 from synelo.ratings.brier import BRIER_TARGET
+from synelo.schemas import (
+    HealthBinOut,
+    HealthBlockOut,
+    HealthDayOut,
+    HealthSpreadOut,
+    HealthThetaOut,
+    PublicHealthOut,
+)
+from synelo.service.responses import COMMON
+from synelo.service.routers.public import NOT_MODIFIED, cached, readable_pool
 from synelo.store.health import PoolHealth, health_version
 from synelo.store.repository import Store
 from synelo.store.typedefs import Change, Pool, PoolQuality, UnknownPool
@@ -38,8 +49,13 @@ from synelo.web.templating import render
 
 log = logging.getLogger("synelo.web")
 router = APIRouter(include_in_schema=False)
+# the same figures as JSON, beside the other public read endpoints
+api = APIRouter(prefix="/v1/public", tags=["public"], responses={**COMMON, **NOT_MODIFIED})
 FRESH_S = 60.0  # the longest a pool's figures are kept (players turn stale meanwhile)
 SLOW_S = 0.05  # figures slower than this to compute are brought up to date in the background
+# ... at most this often: on a pool in play (a round every few seconds), computing them after
+# every round would keep a core busy and slow every other request of the worker
+REFRESH_S = 15.0
 KEPT_POOLS = 32  # pools whose figures an app keeps, the least recently read dropped first
 SPREAD_BARS = 20
 
@@ -73,6 +89,8 @@ class FiguresCache:
             building = self._locks.setdefault(pool.id, threading.Lock())
             found = self._kept.get(pool.id)
         if found is not None and found.took >= SLOW_S and _only_new_rounds(found.version, version):
+            if time.monotonic() - found.made < REFRESH_S:
+                return found.context, True  # new enough: no thread yet
             if building.acquire(blocking=False):  # else a thread is on it already
                 threading.Thread(
                     target=self._build, args=(pool, version, make, building), daemon=True
@@ -140,10 +158,8 @@ def _cache(request: Request) -> FiguresCache:
     return cache
 
 
-@router.get("/pools/{pool}/health", response_class=HTMLResponse)
-async def health_page(request: Request, pool: PoolName) -> HTMLResponse:
-    """The pool's health figures (a private pool is a 404 unless an admin is logged in)."""
-    found = await public_pool(request, pool)
+async def pool_figures(request: Request, found: Pool) -> tuple[dict[str, Any], bool]:
+    """The pool's figures (see FiguresCache) and whether newer rounds are being added."""
     store: Store = request.app.state.store
     recent: int = request.app.state.settings.brier_recent
     version = (found.name, found.created_at, *await run_in_threadpool(health_version, store, found))
@@ -153,10 +169,61 @@ async def health_page(request: Request, pool: PoolName) -> HTMLResponse:
         return figures(store.health(found), quality)
 
     try:
-        context, behind = await run_in_threadpool(_cache(request).get, found, version, make)
+        return await run_in_threadpool(_cache(request).get, found, version, make)
     except UnknownPool:  # deleted meanwhile
-        raise NotFound(f"There is no public pool named {pool}.") from None
+        raise NotFound(f"There is no public pool named {found.name}.") from None
+
+
+@router.get("/pools/{pool}/health", response_class=HTMLResponse)
+async def health_page(request: Request, pool: PoolName) -> HTMLResponse:
+    """The pool's health figures (a private pool is a 404 unless an admin is logged in)."""
+    found = await public_pool(request, pool)
+    context, behind = await pool_figures(request, found)
     return render(request, "health.html", behind=behind, **context)
+
+
+@api.get("/pools/{pool}/health", response_model=PublicHealthOut)
+async def public_health(request: Request, pool: PoolName) -> Response:
+    """The figures of the pool's health page: F6 by blocks, the reliability bins, K or
+    the uncertainty, Θ, and the rounds of each day (voided rounds in none of them)."""
+    found = await readable_pool(request, pool)
+    try:
+        context, behind = await pool_figures(request, found)
+    except NotFound:
+        raise HTTPException(404, f"no public pool named {pool!r}") from None
+    shown: Pool = context["pool"]
+    quality: PoolQuality = context["quality"]
+    spread = context["spread"]
+    answer = PublicHealthOut(
+        pool=shown.name,
+        model=shown.model,
+        as_of_round=shown.rounds,
+        behind=behind,
+        rounds=context["rounds"],
+        voided=shown.voided,
+        brier_target=BRIER_TARGET,
+        brier_all=quality.brier_all,
+        brier_recent=quality.brier_recent,
+        blocks=[HealthBlockOut(**asdict(b)) for b in context["blocks"]],
+        reliability=[
+            HealthBinOut(
+                low=b.low,
+                high=b.high,
+                rounds=b.rounds,
+                predicted=b.predicted if b.rounds else None,
+                observed=b.observed if b.rounds else None,
+            )
+            for b in context["bins"]
+        ],
+        spread=None
+        if spread is None
+        else HealthSpreadOut(
+            name=context["spread_key"], players=context["spread_players"], **spread
+        ),
+        theta=HealthThetaOut(**context["theta"]),
+        rounds_per_day=[HealthDayOut(day=d, rounds=n) for d, n in context["days"]],
+    )
+    return cached(request, answer, found)
 
 
 def figures(health: PoolHealth, quality: PoolQuality) -> dict[str, Any]:
@@ -188,6 +255,8 @@ def figures(health: PoolHealth, quality: PoolQuality) -> dict[str, Any]:
         ),
         "spread_name": "K" if pool.is_synelo else model.uncertainty,
         "spread": _spread(health.uncertainty),
+        "spread_key": "k" if pool.is_synelo else model.uncertainty,
+        "spread_players": len(health.uncertainty),
         "spread_chart": histogram(
             health.uncertainty,
             SPREAD_BARS,

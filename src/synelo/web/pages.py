@@ -8,6 +8,7 @@ shadow period, not stale and not hidden on the board, no provisional rating anyw
 
 from __future__ import annotations
 
+import bisect
 from typing import Annotated
 
 from fastapi import APIRouter, Path, Query, Request, Response
@@ -21,16 +22,18 @@ from synelo.service.deps import StoreDep
 from synelo.service.ids import normalize_id
 from synelo.service.paths import PlayerPathId, RoundPathId, maybe_storable
 from synelo.service.routers.players import player_out
-from synelo.service.routers.public import public_player, public_round
+from synelo.service.routers.public import board_search, public_player, public_round
 from synelo.store.typedefs import JournalEntry, Pool, UnknownPool
 from synelo.web.admin import admin_session
-from synelo.web.charts import Point, histogram, line_chart
+from synelo.web.charts import Point, counted_histogram, line_chart
 from synelo.web.templating import render
 
 router = APIRouter(include_in_schema=False)
 PAGE = 50  # players a leaderboard page lists
-HISTORY = 500  # journal entries a player's chart draws, newest last
+HISTORY = 3_000  # journal entries a player's chart covers at most (2,000 rounds and more)
+CHART_POINTS = 500  # points it draws at most: a longer history is sampled evenly
 RECENT = 20  # rounds a player's page lists
+BARS = 20  # bars of a leaderboard's rating histogram
 TREND = 10  # a leaderboard's trend: the change over a player's last this many entries
 PoolName = Annotated[str, Path(pattern=POOL_NAME)]
 Event = tuple[float, str]  # a chart's vertical mark: where (a fractional point index), what
@@ -95,10 +98,12 @@ async def leaderboard(
     found = await public_pool(request, pool)
     search = q or None
     found, total, rows = await run_in_threadpool(
-        store.public_board, found, (page - 1) * PAGE, PAGE, search
+        store.public_board, found, (page - 1) * PAGE, PAGE, board_search(found, search)
     )
-    ratings = await run_in_threadpool(store.board_ratings, found)
+    low, high, counts = await run_in_threadpool(store.board_histogram, found, BARS)
     trends = await run_in_threadpool(store.trends, found, [r.player_key for _, r in rows], TREND)
+    admin = await admin_session(request)
+    hidden = await run_in_threadpool(store.hidden_players, found) if admin else []
     pages = max(1, -(-total // PAGE))
     return render(
         request,
@@ -108,11 +113,12 @@ async def leaderboard(
         players=[public_player(row, found, place) for place, row in rows],
         trends=trends,
         trend_rounds=TREND,
+        hidden=hidden,
         total=total,
         page=page,
         pages=pages,
         q=search or "",
-        chart=histogram(ratings, 20, f"ratings of the {len(ratings)} players listed"),
+        chart=counted_histogram(low, high, counts, f"ratings of the {sum(counts)} players listed"),
     )
 
 
@@ -134,18 +140,24 @@ async def player(
     chart = None
     if not shown.provisional:  # a provisional rating is never shown, not even as a line
         ordered = list(reversed(entries))
+        kept = sampled(ordered, CHART_POINTS)
         points = [
             Point(
                 e.after,
                 f"{e.after} after {e.kind} {e.round_id or ''}".strip(),
                 marked=e.kind != "round",
             )
-            for e in ordered
+            for e in (ordered[i] for i in kept)
         ]
+        complete = len(entries) < HISTORY
         chart = line_chart(
             points,
-            f"{shown.name or key}'s rating over their last rounds",
-            events=void_marks(ordered, voids),
+            f"{shown.name or key}'s rating over "
+            + ("time" if complete else f"their last {HISTORY:,} entries"),
+            events=[
+                (bisect.bisect_right(kept, at) - 0.5, label)
+                for at, label in void_marks(ordered, voids, complete)
+            ],
         )
     recent = [e for e in entries if e.kind == "round"][:RECENT]
     figures = None
@@ -165,15 +177,31 @@ async def player(
     )
 
 
-def void_marks(entries: list[JournalEntry], voids: list[tuple[int, str]]) -> list[Event]:
-    """Where each voided round falls on a chart of `entries` (oldest first): halfway past
-    the last round before it. Voids older than the chart's first round are left out."""
+def sampled(entries: list[JournalEntry], limit: int) -> list[int]:
+    """The indexes of the entries a chart draws: all of up to `limit`; of more, evenly
+    spaced ones, with every admin change (a marked point) and the newest entry kept."""
+    if len(entries) <= limit:
+        return list(range(len(entries)))
+    step = len(entries) / limit
+    keep = {min(int(i * step), len(entries) - 1) for i in range(limit)}
+    keep |= {i for i, e in enumerate(entries) if e.kind != "round"}
+    keep.add(len(entries) - 1)
+    return sorted(keep)
+
+
+def void_marks(
+    entries: list[JournalEntry], voids: list[tuple[int, str]], complete: bool
+) -> list[Event]:
+    """Where each voided round falls on a chart of `entries` (oldest first): halfway before
+    the first round entry rated after it, or past the last entry. A void before the first
+    entry is shown there only when the chart holds the player's whole journal (`complete`);
+    otherwise it is older than the chart."""
     seqs = [(i, e.seq) for i, e in enumerate(entries) if e.kind == "round" and e.seq is not None]
     marks = []
     for seq, round_id in voids:
-        before = [i for i, s in seqs if s < seq]
-        if before:
-            marks.append((before[-1] + 0.5, f"round {round_id} voided"))
+        after = next((i for i, s in seqs if s > seq), len(entries))
+        if after > 0 or complete:
+            marks.append((after - 0.5, f"round {round_id} voided"))
     return marks
 
 
@@ -187,6 +215,8 @@ async def round_page(
     view = await run_in_threadpool(store.round_view, found, round_id)
     if view is None:
         raise NotFound(f"Pool {found.name} has no round {round_id}.")
-    shown = public_round(view)
+    admin = await admin_session(request) is not None
+    shown = public_round(view, admin=admin)  # the page shows whole percents either way
     sides = [{"side": "A", "players": shown.A}, {"side": "B", "players": shown.B}]
-    return render(request, "round.html", pool=found, round=view, sides=sides)
+    hidden = view.hidden if admin else frozenset()
+    return render(request, "round.html", pool=found, round=view, sides=sides, hidden=hidden)

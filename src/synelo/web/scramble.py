@@ -9,7 +9,7 @@ each view runs the solver.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, HTTPException, Path, Query, Request
 from fastapi.exceptions import RequestValidationError
@@ -23,7 +23,7 @@ from synelo.service.ids import normalize_ids
 from synelo.service.routers.balance import splits
 from synelo.store.typedefs import Pool, UnknownPool
 from synelo.web.admin import Refused, admin_session
-from synelo.web.templating import render
+from synelo.web.templating import problems, render
 
 router = APIRouter(include_in_schema=False)
 PICKABLE = 20  # recent rounds offered to pick players from
@@ -64,14 +64,6 @@ class Pasted:
         )
 
 
-def _problems(errors: Any) -> str:
-    """A validation error's entries as one line each: where, and what is wrong."""
-    return "; ".join(
-        f"{'.'.join(str(x) for x in e.get('loc', ()) if x != 'body')}: {e.get('msg')}"
-        for e in errors
-    )
-
-
 @router.get("/pools/{pool}/scramble", response_class=HTMLResponse)
 async def scramble(
     request: Request,
@@ -99,9 +91,9 @@ async def scramble(
         try:
             answer = await splits(found, pasted.request(min_k), store, request)
         except ValidationError as exc:
-            error = _problems(exc.errors())
+            error = problems(exc.errors())
         except RequestValidationError as exc:
-            error = _problems(exc.errors())
+            error = problems(exc.errors())
         except HTTPException as exc:
             error = str(exc.detail)
     names: dict[str, str] = {}

@@ -38,3 +38,22 @@ def render(request: Request, template: str, status: int = 200, **context: Any) -
     if admin is not None:
         page.headers["Cache-Control"] = "no-store"
     return page
+
+
+# paths that are not pages: the API, its documents, the metrics and the health check
+_NOT_PAGES = ("/v1/", "/openapi", "/docs", "/redoc", "/metrics", "/healthz")
+
+
+def is_page(path: str) -> bool:
+    """Whether a path is one of the pages', whose errors are pages too (not JSON)."""
+    return not path.startswith(_NOT_PAGES)
+
+
+def problems(errors: Any) -> str:
+    """A validation error's entries as one line: where (without "body" or "query"), and
+    what is wrong, for a page to show."""
+    return "; ".join(
+        f"{'.'.join(str(x) for x in e.get('loc', ()) if x not in ('body', 'query', 'path'))}: "
+        f"{e.get('msg')}"
+        for e in errors
+    )

@@ -35,7 +35,7 @@ from synelo.schemas import (
 )
 from synelo.service.auth import require
 from synelo.service.deps import StoreDep
-from synelo.service.ids import normalize_id
+from synelo.service.ids import normalize_id, steam64_of
 from synelo.service.paths import PlayerPathId, RoundPathId
 from synelo.service.responses import COMMON
 from synelo.store.typedefs import JournalEntry, PlayerRow, Pool, RoundView, UnknownPool
@@ -44,6 +44,9 @@ NOT_MODIFIED: dict[int | str, dict[str, Any]] = {
     304: {"description": "If-None-Match named the answer's ETag: nothing changed"}
 }
 router = APIRouter(prefix="/v1/public", tags=["public"], responses={**COMMON, **NOT_MODIFIED})
+# a chance is given to the percent: at full precision, a round's chance and the other
+# players' ratings would give a provisional player's rating away exactly
+CHANCE_DIGITS = 2
 HISTORY_MAX = 500  # journal entries one history answer gives at most
 PUBLIC_MAX_AGE_S = 15  # how long a browser or proxy may keep a public answer
 MAX_SEARCH = 64
@@ -91,6 +94,20 @@ def cached(request: Request, answer: BaseModel, pool: Pool | None) -> Response:
     if tag in (t.strip().removeprefix("W/") for t in given.split(",")) or given.strip() == "*":
         return Response(status_code=304, headers=headers)
     return Response(body, media_type="application/json", headers=headers)
+
+
+def _has_token(request: Request) -> bool:
+    """Whether the request carried a token (checked by readable_pool): its reader may see
+    exact chances, a game server or an admin who can look the ratings up anyway."""
+    return bool(request.headers.get("authorization"))
+
+
+def board_search(pool: Pool, search: str | None) -> str | None:
+    """What a board's search looks for: in a steam pool a Steam2 or Steam3 id stands for
+    its SteamID64; any other text for itself."""
+    if search and pool.player_ids == "steam":
+        return steam64_of(search) or search
+    return search or None
 
 
 def public_player(row: PlayerRow, pool: Pool, place: int | None) -> PublicPlayerOut:
@@ -160,7 +177,9 @@ async def public_leaderboard(
     hidden, by rating, each with their place; `search` keeps those whose id or name
     contains it (their places stay the board's)."""
     found = await readable_pool(request, pool)
-    found, total, page = await run_in_threadpool(store.public_board, found, offset, limit, search)
+    found, total, page = await run_in_threadpool(
+        store.public_board, found, offset, limit, board_search(found, search)
+    )
     answer = PublicBoardOut(
         pool=found.name,
         shadow_rounds=found.params.t_shadow,
@@ -184,15 +203,19 @@ async def public_player_page(
     return cached(request, shown, found)
 
 
-def public_entries(entries: list[JournalEntry], player: PublicPlayerOut) -> list[PublicEntryOut]:
-    """A player's journal as public pages show it: no rating while provisional."""
+def public_entries(
+    entries: list[JournalEntry], player: PublicPlayerOut, exact: bool = False
+) -> list[PublicEntryOut]:
+    """A player's journal as public pages show it: no rating while provisional, chances
+    to the percent unless `exact` (a reader with a token)."""
     shown = not player.provisional
+    digits = None if exact else CHANCE_DIGITS
     return [
         PublicEntryOut(
             kind=e.kind,
             round_id=e.round_id,
             team=e.team,
-            p=e.p,
+            p=None if e.p is None else _chance(e.p, digits),
             s=e.s,
             before=e.before if shown else None,
             after=e.after if shown else None,
@@ -202,10 +225,15 @@ def public_entries(entries: list[JournalEntry], player: PublicPlayerOut) -> list
     ]
 
 
-def public_round(view: RoundView) -> PublicRoundOut:
+def _chance(p: float, digits: int | None) -> float:
+    return p if digits is None else round(p, digits)
+
+
+def public_round(view: RoundView, admin: bool = False, exact: bool = False) -> PublicRoundOut:
     """A round as public pages show it: both rosters with names; each player's change only
     when they are rated in it, not provisional now and not hidden (a hidden player is
-    named "a hidden player", without id)."""
+    named "a hidden player", without id). An admin's page (`admin`) shows hidden players
+    as they are, marked."""
     changes = {player: (team, before, after) for player, team, before, after in view.changes}
     sides: dict[str, list[PublicRoundPlayerOut]] = {}
     for side, roster in (("A", view.team_a), ("B", view.team_b)):
@@ -213,14 +241,15 @@ def public_round(view: RoundView) -> PublicRoundOut:
         listed = []
         for player in dict.fromkeys([*roster, *rated]):
             hidden = player in view.hidden
+            masked = hidden and not admin
             provisional = player in view.provisional
-            shown = player in changes and not hidden and not provisional
+            shown = player in changes and not masked and not provisional
             before, after = changes[player][1:] if shown else (None, None)
             listed.append(
                 PublicRoundPlayerOut(
-                    steam_id=None if hidden else player,
-                    name="a hidden player" if hidden else view.names.get(player, player),
-                    provisional=provisional and not hidden,
+                    steam_id=None if masked else player,
+                    name="a hidden player" if masked else view.names.get(player, player),
+                    provisional=provisional and not masked,
                     before=before,
                     after=after,
                 )
@@ -232,7 +261,7 @@ def public_round(view: RoundView) -> PublicRoundOut:
         at=view.created_at,
         map=view.map,
         winner=view.winner,
-        p_a=view.p_a,
+        p_a=_chance(view.p_a, None if exact else CHANCE_DIGITS),
         voided=view.voided,
         A=sides["A"],
         B=sides["B"],
@@ -254,7 +283,7 @@ async def public_history(
     voids = await run_in_threadpool(store.voided_rounds_of, found, player.steam_id)
     answer = PublicHistoryOut(
         player=player,
-        entries=public_entries(entries, player),
+        entries=public_entries(entries, player, exact=_has_token(request)),
         voided=[round_id for _, round_id in voids],
     )
     return cached(request, answer, found)
@@ -270,4 +299,4 @@ async def public_round_answer(
     view = await run_in_threadpool(store.round_view, found, round_id)
     if view is None:
         raise HTTPException(404, f"no round {round_id!r} in pool {found.name!r}")
-    return cached(request, public_round(view), found)
+    return cached(request, public_round(view, exact=_has_token(request)), found)

@@ -1,0 +1,54 @@
+"""How a player's chart draws a long history: evenly sampled, every admin change and the
+newest entry kept, voids placed among the points drawn."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from synelo.store.typedefs import JournalEntry
+from synelo.web.pages import sampled, void_marks
+
+AT = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def entry(seq: int, kind: str = "round") -> JournalEntry:
+    return JournalEntry(
+        seq,
+        kind,
+        f"r{seq}",
+        seq if kind == "round" else None,
+        "A",
+        1000,
+        1001,
+        None,
+        None,
+        None,
+        AT,
+    )
+
+
+def test_a_short_history_is_drawn_whole() -> None:
+    entries = [entry(i) for i in range(1, 41)]
+    assert sampled(entries, 500) == list(range(40))
+
+
+def test_a_long_history_is_sampled_keeping_sets_and_the_newest() -> None:
+    entries = [entry(i) for i in range(1, 2101)]
+    entries[777] = entry(0, "set")
+    kept = sampled(entries, 500)
+    assert 500 <= len(kept) <= 502
+    assert kept == sorted(set(kept)) and kept[0] == 0 and kept[-1] == 2099
+    assert 777 in kept
+    gaps = {b - a for a, b in zip(kept, kept[1:], strict=False)}
+    assert max(gaps) <= 5  # even: 2,100 / 500 = 4.2 entries a point
+
+
+def test_voids_fall_between_the_rounds_around_them() -> None:
+    entries = [entry(s) for s in (1, 2, 4, 5)]  # round 3 voided, and round 6, the newest
+    assert void_marks(entries, [(3, "r3"), (6, "r6")], complete=True) == [
+        (1.5, "round r3 voided"),
+        (3.5, "round r6 voided"),
+    ]
+    # older than the chart's first round: left out unless the chart has it all
+    assert void_marks(entries[1:], [(1, "r0")], complete=False) == []
+    assert void_marks(entries[1:], [(1, "r0")], complete=True) == [(-0.5, "round r0 voided")]
