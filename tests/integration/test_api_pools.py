@@ -335,9 +335,12 @@ def test_configured_tokens_are_the_only_tokens(live: LiveServer, pool: str) -> N
 
 def test_every_error_is_json(live: LiveServer) -> None:
     with live.client(None) as c:
-        for r in (c.get("/nowhere"), c.put("/healthz")):
+        for r in (c.get("/v1/nowhere"), c.put("/healthz"), c.delete("/v1/pools")):
             assert r.status_code in (404, 405)
             assert r.headers["content-type"] == "application/json"
+        # a path outside the API is a page's: its 404 is the not-found page
+        page = c.get("/nowhere")
+        assert page.status_code == 404 and page.headers["content-type"].startswith("text/html")
     with live.client() as c:
         assert c.get("/docs").status_code == 200
         assert "/v1/pools/{pool}/rounds" in c.get("/openapi.json").json()["paths"]
