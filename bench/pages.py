@@ -98,13 +98,14 @@ from update import (
 
 from synelo.config import Settings
 from synelo.service.app import create_app  # before synelo.web: the app imports the pages
+from synelo.service.routers.public import BARS
 from synelo.store.engine import create_store_engine
 from synelo.store.repository import Store
 from synelo.store.tables import journal, players, rounds
 from synelo.store.typedefs import RoundReport, SubmitResult
 from synelo.store.writer import RoundWriter
-from synelo.web.charts import Point, counted_histogram, line_chart
-from synelo.web.pages import HISTORY, PAGE
+from synelo.web.charts import Point, histogram, line_chart
+from synelo.web.pages import CHART_POINTS, HISTORY, PAGE, sampled
 
 POOL = "default"
 TEAM_SIZE = 12
@@ -640,12 +641,15 @@ def charts(store: Store, page: Page) -> None:
     """The Python charts the page draws, timed apart (median of 5)."""
     pool = store.get_pool(POOL)
     if page.path == f"/pools/{POOL}":
-        low, high, counts = store.board_histogram(pool, 20)
-        draw: Callable[[], Any] = lambda: counted_histogram(low, high, counts, "ratings")  # noqa: E731
-        label = f"histogram of {sum(counts):,} ratings"
+        ratings = store.board_ratings(pool)
+        draw: Callable[[], Any] = lambda: histogram(ratings, BARS, "ratings")  # noqa: E731
+        label = f"histogram of {len(ratings):,} ratings"
     elif page.path.startswith(f"/pools/{POOL}/players/"):
-        entries = store.history(pool, steam_id(REGULAR), HISTORY)
-        points = [Point(e.after, f"{e.after} after {e.kind}") for e in entries]
+        series = list(reversed(store.rating_series(pool, steam_id(REGULAR), HISTORY)))
+        points = [
+            Point(series[i].after, f"{series[i].after} after {series[i].kind}")
+            for i in sampled(series, CHART_POINTS)
+        ]
         draw = lambda: line_chart(points, "rating")  # noqa: E731
         label = f"line chart of {len(points)} points"
     else:

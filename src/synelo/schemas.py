@@ -366,12 +366,29 @@ class PublicPlayerOut(BaseModel):
     )
 
 
+class RatingBinsOut(BaseModel):
+    """A rating distribution: counts[i] players rated within the i-th of len(counts) equal
+    ranges from low to high (the highest rating in the last)."""
+
+    low: float
+    high: float
+    counts: list[int]
+
+
 class PublicBoardOut(BaseModel):
     pool: str
     shadow_rounds: int = Field(description="T: rounds a player needs before being listed")
     total: int = Field(description="players listed (matching the search, if any)")
     offset: int
     players: list[PublicPlayerOut]
+    trends: dict[str, int] = Field(
+        description="each player of this page's rating change over their last 10 rounds "
+        "(an admin's set or reset in between is left out), by steam_id"
+    )
+    histogram: RatingBinsOut = Field(
+        description="the ratings of the whole board (every listed player, whatever the "
+        "search or page) in 20 equal ranges"
+    )
 
 
 class PublicEntryOut(BaseModel):

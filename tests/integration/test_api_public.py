@@ -4,7 +4,6 @@ paging and search, a player's page, CORS and ETags, hiding players and opening a
 
 from __future__ import annotations
 
-import re
 import time
 import uuid
 from datetime import timedelta
@@ -281,13 +280,11 @@ def test_a_public_round_shows_the_changes_the_round_page_shows(
     assert anyone.get(f"/v1/public/pools/{private}/rounds/{round_id}").status_code == 404
 
 
-def test_the_board_histogram_counts_as_the_python_one_does(
-    live: LiveServer, admin: httpx.Client
+def test_the_board_json_has_the_pages_histogram_and_trends(
+    live: LiveServer, admin: httpx.Client, anyone: httpx.Client
 ) -> None:
-    """The database's bins (integer arithmetic) hold the ratings the chart's own
-    binning of the listed ratings puts there, the top rating in the last bin."""
-    from synelo.web.charts import histogram
-
+    """The leaderboard's JSON carries what its page draws: the whole board's ratings in 20
+    equal ranges (the top rating in the last) and each listed player's trend."""
     pool = new_pool(admin, public=True, params={"t_shadow": 0})
     keys = [steam(n) for n in range(1, 41)]
     for n in range(1, 41, 2):
@@ -297,11 +294,27 @@ def test_the_board_histogram_counts_as_the_python_one_does(
         assert (
             admin.put(f"/v1/pools/{pool}/players/{key}", json={"rating": rating}).status_code == 200
         )
-    found = live.store.get_pool(pool)
-    low, high, counts = live.store.board_histogram(found, 20)
-    assert (low, high) == (min(ratings), max(ratings)) and sum(counts) == 40
-    bars = re.findall(r"<title>[^<]*: (\d+)</title></rect>", str(histogram(ratings, 20, "x")))
-    assert counts == [int(n) for n in bars]
+    play(live.client(SERVER), pool, [1], [2])  # a round after the sets: the only trend
+    board = anyone.get(f"/v1/public/pools/{pool}/leaderboard", params={"limit": 5}).json()
+    listed = [
+        p["rating"]
+        for p in anyone.get(f"/v1/public/pools/{pool}/leaderboard", params={"limit": 200}).json()[
+            "players"
+        ]
+    ]
+    assert len(listed) == 40 and len(board["players"]) == 5
+    histogram = board["histogram"]
+    assert (histogram["low"], histogram["high"]) == (min(listed), max(listed))
+    assert sum(histogram["counts"]) == 40 and len(histogram["counts"]) == 20
+    width = (max(listed) - min(listed)) / 20
+    assert histogram["counts"][-1] == sum(1 for r in listed if r >= min(listed) + 19 * width)
+    shown = [p["steam_id"] for p in board["players"]]
+    assert set(board["trends"]) == set(shown)
+    for key in shown:
+        entries = admin.get(f"/v1/pools/{pool}/players/{key}/history").json()["entries"]
+        rounds = [e for e in entries if e["kind"] == "round"][:10]
+        assert board["trends"][key] == sum(e["after"] - e["before"] for e in rounds)
+    assert any(board["trends"].values())  # not all zero: the check above can fail
 
 
 def test_a_search_keeps_every_match_at_its_board_place(

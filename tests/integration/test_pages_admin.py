@@ -434,3 +434,28 @@ def test_page_errors_are_pages(
     assert missing.status_code == 404 and missing.headers["content-type"].startswith("text/html")
     api = anonymous.get("/v1/no/such/route")
     assert api.status_code == 404 and api.json() == {"detail": "Not Found"}
+
+
+def test_the_chart_and_recent_rounds_follow_the_journal(
+    admin: httpx.Client, server: httpx.Client, anonymous: httpx.Client
+) -> None:
+    """The chart draws every journal entry oldest first, labelled with its round (read
+    apart from the journal), and the recent list holds the newest 20 rounds even with an
+    admin's set among them."""
+    name = f"ch{uuid.uuid4().hex[:10]}"
+    body = {"name": name, "team_size": 1, "public": True, "params": {"t_shadow": 1}}
+    assert admin.post("/v1/pools", json=body).status_code == 201
+    for i in range(25):
+        post_round(server, name, [1], [100 + i], "A" if i % 4 else "B")
+        if i == 20:
+            put = {"rating": 1234, "reason": "test"}
+            assert admin.put(f"/v1/pools/{name}/players/{steam(1)}", json=put).status_code == 200
+    history = admin.get(f"/v1/pools/{name}/players/{steam(1)}/history").json()["entries"]
+    assert len(history) == 26
+    page = anonymous.get(f"/pools/{name}/players/{steam(1)}").text
+    titles = re.findall(r'<circle class="point[^"]*"[^>]*><title>([^<]*)</title>', page)
+    expected = [f"{e['after']} after {e['kind']} {e['round_id'] or ''}".strip() for e in history]
+    assert titles == expected[::-1]
+    table = page.split('<table id="rounds">', 1)[1].split("</table>", 1)[0]
+    listed = re.findall(r'/rounds/([^"]+)">', table)
+    assert listed == [e["round_id"] for e in history if e["kind"] == "round"][:20]

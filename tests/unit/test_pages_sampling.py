@@ -3,28 +3,12 @@ newest entry kept, voids placed among the points drawn."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
-from synelo.store.typedefs import JournalEntry
+from synelo.store.typedefs import RatingStep, VoidedRound
 from synelo.web.pages import sampled, void_marks
 
-AT = datetime(2026, 1, 1, tzinfo=UTC)
 
-
-def entry(seq: int, kind: str = "round") -> JournalEntry:
-    return JournalEntry(
-        seq,
-        kind,
-        f"r{seq}",
-        seq if kind == "round" else None,
-        "A",
-        1000,
-        1001,
-        None,
-        None,
-        None,
-        AT,
-    )
+def entry(pk: int, kind: str = "round") -> RatingStep:
+    return RatingStep(kind, pk if kind == "round" else None, 1000 + pk)  # type: ignore[arg-type]
 
 
 def test_a_short_history_is_drawn_whole() -> None:
@@ -45,10 +29,13 @@ def test_a_long_history_is_sampled_keeping_sets_and_the_newest() -> None:
 
 def test_voids_fall_between_the_rounds_around_them() -> None:
     entries = [entry(s) for s in (1, 2, 4, 5)]  # round 3 voided, and round 6, the newest
-    assert void_marks(entries, [(3, "r3"), (6, "r6")], complete=True) == [
+    voids = [VoidedRound(3, "r3"), VoidedRound(6, "r6")]
+    assert void_marks(entries, voids, complete=True) == [
         (1.5, "round r3 voided"),
         (3.5, "round r6 voided"),
     ]
     # older than the chart's first round: left out unless the chart has it all
-    assert void_marks(entries[1:], [(1, "r0")], complete=False) == []
-    assert void_marks(entries[1:], [(1, "r0")], complete=True) == [(-0.5, "round r0 voided")]
+    assert void_marks(entries[1:], [VoidedRound(1, "r0")], complete=False) == []
+    assert void_marks(entries[1:], [VoidedRound(1, "r0")], complete=True) == [
+        (-0.5, "round r0 voided")
+    ]

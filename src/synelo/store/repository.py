@@ -76,11 +76,13 @@ from synelo.store.typedefs import (
     PoolQuality,
     RatedPlayer,
     RatedRound,
+    RatingStep,
     RoundConflict,
     RoundReport,
     RoundView,
     SubmitResult,
     UnknownPool,
+    VoidedRound,
 )
 from synelo.store.window_cache import WindowCache
 
@@ -470,19 +472,10 @@ class Store:
 
         return current, self.boards.get(current.id, version, read)
 
-    def board_histogram(self, pool: Pool, bins: int) -> tuple[int, int, list[int]]:
-        """How many players of the pool's public board have a rating in each of `bins`
-        equal ranges from the lowest rating to the highest: (lowest, highest, counts)."""
+    def board_ratings(self, pool: Pool) -> list[int]:
+        """The ratings of the pool's public board, best first (its rating distribution)."""
         _, board = self.board(pool)
-        ratings = [row.rating for row in board.rows]
-        if not ratings:
-            return 0, 0, []
-        low, high = min(ratings), max(ratings)
-        width = (high - low) / bins or 1.0
-        counts = [0] * bins
-        for rating in ratings:
-            counts[min(int((rating - low) / width), bins - 1)] += 1
-        return low, high, counts
+        return [row.rating for row in board.rows]
 
     def hidden_players(self, pool: Pool) -> list[PlayerRow]:
         """The players an admin hid from the pool's public pages, by id (for the admin's
@@ -579,22 +572,34 @@ class Store:
             out.append((str(round_id), at, str(map_name), a, b))
         return out
 
-    def voided_rounds_of(self, pool: Pool, key: str) -> list[tuple[int, str]]:
-        """(seq, round_id) of the pool's voided rounds that the player was in, by seq: a
-        void leaves no journal row, so a player's chart marks them from here."""
+    def voided_rounds_of(self, pool: Pool, key: str) -> list[VoidedRound]:
+        """The pool's voided rounds that the player was in, in rating order: a void leaves
+        no journal row, so a player's chart marks them from here."""
         with self._read() as conn:
             found = conn.execute(
-                select(rounds.c.seq, rounds.c.round_id, rounds.c.report)
+                select(rounds.c.id, rounds.c.round_id, rounds.c.report)
                 .where(rounds.c.pool_id == pool.id, rounds.c.voided == true())
                 .order_by(rounds.c.seq)
             ).all()
         out = []
-        for seq, round_id, report in found:
+        for pk, round_id, report in found:
             stored = orjson.loads(report) if report else {}
             groups = (stored.get("teams") or {}, stored.get("participants") or {})
             if any(key in map(str, g.get(side, ())) for g in groups for side in ("A", "B")):
-                out.append((int(seq), str(round_id)))
+                out.append(VoidedRound(int(pk), str(round_id)))
         return out
+
+    def round_ids(self, pool: Pool, pks: Sequence[int]) -> dict[int, str]:
+        """The round_id of each of the pool's round rows `pks`."""
+        if not pks:
+            return {}
+        with self._read() as conn:
+            rows = conn.execute(
+                select(rounds.c.id, rounds.c.round_id).where(
+                    rounds.c.pool_id == pool.id, rounds.c.id.in_(list(pks))
+                )
+            )
+            return {int(pk): str(rid) for pk, rid in rows}
 
     def trends(self, pool: Pool, keys: Sequence[str], depth: int) -> dict[str, int]:
         """Each player's rating change over their last `depth` rated rounds: the sum of
@@ -943,6 +948,34 @@ class Store:
                 .order_by(chain.c.depth)
             )
             return [JournalEntry(*r) for r in conn.execute(stmt)]
+
+    def rating_series(self, pool: Pool, key: str, limit: int) -> list[RatingStep]:
+        """A player's newest `limit` journal entries, newest first, narrowed to what a chart
+        draws: a walk of the chain by primary key that joins nothing (a player page's chart
+        of 2,000 rounds and more reads only this)."""
+        with self._read() as conn:
+            start = conn.execute(
+                select(players.c.last_journal).where(
+                    players.c.pool_id == pool.id, players.c.player_key == key
+                )
+            ).scalar()
+            if start is None:
+                return []
+            step = (journal.c.id, journal.c.prev_id, journal.c.kind, journal.c.round_pk)
+            chain = (
+                select(*step, journal.c.after, literal(1).label("depth"))
+                .where(journal.c.id == start)
+                .cte("series", recursive=True)
+            )
+            chain = chain.union_all(
+                select(*step, journal.c.after, (chain.c.depth + 1).label("depth"))
+                .join(chain, journal.c.id == chain.c.prev_id)
+                .where(chain.c.depth < limit)
+            )
+            rows = conn.execute(
+                select(chain.c.kind, chain.c.round_pk, chain.c.after).order_by(chain.c.depth)
+            )
+            return [RatingStep(*r) for r in rows]
 
     def leaderboard(self, pool: Pool, limit: int) -> tuple[Pool, list[PlayerRow]]:
         """The pool as it stands and its visible players by rating (ties: more rounds

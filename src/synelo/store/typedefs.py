@@ -191,6 +191,23 @@ class UnknownRound(LookupError):
 
 
 @dataclass(frozen=True, slots=True)
+class RatingStep:
+    """One entry of a player's rating series: what a chart of their rating draws."""
+
+    kind: Literal["round", "set", "reset", "solve"]
+    round_pk: int | None  # the round's row (rows of a pool are numbered in rating order)
+    after: int
+
+
+@dataclass(frozen=True, slots=True)
+class VoidedRound:
+    """A voided round a player was in: it left no journal entry, so charts mark it."""
+
+    round_pk: int
+    round_id: str
+
+
+@dataclass(frozen=True, slots=True)
 class JournalEntry:
     id: int
     kind: Literal["round", "set", "reset", "solve"]  # a round, an admin change, a refit

@@ -13,6 +13,8 @@ from typing import Literal
 
 from markupsafe import Markup, escape
 
+from synelo.ratings.distribution import equal_bins
+
 WIDTH, HEIGHT, PAD = 640, 220, 28
 
 
@@ -103,13 +105,7 @@ def line_chart(
 def histogram(values: Sequence[float], bins: int, title: str, digits: int = 0) -> Markup:
     """How many values fall in each of `bins` equal ranges from the lowest to the highest:
     one bar each (class "bar"), its range (`digits` decimals) and count in its tooltip."""
-    if not values:
-        return Markup("")
-    low, high = min(values), max(values)
-    width = (high - low) / bins or 1.0
-    counts = [0] * bins
-    for v in values:
-        counts[min(int((v - low) / width), bins - 1)] += 1
+    low, high, counts = equal_bins(values, bins)
     return counted_histogram(low, high, counts, title, digits)
 
 

@@ -22,10 +22,16 @@ from synelo.service.deps import StoreDep
 from synelo.service.ids import normalize_id
 from synelo.service.paths import PlayerPathId, RoundPathId, maybe_storable
 from synelo.service.routers.players import player_out
-from synelo.service.routers.public import board_search, public_player, public_round
-from synelo.store.typedefs import JournalEntry, Pool, UnknownPool
+from synelo.service.routers.public import (
+    BARS,
+    TREND,
+    board_search,
+    public_player,
+    public_round,
+)
+from synelo.store.typedefs import Pool, RatingStep, UnknownPool, VoidedRound
 from synelo.web.admin import admin_session
-from synelo.web.charts import Point, counted_histogram, line_chart
+from synelo.web.charts import Point, histogram, line_chart
 from synelo.web.templating import render
 
 router = APIRouter(include_in_schema=False)
@@ -33,8 +39,6 @@ PAGE = 50  # players a leaderboard page lists
 HISTORY = 3_000  # journal entries a player's chart covers at most (2,000 rounds and more)
 CHART_POINTS = 500  # points it draws at most: a longer history is sampled evenly
 RECENT = 20  # rounds a player's page lists
-BARS = 20  # bars of a leaderboard's rating histogram
-TREND = 10  # a leaderboard's trend: the change over a player's last this many entries
 PoolName = Annotated[str, Path(pattern=POOL_NAME)]
 Event = tuple[float, str]  # a chart's vertical mark: where (a fractional point index), what
 
@@ -100,7 +104,7 @@ async def leaderboard(
     found, total, rows = await run_in_threadpool(
         store.public_board, found, (page - 1) * PAGE, PAGE, board_search(found, search)
     )
-    low, high, counts = await run_in_threadpool(store.board_histogram, found, BARS)
+    ratings = await run_in_threadpool(store.board_ratings, found)
     trends = await run_in_threadpool(store.trends, found, [r.player_key for _, r in rows], TREND)
     admin = await admin_session(request)
     hidden = await run_in_threadpool(store.hidden_players, found) if admin else []
@@ -118,7 +122,7 @@ async def leaderboard(
         page=page,
         pages=pages,
         q=search or "",
-        chart=counted_histogram(low, high, counts, f"ratings of the {sum(counts)} players listed"),
+        chart=histogram(ratings, BARS, f"ratings of the {len(ratings)} players listed"),
     )
 
 
@@ -135,21 +139,27 @@ async def player(
         raise NotFound(f"Pool {found.name} has no player {key}.")
     place = await run_in_threadpool(store.public_place, found, row)
     shown = public_player(row, found, place)
-    entries = await run_in_threadpool(store.history, found, key, HISTORY)
+    series = await run_in_threadpool(store.rating_series, found, key, HISTORY)
     voids = await run_in_threadpool(store.voided_rounds_of, found, key)
+    rounds_seen = [i for i, step in enumerate(series) if step.kind == "round"][:RECENT]
+    depth = rounds_seen[-1] + 1 if len(rounds_seen) == RECENT else len(series)
+    entries = await run_in_threadpool(store.history, found, key, max(depth, 1))
     chart = None
     if not shown.provisional:  # a provisional rating is never shown, not even as a line
-        ordered = list(reversed(entries))
+        ordered = list(reversed(series))
         kept = sampled(ordered, CHART_POINTS)
+        ids = await run_in_threadpool(
+            store.round_ids, found, [p for i in kept if (p := ordered[i].round_pk) is not None]
+        )
         points = [
             Point(
-                e.after,
-                f"{e.after} after {e.kind} {e.round_id or ''}".strip(),
-                marked=e.kind != "round",
+                step.after,
+                f"{step.after} after {step.kind} {ids.get(step.round_pk or 0, '')}".strip(),
+                marked=step.kind != "round",
             )
-            for e in (ordered[i] for i in kept)
+            for step in (ordered[i] for i in kept)
         ]
-        complete = len(entries) < HISTORY
+        complete = len(series) < HISTORY
         chart = line_chart(
             points,
             f"{shown.name or key}'s rating over "
@@ -170,14 +180,14 @@ async def player(
         player=shown,
         chart=chart,
         recent=recent,
-        marks=sum(1 for e in entries if e.kind != "round"),
+        marks=sum(1 for step in series if step.kind != "round"),
         voids=voids,
         figures=figures,
         hidden=row.hidden,
     )
 
 
-def sampled(entries: list[JournalEntry], limit: int) -> list[int]:
+def sampled(entries: list[RatingStep], limit: int) -> list[int]:
     """The indexes of the entries a chart draws: all of up to `limit`; of more, evenly
     spaced ones, with every admin change (a marked point) and the newest entry kept."""
     if len(entries) <= limit:
@@ -189,19 +199,18 @@ def sampled(entries: list[JournalEntry], limit: int) -> list[int]:
     return sorted(keep)
 
 
-def void_marks(
-    entries: list[JournalEntry], voids: list[tuple[int, str]], complete: bool
-) -> list[Event]:
+def void_marks(entries: list[RatingStep], voids: list[VoidedRound], complete: bool) -> list[Event]:
     """Where each voided round falls on a chart of `entries` (oldest first): halfway before
-    the first round entry rated after it, or past the last entry. A void before the first
-    entry is shown there only when the chart holds the player's whole journal (`complete`);
-    otherwise it is older than the chart."""
-    seqs = [(i, e.seq) for i, e in enumerate(entries) if e.kind == "round" and e.seq is not None]
+    the first round entry rated after it (a pool's round rows are numbered in rating
+    order), or past the last entry. A void before the first entry is shown there only when
+    the chart holds the player's whole journal (`complete`); otherwise it is older than the
+    chart."""
+    rated = [(i, e.round_pk) for i, e in enumerate(entries) if e.round_pk is not None]
     marks = []
-    for seq, round_id in voids:
-        after = next((i for i, s in seqs if s > seq), len(entries))
+    for void in voids:
+        after = next((i for i, pk in rated if pk > void.round_pk), len(entries))
         if after > 0 or complete:
-            marks.append((after - 0.5, f"round {round_id} voided"))
+            marks.append((after - 0.5, f"round {void.round_id} voided"))
     return marks
 
 

@@ -21,6 +21,7 @@ from pydantic import AfterValidator, BaseModel
 from starlette.concurrency import run_in_threadpool
 
 from synelo.models import MODELS
+from synelo.ratings.distribution import equal_bins
 from synelo.schemas import (
     POOL_NAME,
     PublicBoardOut,
@@ -31,6 +32,7 @@ from synelo.schemas import (
     PublicPoolsOut,
     PublicRoundOut,
     PublicRoundPlayerOut,
+    RatingBinsOut,
     storable,
 )
 from synelo.service.auth import require
@@ -50,6 +52,8 @@ CHANCE_DIGITS = 2
 HISTORY_MAX = 500  # journal entries one history answer gives at most
 PUBLIC_MAX_AGE_S = 15  # how long a browser or proxy may keep a public answer
 MAX_SEARCH = 64
+TREND = 10  # a board's trend: a player's change over their last this many rounds
+BARS = 20  # ranges of a board's rating distribution
 
 PoolName = Annotated[str, Path(description="pool name", pattern=POOL_NAME)]
 
@@ -180,12 +184,16 @@ async def public_leaderboard(
     found, total, page = await run_in_threadpool(
         store.public_board, found, offset, limit, board_search(found, search)
     )
+    trends = await run_in_threadpool(store.trends, found, [r.player_key for _, r in page], TREND)
+    ratings = await run_in_threadpool(store.board_ratings, found)
     answer = PublicBoardOut(
         pool=found.name,
         shadow_rounds=found.params.t_shadow,
         total=total,
         offset=offset,
         players=[public_player(row, found, place) for place, row in page],
+        trends=trends,
+        histogram=RatingBinsOut(**equal_bins(ratings, BARS)._asdict()),
     )
     return cached(request, answer, found)
 
@@ -284,7 +292,7 @@ async def public_history(
     answer = PublicHistoryOut(
         player=player,
         entries=public_entries(entries, player, exact=_has_token(request)),
-        voided=[round_id for _, round_id in voids],
+        voided=[void.round_id for void in voids],
     )
     return cached(request, answer, found)
 
