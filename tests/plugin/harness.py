@@ -260,3 +260,153 @@ class ScriptRunner:
         for move in outcome.moves:
             assert self.vm.call("T_ApplyMove", t, players[move.player], SIDE[move.to_team])
         self.handle(self.vm.drain())
+
+
+# --- the community rules (include/synelo/community.inc) ---------------------------------------
+
+SG_ACTIONS = {
+    1: "vote_counted",
+    2: "vote_refused",
+    3: "scramble",
+    4: "scramble_pending",
+    5: "team_allowed",
+    6: "team_refused",
+    7: "place_joiner",
+    8: "move_allowed",
+    9: "move_refused",
+    10: "command_run",
+    11: "command_refused",
+    12: "party_invited",
+    13: "party_joined",
+    14: "party_left",
+    15: "party_refused",
+}
+SG_WHY = [
+    None,
+    "not_playing",
+    "already_voted",
+    "pending",
+    "too_early",
+    "cooldown",
+    "too_few_players",
+    "team_lock",
+    "immune",
+    "busy",
+    "disabled",
+    "self",
+    "unknown_player",
+    "target_in_party",
+    "full",
+    "no_invite",
+    "in_party",
+    "no_party",
+]
+SG_COMMANDS = ["rank", "top", "balance", "party", "votescramble"]
+
+
+class CommunityRunner:
+    """Replays a community event script (mode "community") through community.inc in the VM,
+    turning its actions into synelo.game.community's action objects."""
+
+    def __init__(self, vm: LogicVM, script: dict[str, Any]) -> None:
+        from synelo.game.community import CommunitySettings
+
+        self.vm = vm
+        self.script = script
+        s = CommunitySettings.from_dict(script.get("settings", {}))
+        vm.call(
+            "T_SGReset",
+            s.vote_percent,
+            s.vote_min_players,
+            ms(s.vote_cooldown),
+            ms(s.vote_map_delay),
+            s.vote_at_round_end,
+            ms(s.teamlock),
+            s.teamlock_spectate,
+            ms(s.move_cooldown),
+            s.parties,
+            s.party_size,
+            ms(s.command_interval),
+        )
+
+    def run(self) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        for event in self.script["events"]:
+            self.feed(event, ms(event["t"]))
+            self.vm.raw = []
+            self.vm.call("T_SGDrain")
+            out.extend(self.decode(self.vm.raw))
+        return out
+
+    def feed(self, e: dict[str, Any], t: int) -> None:
+        kind, call = e["type"], self.vm.call
+        player = e.get("player", "")
+        if kind == "map_start":
+            call("T_SGMapStart", t)
+        elif kind == "join":
+            call("T_SGJoin", t, player, SIDE[e.get("team", "none")], bool(e.get("immune")))
+        elif kind == "leave":
+            call("T_SGLeave", t, player)
+        elif kind == "team_change":
+            call("T_SGTeamChange", t, player, SIDE[e["team"]])
+        elif kind == "round_start":
+            call("T_SGRoundStart", t)
+        elif kind == "round_end":
+            call("T_SGRoundEnd", t)
+        elif kind == "vote":
+            call("T_SGVote", t, player)
+        elif kind == "scrambled":
+            call("T_SGScrambled", t)
+        elif kind == "moved":
+            call("T_SGMoved", t, player, SIDE[e["to"]])
+        elif kind == "team_request":
+            call("T_SGTeamRequest", t, player, SIDE[e["team"]])
+        elif kind == "immune":
+            call("T_SGImmune", t, player, bool(e["immune"]))
+        elif kind == "move_request":
+            call("T_SGMoveRequest", t, player, bool(e.get("busy", False)))
+        elif kind == "command":
+            call("T_SGCommand", t, player, SG_COMMANDS.index(e["command"]))
+        elif kind == "party_invite":
+            call("T_SGPartyInvite", t, player, e["target"])
+        elif kind == "party_accept":
+            call("T_SGPartyAccept", t, player)
+        elif kind == "party_leave":
+            call("T_SGPartyLeave", t, player)
+        elif kind == "tick":
+            call("T_SGAdvance", t)
+        else:
+            raise ValueError(f"unknown event type {kind!r}")
+
+    @staticmethod
+    def decode(raw: list[tuple[int, int, int, int, int, int, str]]) -> list[dict[str, Any]]:
+        """Pairs of Py_Action calls (the action, then its arg2) into action objects."""
+        out = []
+        for (type_, arg, t, wait, side, why, text), (_, arg2, *_rest) in zip(
+            raw[::2], raw[1::2], strict=True
+        ):
+            kind = SG_ACTIONS[type_]
+            player, target, party = text.split("|")
+            action: dict[str, Any] = {"t": t / 1000, "type": kind}
+            if player:
+                action["player"] = player
+            if kind == "vote_counted":
+                action.update(votes=arg, needed=arg2)
+            elif kind in ("scramble", "scramble_pending"):
+                action["reason"] = "vote"
+            elif kind in ("team_allowed", "team_refused"):
+                action["team"] = SIDE_NAME[side]
+            elif kind in ("command_run", "command_refused"):
+                action["command"] = SG_COMMANDS[arg]
+            elif kind == "party_invited":
+                action["target"] = target
+            elif kind in ("party_joined", "party_left"):
+                action["party"] = party.split(",") if party else []
+            if SG_WHY[why] is not None:
+                action["reason"] = SG_WHY[why]
+            if wait:
+                action["wait"] = wait
+            if kind == "team_refused":
+                action["attempts"] = arg
+            out.append(action)
+        return out

@@ -11,6 +11,7 @@
 #include <synelo/logic>
 #include <synelo/delivery>
 #include <synelo/splits>
+#include <synelo/community>
 
 // type, arg, t (ms), from, to, reason, text (a body, or the moved player's id)
 native void Py_Action(int type, int arg, int t, int from, int to, int reason, const char[] text);
@@ -153,3 +154,64 @@ int SeatSplit(int s)
 
 public void T_SCFilled(int t) { SC_Filled(t); }
 public int T_SCUpdated() { return g_scUpdated; }
+
+// --- the community rules (include/synelo/community.inc) -----------------------------------
+
+public void T_SGReset(int percent, int minPlayers, int cooldownMs, int mapDelayMs, bool atRoundEnd,
+    int teamLockMs, bool spectate, int moveCooldownMs, bool parties, int partySize,
+    int commandIntervalMs)
+{
+    SG_Reset();
+    SG_ConfigureVotes(percent, minPlayers, cooldownMs, mapDelayMs, atRoundEnd);
+    SG_ConfigureGuards(teamLockMs, spectate, moveCooldownMs, parties, partySize, commandIntervalMs);
+}
+
+public void T_SGMapStart(int t) { SG_MapStart(t); }
+public void T_SGJoin(int t, const char[] id, int side, bool immune) { SG_Join(t, id, side, immune); }
+public void T_SGLeave(int t, const char[] id) { SG_Leave(t, id); }
+public void T_SGTeamChange(int t, const char[] id, int side) { SG_TeamChange(t, id, side); }
+public void T_SGRoundStart(int t) { SG_RoundStart(t); }
+public void T_SGRoundEnd(int t) { SG_RoundEnd(t); }
+public void T_SGVote(int t, const char[] id) { SG_Vote(t, id); }
+public void T_SGScrambled(int t) { SG_Scrambled(t); }
+public void T_SGMoved(int t, const char[] id, int side) { SG_Moved(t, id, side); }
+public void T_SGTeamRequest(int t, const char[] id, int side) { SG_TeamRequest(t, id, side); }
+public void T_SGImmune(int t, const char[] id, bool immune) { SG_SetImmune(t, id, immune); }
+public void T_SGMoveRequest(int t, const char[] id, bool busy) { SG_MoveRequest(t, id, busy); }
+public void T_SGCommand(int t, const char[] id, int command) { SG_Command(t, id, view_as<SGCommand>(command)); }
+public void T_SGPartyInvite(int t, const char[] id, const char[] target) { SG_PartyInvite(t, id, target); }
+public void T_SGPartyAccept(int t, const char[] id) { SG_PartyAccept(t, id); }
+public void T_SGPartyLeave(int t, const char[] id) { SG_PartyLeave(t, id); }
+public void T_SGAdvance(int t) { SG_Advance(t); }
+
+// Hands every queued community action to Python: Py_Action(type, arg, t, wait, side, why,
+// text), text "player|target|party" (party: ids, comma separated); then arg2 through a
+// second Py_Action of type -1 (arg: arg2).
+public int T_SGDrain()
+{
+    int n = 0;
+    SGAction action;
+    char text[SL_ID_LEN * 2 + SG_PARTY_TEXT + 4];
+    while (SG_NextAction(action))
+    {
+        n++;
+        int len = 0;
+        text[0] = '\0';
+        SJ_Raw(text, sizeof(text), len, action.player);
+        SJ_Raw(text, sizeof(text), len, "|");
+        SJ_Raw(text, sizeof(text), len, action.target);
+        SJ_Raw(text, sizeof(text), len, "|");
+        SJ_Raw(text, sizeof(text), len, action.party);
+        Py_Action(view_as<int>(action.type), action.arg, action.t, action.wait, action.side,
+            view_as<int>(action.why), text);
+        Py_Action(-1, action.arg2, action.t, 0, 0, 0, "");
+    }
+    return n;
+}
+
+// The parties of a /splits body (where 1) or an /autobalance body (where 2), or all (0).
+public void T_SGParties(int where)
+{
+    SG_PartiesJson(g_text, sizeof(g_text), view_as<SGWhere>(where));
+    Py_Action(0, 0, 0, 0, 0, 0, g_text);
+}

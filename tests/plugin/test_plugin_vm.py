@@ -14,7 +14,14 @@ from typing import Any
 
 import pytest
 
-from tests.plugin.harness import SIDE, LogicVM, ScriptRunner, compile_logic, game_scripts_dir
+from tests.plugin.harness import (
+    SIDE,
+    CommunityRunner,
+    LogicVM,
+    ScriptRunner,
+    compile_logic,
+    game_scripts_dir,
+)
 
 SCRIPTS_DIR = game_scripts_dir()
 SCRIPTS = sorted(SCRIPTS_DIR.glob("*.json"))
@@ -44,7 +51,10 @@ def test_event_script(smx: bytes, path: Path | None) -> None:
             "merged yet; set SYNELO_GAME_SCRIPTS to a folder of them)"
         )
     script = _load(path)
-    runner = ScriptRunner(LogicVM(smx), script)
+    vm = LogicVM(smx)
+    runner = (
+        CommunityRunner(vm, script) if script["mode"] == "community" else ScriptRunner(vm, script)
+    )
     assert runner.run() == script["expect"]
 
 
@@ -266,3 +276,60 @@ def test_a_split_is_applied_under_the_naming_that_moves_fewer(vm: LogicVM) -> No
     assert _choose(vm)[1] == {"p1": "B", "p2": "A", "p3": "A", "p4": "B", "p5": "waiting"}
     _cache(vm, {2: (["p1", "p2"], ["p3", "p5"])})  # as named: one moves; swapped: four
     assert _choose(vm)[1] == {"p1": "A", "p2": "A", "p3": "B", "p5": "B", "p4": "waiting"}
+
+
+# --- the community rules ------------------------------------------------------------------
+
+
+def _community(smx: bytes, events: list[dict[str, Any]], **settings: Any) -> CommunityRunner:
+    script = {"name": "x", "rule": "", "mode": "community", "settings": settings, "events": events}
+    return CommunityRunner(LogicVM(smx), script)
+
+
+def test_a_wrong_community_expectation_fails(smx: bytes) -> None:
+    """The community replay compares for real: the refusal's wait and reason are read."""
+    events = [
+        {"t": 0, "type": "map_start"},
+        {"t": 0, "type": "join", "player": "p1", "team": "A"},
+        {"t": 10.2, "type": "vote", "player": "p1"},
+    ]
+    got = _community(smx, events).run()
+    assert got == [
+        {"t": 10.2, "type": "vote_refused", "player": "p1", "reason": "too_early", "wait": 50}
+    ]
+    assert got != [{**got[0], "wait": 49}]
+
+
+def test_parties_go_to_the_service_with_their_eligible_members(smx: bytes) -> None:
+    """/splits gets every party of 2+ members on a team or waiting; /autobalance only the
+    members on a team; a spectating member is left out, and a party left with one is not
+    sent."""
+    runner = _community(
+        smx,
+        [
+            {"t": 0, "type": "join", "player": "a1", "team": "A"},
+            {"t": 0, "type": "join", "player": "a2", "team": "A"},
+            {"t": 0, "type": "join", "player": "w1", "team": "waiting"},
+            {"t": 0, "type": "join", "player": 'q"x', "team": "B"},
+            {"t": 0, "type": "join", "player": "s1", "team": "none"},
+            {"t": 1, "type": "party_invite", "player": "a1", "target": "a2"},
+            {"t": 1, "type": "party_accept", "player": "a2"},
+            {"t": 1, "type": "party_invite", "player": "a1", "target": "s1"},
+            {"t": 1, "type": "party_accept", "player": "s1"},
+            {"t": 2, "type": "party_invite", "player": 'q"x', "target": "w1"},
+            {"t": 2, "type": "party_accept", "player": "w1"},
+        ],
+    )
+    runner.run()
+
+    def parties(where: int) -> Any:
+        runner.vm.raw = []
+        runner.vm.call("T_SGParties", where)
+        return json.loads(runner.vm.raw[0][-1])
+
+    assert parties(0) == [["a1", "a2", "s1"], ['q"x', "w1"]]
+    assert parties(1) == [["a1", "a2"], ['q"x', "w1"]]
+    assert parties(2) == [["a1", "a2"]]
+    runner.vm.call("T_SGPartyLeave", 3000, "a2")
+    runner.vm.call("T_SGDrain")
+    assert parties(1) == [['q"x', "w1"]]

@@ -8,12 +8,13 @@ from pathlib import Path
 import pytest
 
 from synelo.game import MODES, GameSettings, load_script, logic_for, replay
+from synelo.game.community import CommunityRules, CommunitySettings, votes_needed
 
 SCRIPTS = sorted((Path(__file__).parent.parent / "game_scripts").glob("*.json"))
 
 
 def test_there_is_a_script_for_every_mode() -> None:
-    assert {load_script(p).mode for p in SCRIPTS} == set(MODES)
+    assert {load_script(p).mode for p in SCRIPTS} == {*MODES, "community"}
 
 
 @pytest.mark.parametrize("path", SCRIPTS, ids=[p.stem for p in SCRIPTS])
@@ -39,6 +40,42 @@ EVENT_KEYS = {
     "round_end": ({"winner", "full_round"}, set()),
     "tick": (set(), set()),
 }
+COMMUNITY_EVENT_KEYS = {
+    "map_start": (set(), set()),
+    "join": ({"player", "team"}, {"immune"}),
+    "leave": ({"player"}, set()),
+    "team_change": ({"player", "team"}, set()),
+    "round_start": (set(), set()),
+    "round_end": (set(), set()),
+    "vote": ({"player"}, set()),
+    "scrambled": (set(), set()),
+    "moved": ({"player", "to"}, set()),
+    "team_request": ({"player", "team"}, set()),
+    "immune": ({"player", "immune"}, set()),
+    "move_request": ({"player"}, {"busy"}),
+    "command": ({"player", "command"}, set()),
+    "party_invite": ({"player", "target"}, set()),
+    "party_accept": ({"player"}, set()),
+    "party_leave": ({"player"}, set()),
+    "tick": (set(), set()),
+}
+COMMUNITY_ACTION_KEYS = {
+    "vote_counted": ({"player", "votes", "needed"}, set()),
+    "vote_refused": ({"player", "reason"}, {"wait"}),
+    "scramble": ({"reason"}, set()),
+    "scramble_pending": ({"reason"}, set()),
+    "team_allowed": ({"player", "team"}, set()),
+    "team_refused": ({"player", "team", "reason", "wait", "attempts"}, set()),
+    "place_joiner": ({"player"}, set()),
+    "move_allowed": ({"player"}, set()),
+    "move_refused": ({"player", "reason"}, {"wait"}),
+    "command_run": ({"player", "command"}, set()),
+    "command_refused": ({"player", "command", "wait"}, set()),
+    "party_invited": ({"player", "target"}, set()),
+    "party_joined": ({"player", "party"}, set()),
+    "party_left": ({"player", "party"}, set()),
+    "party_refused": ({"player", "reason"}, set()),
+}
 ACTION_KEYS = {
     "report_round": {"winner", "team_a", "team_b", "participants_a", "participants_b"},
     "request_splits": {"players"},
@@ -52,6 +89,15 @@ def test_script_keeps_to_the_format(path: Path) -> None:
     script = load_script(path)
     times = [e["t"] for e in script.events]
     assert times == sorted(times)
+    if script.mode == "community":
+        for event in script.events:
+            required, optional = COMMUNITY_EVENT_KEYS[event["type"]]
+            assert required <= set(event) - {"t", "type"} <= required | optional, event
+        for action in script.expect:
+            required, optional = COMMUNITY_ACTION_KEYS[action["type"]]
+            assert required <= set(action) - {"t", "type"} <= required | optional, action
+            assert action.get("party", []) == sorted(action.get("party", []))
+        return
     for event in script.events:
         required, optional = EVENT_KEYS[event["type"]]
         keys = set(event) - {"t", "type"}
@@ -74,3 +120,31 @@ def test_bad_input_is_refused() -> None:
         logic_for("deathmatch")
     with pytest.raises(ValueError, match="unknown settings"):
         GameSettings.from_dict({"streaks": 3})
+
+
+def test_the_community_rules_refuse_bad_input() -> None:
+    rules = CommunityRules()
+    rules.feed({"t": 5, "type": "tick"})
+    with pytest.raises(ValueError, match="before the previous"):
+        rules.feed({"t": 4, "type": "tick"})
+    with pytest.raises(ValueError, match="unknown event"):
+        rules.feed({"t": 6, "type": "round_won"})
+    with pytest.raises(ValueError, match="unknown settings"):
+        CommunitySettings.from_dict({"vote_ratio": 0.6})
+
+
+@pytest.mark.parametrize(
+    ("percent", "players", "needed"),
+    [
+        (60, 6, 4),
+        (60, 5, 3),
+        (60, 10, 6),
+        (50, 4, 2),
+        (50, 5, 3),
+        (100, 7, 7),
+        (1, 3, 1),
+        (0, 9, 1),
+    ],
+)
+def test_votes_needed_round_up(percent: int, players: int, needed: int) -> None:
+    assert votes_needed(percent, players) == needed

@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from synelo.game.logic import logic_for
+from synelo.game.community import CommunityRules, CommunitySettings
+from synelo.game.logic import RoundLogic, logic_for
 from synelo.game.typedefs import Action, Event, GameSettings
 
 
@@ -35,6 +36,11 @@ def load_script(path: Path) -> Script:
 
 
 def replay(script: Script) -> list[Action]:
-    """Every action the mode's state machine emits for the script's events, in order."""
-    logic = logic_for(script.mode, GameSettings.from_dict(script.settings))
+    """Every action the mode's state machine emits for the script's events, in order (mode
+    "community": the community rules instead of a round logic)."""
+    logic: RoundLogic | CommunityRules
+    if script.mode == "community":
+        logic = CommunityRules(CommunitySettings.from_dict(script.settings))
+    else:
+        logic = logic_for(script.mode, GameSettings.from_dict(script.settings))
     return [action for event in script.events for action in logic.feed(event)]
