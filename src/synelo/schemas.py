@@ -281,6 +281,12 @@ class PlayerOut(BaseModel):
         "k, Elo's rating, TrueSkill's and openskill's mu and sigma"
     )
     hidden: bool = Field(False, description="an admin hid the player from public lists")
+    place: int | None = Field(
+        None,
+        description="the player's place on the pool's public board (1 = the best), the one "
+        "the public leaderboard gives; null when not listed there: in the shadow period, "
+        "stale, or hidden",
+    )
 
 
 class LookupIn(BaseModel):
@@ -296,6 +302,9 @@ class LookupIn(BaseModel):
 
 
 class LookupOut(BaseModel):
+    shadow_rounds: int = Field(
+        description="T: rounds a player needs before being listed (the pool's t_shadow)"
+    )
     players: list[PlayerOut]
 
 

@@ -54,6 +54,7 @@ def test_unknown_player_lookup_is_default_and_not_stored(
         "k": 72.0,
         "skill": {"convergence": 1.0, "k": 72.0},
         "hidden": False,
+        "place": None,
     }
     assert admin.get(f"/v1/pools/{pool}/quality").json()["players"] == 0
 
@@ -286,3 +287,70 @@ def test_a_players_name_is_the_latest_reported_and_shown_everywhere(
     )
     assert long.status_code == 422
     assert server.get(f"/v1/pools/{pool}/players/{a}").json()["name"] == "Alice [RED]"
+
+
+def board_places(client: httpx.Client, pool: str) -> dict[str, int]:
+    """Each listed player's place on the pool's public board (a token reads a private one)."""
+    r = client.get(f"/v1/public/pools/{pool}/leaderboard", params={"limit": 200})
+    assert r.status_code == 200, r.text
+    return {p["steam_id"]: p["place"] for p in r.json()["players"]}
+
+
+def lookup(server: httpx.Client, pool: str, ids: list[str]) -> dict:
+    r = server.post(f"/v1/pools/{pool}/players/lookup", json={"steam_ids": ids})
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+def test_lookup_places_are_the_public_boards(
+    admin: httpx.Client, server: httpx.Client, clock: MovableClock
+) -> None:
+    """A game server's `!rank`: each player's place is the public board's, ties and all
+    (rating, then more rounds, then id); null in the shadow period, hidden or stale."""
+    pool = f"r{uuid.uuid4().hex[:12]}"
+    made = admin.post("/v1/pools", json={"name": pool, "team_size": 1, "params": {"t_shadow": 2}})
+    assert made.status_code == 201, made.text
+    for a, b in [(1, 2), (3, 4), (5, 6), (2, 1), (4, 3), (6, 5), (1, 7)]:
+        play(server, pool, [steam(a)], [steam(b)])  # 1 has 3 rounds, 7 one (in the shadow)
+    for n, rating in [(1, 1200), (2, 1200), (4, 1200), (5, 900), (6, 1200), (7, 1400)]:
+        r = admin.put(f"/v1/pools/{pool}/players/{steam(n)}", json={"rating": rating})
+        assert r.status_code == 200, r.text
+    top = admin.put(f"/v1/pools/{pool}/players/{steam(3)}", json={"rating": 1500})
+    assert top.json()["place"] == 1  # an admin's answer: the place the set left
+    ids = [steam(n) for n in (7, 6, 1, 99, 3, 5, 2, 4)]  # 99: never rated
+
+    got = lookup(server, pool, ids)
+    assert got["shadow_rounds"] == 2
+    places = {p["steam_id"]: p["place"] for p in got["players"]}
+    expected = {steam(3): 1, steam(1): 2, steam(2): 3, steam(4): 4, steam(6): 5, steam(5): 6}
+    assert board_places(server, pool) == expected
+    assert places == {**expected, steam(7): None, steam(99): None}
+    assert [p["steam_id"] for p in got["players"]] == ids  # the request's order kept
+    one = server.get(f"/v1/pools/{pool}/players/{steam(4)}").json()
+    assert one["place"] == 4
+    assert server.get(f"/v1/pools/{pool}/players/{steam(7)}").json()["place"] is None
+
+    hidden = admin.put(f"/v1/pools/{pool}/players/{steam(1)}/hidden", json={"hidden": True})
+    assert hidden.status_code == 200 and hidden.json()["place"] is None
+    places = {p["steam_id"]: p["place"] for p in lookup(server, pool, ids)["players"]}
+    expected = {steam(3): 1, steam(2): 2, steam(4): 3, steam(6): 4, steam(5): 5}
+    assert board_places(server, pool) == expected
+    assert places == {**expected, steam(1): None, steam(7): None, steam(99): None}
+    shown = admin.put(f"/v1/pools/{pool}/players/{steam(1)}/hidden", json={"hidden": False})
+    assert shown.json()["place"] == 2
+
+    clock.offset = timedelta(days=31)  # every player stale: the board lists no one
+    got = lookup(server, pool, ids)
+    assert all(p["stale"] for p in got["players"] if p["rounds_played"])
+    assert [p["place"] for p in got["players"]] == [None] * len(ids)
+    assert board_places(server, pool) == {}
+
+
+def test_lookup_answers_the_pools_shadow_length(server: httpx.Client, pool: str) -> None:
+    """A player in the shadow period has no place; `shadow_rounds` says how long it lasts
+    (the default T here, 50; a pool's own t_shadow above)."""
+    play(server, pool, [steam(1)], [steam(2)])
+    got = lookup(server, pool, [steam(1)])
+    assert got["shadow_rounds"] == 50
+    (me,) = got["players"]
+    assert (me["rounds_played"], me["visible"], me["place"]) == (1, False, None)

@@ -642,6 +642,12 @@ class Store:
         _, board = self.board(pool)
         return board.places.get(row.player_key)
 
+    def public_places(self, pool: Pool, keys: Sequence[str]) -> dict[str, int]:
+        """The places on the pool's public board of those of `keys` it lists: one read of
+        the board for a whole lookup, not one a player."""
+        _, board = self.board(pool)
+        return {key: board.places[key] for key in keys if key in board.places}
+
     def set_autotune(
         self, pool_name: str, setting: Mapping[str, Any] | None, actor: str, reason: str | None
     ) -> Pool:

@@ -172,7 +172,7 @@ async def player(
     recent = [e for e in entries if e.kind == "round"][:RECENT]
     figures = None
     if admin is not None or not shown.provisional:  # a model's figures may hold the rating
-        figures = player_out(key, row, found, store).skill
+        figures = player_out(key, row, found, store, None).skill  # its place unused
     return render(
         request,
         "player.html",

@@ -59,9 +59,12 @@ def settable(pool: Pool, rating: int) -> bool:
     return -SET_LIMIT <= rating <= SET_LIMIT and ratable(pool_model(pool), rating)
 
 
-def player_out(key: str, row: PlayerRow | None, pool: Pool, store: StoreDep) -> PlayerOut:
-    """A player as the game server sees it. Unknown players are new: in SynElo R_0, 0
-    rounds, C = 1; in another model its new player's state."""
+def player_out(
+    key: str, row: PlayerRow | None, pool: Pool, store: StoreDep, place: int | None
+) -> PlayerOut:
+    """A player as the game server sees it, at `place` on the public board (None: not
+    listed). Unknown players are new: in SynElo R_0, 0 rounds, C = 1; in another model its
+    new player's state."""
     params = pool.params
     if pool.is_synelo:
         if row is None:
@@ -89,14 +92,24 @@ def player_out(key: str, row: PlayerRow | None, pool: Pool, store: StoreDep) -> 
         k=skill["k"] if pool.is_synelo else None,
         skill=skill,
         hidden=row.hidden if row else False,
+        place=place,
     )
+
+
+def placed(answer: PlayerOut, pool: Pool, store: StoreDep) -> PlayerOut:
+    """An admin write's answer with the player's board place as the write left it: the board
+    is read on a connection of its own, which cannot see into the write's transaction, so
+    only once that is committed."""
+    place = store.public_places(pool, [answer.steam_id]).get(answer.steam_id)
+    return answer.model_copy(update={"place": place})
 
 
 @router.get("/players/{steam_id}", response_model=PlayerOut, dependencies=[ServerAuth])
 def get_player(pool: PoolDep, steam_id: PlayerPathId, store: StoreDep) -> PlayerOut:
     key = normalize_id(steam_id, pool.player_ids, ("path", "steam_id"))
     pool, found = store.read_players(pool, [key])
-    return player_out(key, found.get(key), pool, store)
+    place = store.public_places(pool, [key]).get(key)
+    return player_out(key, found.get(key), pool, store, place)
 
 
 @router.post("/players/lookup", response_model=LookupOut, dependencies=[ServerAuth])
@@ -115,7 +128,11 @@ def lookup_players(pool: PoolDep, body: LookupIn, store: StoreDep) -> LookupOut:
         names[key] = name
     store.save_names(pool, names)
     pool, found = store.read_players(pool, keys)
-    return LookupOut(players=[player_out(k, found.get(k), pool, store) for k in keys])
+    places = store.public_places(pool, keys)
+    return LookupOut(
+        shadow_rounds=pool.params.t_shadow,
+        players=[player_out(k, found.get(k), pool, store, places.get(k)) for k in keys],
+    )
 
 
 @router.put("/players/{steam_id}", response_model=PlayerOut, dependencies=[AdminAuth])
@@ -140,14 +157,15 @@ def set_rating(
             value=body.rating,
         )
     # the answer is built inside the write's transaction: if it fails, nothing was written
-    return store.set_rating(
+    answer = store.set_rating(
         pool.name,
         key,
         body.rating,
         actor(request),
         body.reason,
-        view=lambda pool, row: player_out(key, row, pool, store),
+        view=lambda pool, row: player_out(key, row, pool, store, None),
     )
+    return placed(answer, pool, store)
 
 
 @router.delete("/players/{steam_id}", response_model=PlayerOut, dependencies=[AdminAuth])
@@ -161,13 +179,14 @@ def reset_player(
     """Reset a player to a new player's rating and 0 rounds (logged, as a set is)."""
     key = normalize_id(steam_id, pool.player_ids, ("path", "steam_id"))
     try:
-        return store.reset_player(
+        answer = store.reset_player(
             pool.name,
             key,
             actor(request),
             reason,
-            view=lambda pool, row: player_out(key, row, pool, store),
+            view=lambda pool, row: player_out(key, row, pool, store, None),
         )
+        return placed(answer, pool, store)
     except UnknownPool:  # deleted since the request began
         raise HTTPException(404, "unknown pool") from None
 
@@ -188,10 +207,13 @@ def hide_player(
     def view(current: Pool, row: PlayerRow | None) -> PlayerOut:
         if row is None:
             raise HTTPException(404, f"pool {current.name!r} has never rated player {key}")
-        return player_out(key, row, current, store)
+        return player_out(key, row, current, store, None)
 
     try:
-        return store.set_hidden(pool.name, key, body.hidden, actor(request), body.reason, view=view)
+        answer = store.set_hidden(
+            pool.name, key, body.hidden, actor(request), body.reason, view=view
+        )
+        return placed(answer, pool, store)
     except UnknownPool:  # deleted since the request began
         raise HTTPException(404, "unknown pool") from None
 
