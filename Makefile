@@ -33,8 +33,9 @@ run: setup
 	$(BIN)/synelo init
 	$(BIN)/synelo serve --host $(HOST) --port $(PORT)
 
-## Every check CI runs: lint, the tests (SQLite and PostgreSQL) with the coverage floor, docs.
-test: setup lint check-tests docs
+## Every check CI runs: lint, the tests (SQLite and PostgreSQL) with the coverage floor, docs,
+## and the SourceMod plugin's build (any compiler warning fails it).
+test: setup lint check-tests docs plugin
 
 ## ruff's lint rules, ruff's formatting, and mypy (strict on src/, see pyproject.toml).
 lint: setup

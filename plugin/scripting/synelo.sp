@@ -1,10 +1,12 @@
 /**
  * synelo for Team Fortress 2: ratings, scrambles and autobalance from a synelo service.
  *
- * The decisions (participation, reports, triggers, the report buffer, the split cache) live in
- * include/synelo/{logic,delivery,splits}.inc, which make no engine calls and are tested under
- * pysmx's VM; this file turns game events into their events and their actions into HTTP
- * requests (REST in Pawn 1.3) and team changes.
+ * The decisions (participation, reports, triggers, the report buffer, the split cache, votes,
+ * team locks, immunity, parties, command limits) live in
+ * include/synelo/{logic,delivery,splits,community}.inc, which make no engine calls and are
+ * tested under pysmx's VM; this file turns game events into their events and their actions
+ * into HTTP requests (REST in Pawn 1.3) and team changes. synelo/community.sp has the player
+ * commands and the team lock, synelo/api.sp the natives, forwards and admin menu.
  */
 
 #pragma semicolon 1
@@ -18,6 +20,9 @@
 #include <synelo/logic>
 #include <synelo/delivery>
 #include <synelo/splits>
+#include <synelo/community>
+#undef REQUIRE_PLUGIN
+#include <adminmenu>
 
 #define SYNELO_VERSION "0.1.0"
 #define SYN_BODY_LEN SL_REPORT_LEN
@@ -71,11 +76,15 @@ int g_lastStatus = -1;        // last HTTP status from the service (0: unreachab
 float g_lastStatusAt;
 char g_body[SYN_BODY_LEN];      // request bodies are built here (kept off the stack)
 
+#include "synelo/community.sp"
+#include "synelo/api.sp"
+
 // --- loading ------------------------------------------------------------------------------
 
 public APLRes AskPluginLoad2(Handle myself, bool late, char[] error, int err_max)
 {
     SynRip_MarkOptional();
+    Api_CreateNatives();
     RegPluginLibrary("synelo");
     return APLRes_Success;
 }
@@ -114,6 +123,30 @@ public void OnPluginStart()
         "sectors_edge: seconds after marking the stronger team before dying players move", _, true, 0.0);
     g_cvSeGap = CreateConVar("sm_synelo_se_power_gap", "10",
         "sectors_edge: team power difference that is unbalanced", _, true, 0.5);
+    g_cvVoteRatio = CreateConVar("sm_synelo_vote_ratio", "60",
+        "Vote scramble: percent of the players on a team whose votes scramble", _, true, 1.0, true, 100.0);
+    g_cvVoteMinPlayers = CreateConVar("sm_synelo_vote_min_players", "6",
+        "Vote scramble: fewer players on the teams than this and no vote counts", _, true, 1.0);
+    g_cvVoteCooldown = CreateConVar("sm_synelo_vote_cooldown", "300",
+        "Vote scramble: seconds after any scramble before a vote counts", _, true, 0.0);
+    g_cvVoteDelay = CreateConVar("sm_synelo_vote_delay", "60",
+        "Vote scramble: seconds after the map started before a vote counts", _, true, 0.0);
+    g_cvVoteRoundEnd = CreateConVar("sm_synelo_vote_at_round_end", "0",
+        "Vote scramble: 1 scrambles at the round end, 0 at once", _, true, 0.0, true, 1.0);
+    g_cvTeamLock = CreateConVar("sm_synelo_teamlock_seconds", "60",
+        "Seconds a scramble or an autobalance move keeps a player on their team (0: off)", _, true, 0.0);
+    g_cvTeamLockSpectate = CreateConVar("sm_synelo_teamlock_spectate", "1",
+        "1: a locked player may go to spectator (and come back to the same team only)", _, true, 0.0, true, 1.0);
+    g_cvMoveCooldown = CreateConVar("sm_synelo_move_cooldown", "120",
+        "Seconds before the same player may be moved again", _, true, 0.0);
+    g_cvImmunityFlag = CreateConVar("sm_synelo_immunity_flag", "a",
+        "Admin flag(s) that exempt a player from being moved (empty: nobody)");
+    g_cvParties = CreateConVar("sm_synelo_parties", "1",
+        "1: players may form parties (!party) that scrambles keep together", _, true, 0.0, true, 1.0);
+    g_cvPartySize = CreateConVar("sm_synelo_party_size", "4",
+        "Players a party may have", _, true, 2.0, true, 12.0);
+    g_cvCommandInterval = CreateConVar("sm_synelo_command_interval", "5",
+        "Seconds between two uses of a player command (!rank, !top, ...) by one player", _, true, 0.0);
     AutoExecConfig(true, "plugin.synelo");
 
     g_cvEnabled.AddChangeHook(OnEnabledChanged);
@@ -123,6 +156,22 @@ public void OnPluginStart()
     g_cvPolicy.AddChangeHook(OnSettingChanged);
     g_cvSeDelay.AddChangeHook(OnSettingChanged);
     g_cvSeGap.AddChangeHook(OnSettingChanged);
+    ConVar community[11];
+    community[0] = g_cvVoteRatio;
+    community[1] = g_cvVoteMinPlayers;
+    community[2] = g_cvVoteCooldown;
+    community[3] = g_cvVoteDelay;
+    community[4] = g_cvVoteRoundEnd;
+    community[5] = g_cvTeamLock;
+    community[6] = g_cvTeamLockSpectate;
+    community[7] = g_cvMoveCooldown;
+    community[8] = g_cvParties;
+    community[9] = g_cvPartySize;
+    community[10] = g_cvCommandInterval;
+    for (int c = 0; c < sizeof(community); c++)
+    {
+        community[c].AddChangeHook(OnSettingChanged);
+    }
 
     HookEvent("player_hurt", Event_PlayerHurt);
     HookEvent("player_healed", Event_PlayerHealed);
@@ -143,6 +192,16 @@ public void OnPluginStart()
         "sm_synelo_scramble - scramble at the next round start");
     RegAdminCmd("sm_synelo_rating", Cmd_Rating, ADMFLAG_GENERIC,
         "sm_synelo_rating <target> - a player's synelo rating");
+    RegConsoleCmd("sm_rank", Cmd_Rank, "sm_rank [name] - your synelo rating and place, or a player's");
+    RegConsoleCmd("sm_top", Cmd_Top, "sm_top - the 10 best of this server's pool");
+    RegConsoleCmd("sm_balance", Cmd_Balance, "sm_balance - each team's chance to win now");
+    RegConsoleCmd("sm_party", Cmd_Party, "sm_party <name> | accept | leave - play on one team");
+    RegConsoleCmd("sm_scramble", Cmd_VoteScramble, "sm_scramble - vote to scramble the teams");
+    RegConsoleCmd("sm_synelo_votescramble", Cmd_VoteScramble,
+        "sm_synelo_votescramble - vote to scramble the teams");
+    AddCommandListener(Listener_JoinTeam, "jointeam");
+    AddCommandListener(Listener_JoinTeam, "spectate");
+    Api_CreateForwards();
 
     SD_Reset();
     SC_Clear();
@@ -207,6 +266,7 @@ void ConfigureLogic()
     }
     SL_ConfigureSectorsEdge(StrEqual(policy, "sectors_edge"),
         RoundToNearest(g_cvSeDelay.FloatValue * 1000.0), RoundToNearest(g_cvSeGap.FloatValue * 2.0));
+    Community_Configure();
 }
 
 public void OnPluginEnd()
@@ -228,6 +288,7 @@ public void OnMapStart()
     SC_Clear();  // times restart with the map; waiting_ended (or arena round 1) asks anew
     ConfigureLogic();
     SL_SetServer(serverId, map, prefix);
+    SG_MapStart(0);
     g_preRound = false;
     g_waitSetup = false;
     g_duel = false;
@@ -236,6 +297,8 @@ public void OnMapStart()
         if (IsClientInGame(client) && g_clientId[client][0] != '\0')
         {
             SL_Join(NowMs(), g_clientId[client], ClientSide(client, GetClientTeam(client)));
+            SG_Join(NowMs(), g_clientId[client], ClientSide(client, GetClientTeam(client)),
+                HasImmunity(client));
             if (g_clientKnown[client])
             {
                 SL_SetRating(g_clientId[client], g_clientRating[client]);
@@ -422,6 +485,7 @@ public void OnClientAuthorized(int client, const char[] auth)
     // Authorised after joining a team (player_team was ignored until now): seat it there.
     int side = IsClientInGame(client) ? ClientSide(client, GetClientTeam(client)) : SL_NONE;
     SL_Join(NowMs(), g_clientId[client], side);
+    SG_Join(NowMs(), g_clientId[client], side, false);  // immunity: OnClientPostAdminCheck
     DrainActions();
     LookUp(client);
 }
@@ -431,7 +495,9 @@ public void OnClientDisconnect(int client)
     if (g_clientId[client][0] != '\0')
     {
         SL_Leave(NowMs(), g_clientId[client]);
+        SG_Leave(NowMs(), g_clientId[client]);
         DrainActions();
+        DrainCommunity();
     }
     g_clientId[client][0] = '\0';
     g_clientKnown[client] = false;
@@ -482,6 +548,7 @@ public void Event_PlayerTeam(Event event, const char[] name, bool dontBroadcast)
         return;
     }
     SL_TeamChange(NowMs(), g_clientId[client], ClientSide(client, event.GetInt("team")));
+    SG_TeamChange(NowMs(), g_clientId[client], ClientSide(client, event.GetInt("team")));
     DrainActions();
 }
 
@@ -567,6 +634,7 @@ void DoorsUp()
         return;
     }
     SL_RoundStart(NowMs(), SL_B);  // BLU attacks on attack/defend and payload maps
+    SG_RoundStart(NowMs());
     DrainActions();
 }
 
@@ -591,6 +659,8 @@ void RoundEnded(int winner, bool fullRound)
     }
     SL_RoundEnd(NowMs(), winner, fullRound);
     DrainActions();
+    SG_RoundEnd(NowMs());
+    DrainCommunity();  // a vote that passed during the round scrambles at the next start
     if (g_duel)
     {
         RestoreTeamSize();
@@ -629,6 +699,7 @@ public Action Timer_Tick(Handle timer)
         SL_Tick(NowMs());
         DrainActions();
     }
+    SendNextReport();  // a retry whose time has come (SD_NextDue says)
     return Plugin_Continue;
 }
 
@@ -643,10 +714,8 @@ void DrainActions()
         {
             case SL_ACT_REPORT:
             {
-                if (SD_Add(g_slReport))
-                {
-                    LogError("synelo: the report buffer is full; dropped the oldest round report");
-                }
+                SD_Add(g_slReport);
+                LogDrops();
                 SendNextReport();
             }
             case SL_ACT_REQUEST_SPLITS:
@@ -691,12 +760,18 @@ HTTPRequest NewRequest(const char[] path)
 {
     char base[256];
     char pool[64];
-    char token[256];
     char url[512];
     g_cvUrl.GetString(base, sizeof(base));
     g_cvPool.GetString(pool, sizeof(pool));
-    g_cvToken.GetString(token, sizeof(token));
     FormatEx(url, sizeof(url), "%s/v1/pools/%s/%s", base, pool, path);
+    return NewRequestAt(url);
+}
+
+// A request to any URL of the service, with the server token.
+HTTPRequest NewRequestAt(const char[] url)
+{
+    char token[256];
+    g_cvToken.GetString(token, sizeof(token));
     HTTPRequest request = new HTTPRequest(url);
     request.SetHeader("Authorization", "Bearer %s", token);
     request.SetHeader("Accept", "application/json");
@@ -730,15 +805,20 @@ void NoteStatus(int status)
     g_lastStatusAt = GetEngineTime();
 }
 
+// Looks the player up, sending their name (POST players/lookup): rating, rounds, place and the
+// pool's shadow length come back.
 void LookUp(int client)
 {
     if (!g_ripOk || !Active())
     {
         return;
     }
-    char path[96];
-    FormatEx(path, sizeof(path), "players/%s", g_clientId[client]);
-    NewRequest(path).Get(OnLookUp, GetClientUserId(client));
+    char name[MAX_NAME_LENGTH];
+    if (GetClientName(client, name, sizeof(name)))
+    {
+        SL_SetName(g_clientId[client], name);
+    }
+    PostLookup(client, OnLookUp, GetClientUserId(client));
 }
 
 public void OnLookUp(HTTPResponse response, any userid, const char[] error)
@@ -751,12 +831,11 @@ public void OnLookUp(HTTPResponse response, any userid, const char[] error)
         return;
     }
     int client = GetClientOfUserId(userid);
-    if (client <= 0)
+    if (client <= 0 || !ReadLookup(response, client))
     {
         return;
     }
-    JSONObject data = view_as<JSONObject>(response.Data);
-    StoreRating(client, data);
+    Api_RatingsLoaded(client);
     g_clientGreet[client] = true;
     if (IsClientInGame(client))
     {
@@ -782,7 +861,7 @@ void Greet(int client)
     }
     else
     {
-        PrintToChat(client, "%t", "Synelo Your Rating Hidden", g_clientRounds[client]);
+        PrintToChat(client, "%t", "Synelo Your Rating Hidden", g_clientRounds[client], g_shadowRounds);
     }
 }
 
@@ -810,13 +889,25 @@ void SendNextReport()
     {
         return;
     }
-    if (!SD_Next(g_body, sizeof(g_body)))
+    if (!SD_NextDue(NowMs(), g_body, sizeof(g_body)))
     {
-        return;
+        return;  // none waiting, one in flight, or the retry is not due yet
     }
     if (!PostText("rounds", g_body, OnReport, 0))
     {
-        SD_Result(0);
+        SD_ResultAt(0, SD_NO_RETRY_AFTER, NowMs());
+        LogDrops();
+    }
+}
+
+// Logs the reports the buffer dropped since the last call (it was full).
+void LogDrops()
+{
+    int n = SD_TakeDropped();
+    if (n > 0)
+    {
+        LogError("synelo: the report buffer is full; dropped the %d oldest round report(s) (%d in all)",
+            n, g_sdDropped);
     }
 }
 
@@ -824,7 +915,16 @@ public void OnReport(HTTPResponse response, any value, const char[] error)
 {
     int status = view_as<int>(response.Status);
     NoteStatus(status);
-    switch (SD_Result(status))
+    int winner = ReportWinner();  // of the report in flight, the oldest waiting
+    int retryAfter = SD_NO_RETRY_AFTER;
+    char header[32];
+    if (status != 0 && response.GetHeader("Retry-After", header, sizeof(header)))
+    {
+        retryAfter = SD_ParseRetryAfter(header);
+    }
+    int outcome = SD_ResultAt(status, retryAfter, NowMs());
+    LogDrops();
+    switch (outcome)
     {
         case SD_DELIVERED:
         {
@@ -846,6 +946,7 @@ public void OnReport(HTTPResponse response, any value, const char[] error)
                 }
                 delete players;
             }
+            Api_RoundRated(winner);
             SendNextReport();
         }
         case SD_REJECTED:
@@ -855,10 +956,25 @@ public void OnReport(HTTPResponse response, any value, const char[] error)
         }
         case SD_FAILED:
         {
-            LogError("synelo: round report not delivered (HTTP %d %s); %d report(s) buffered",
-                status, error, SD_Count());
+            LogError("synelo: round report not delivered (HTTP %d %s); %d report(s) buffered, next attempt in %d s (%s)",
+                status, error, SD_Count(), SD_RetryDelayMs() / 1000,
+                SD_RetryBy() == SDRetry_RetryAfter ? "Retry-After" : "backoff");
         }
     }
+}
+
+// TF2's team number of the winner in the oldest waiting report (2 RED, 3 BLU, 0 a draw).
+int ReportWinner()
+{
+    if (!SD_Peek(0, g_body, sizeof(g_body)))
+    {
+        return 0;
+    }
+    if (StrContains(g_body, "\"winner\":\"A\"") != -1)
+    {
+        return view_as<int>(TFTeam_Red);
+    }
+    return StrContains(g_body, "\"winner\":\"B\"") != -1 ? view_as<int>(TFTeam_Blue) : 0;
 }
 
 void RequestSplits(bool thenScramble)
@@ -871,7 +987,9 @@ void RequestSplits(bool thenScramble)
     {
         return;  // (fewer than 4 eligible players: no 2v2 to ask for)
     }
-    if (!SL_BuildSplitsBody(g_body, sizeof(g_body)))
+    char parties[SL_REPORT_LEN / 2];
+    SG_PartiesJson(parties, sizeof(parties), SG_Eligible);
+    if (!SL_BuildSplitsBody(g_body, sizeof(g_body), parties))
     {
         return;
     }
@@ -961,9 +1079,14 @@ bool ApplyScramble(bool quiet)
         int side = SC_SideInNamed(s, g_clientId[client], swap);
         int team = side == SL_A ? view_as<int>(TFTeam_Red)
             : (side == SL_B ? view_as<int>(TFTeam_Blue) : view_as<int>(TFTeam_Spectator));
+        if (GetClientTeam(client) != team && SG_IsImmune(g_clientId[client]))
+        {
+            continue;  // the immunity flag: never moved, not even by a scramble
+        }
         if (GetClientTeam(client) != team)
         {
             ChangeClientTeam(client, team);
+            SG_TeamChange(NowMs(), g_clientId[client], side);  // the lock below is on this side
             if (team != view_as<int>(TFTeam_Spectator))
             {
                 TF2_RespawnPlayer(client);
@@ -975,6 +1098,9 @@ bool ApplyScramble(bool quiet)
         }
     }
     PrintToChatAll("%t", "Synelo Scrambled", g_scK[s], g_scK[s]);
+    SG_Scrambled(NowMs());  // the team lock starts, and the vote cooldown
+    DrainCommunity();
+    Api_Scrambled();
     return true;
 }
 
@@ -1002,13 +1128,14 @@ void MoveChosen(int index, int side)
     {
         return;
     }
-    if ((IsPlayerAlive(client) && IsLocked(client)) || TooLateToMove())
+    if (TooLateToMove() || !MayMove(client))
     {
         // Not now: tell the logic where the player really is (it looks at the teams again).
         SL_TeamChange(NowMs(), g_slPlayers[index].id, ClientSide(client, GetClientTeam(client)));
         return;
     }
     MoveClient(client, side);
+    NoteMoved(client, side);
 }
 
 bool IsLocked(int client)
@@ -1049,12 +1176,15 @@ void RequestAutobalance()
     int count = 0;
     for (int client = 1; client <= MaxClients; client++)
     {
-        if (IsClientInGame(client) && g_clientId[client][0] != '\0' && IsPlayerAlive(client) && IsLocked(client))
+        if (IsClientInGame(client) && g_clientId[client][0] != '\0' && SL_IsTeam(ClientSide(client, GetClientTeam(client)))
+            && !MayMove(client))
         {
-            strcopy(locked[count++], SL_ID_LEN, g_clientId[client]);
+            strcopy(locked[count++], SL_ID_LEN, g_clientId[client]);  // immune, busy or moved lately
         }
     }
-    if (SL_BuildAutobalanceBody(g_body, sizeof(g_body), locked, count))
+    char parties[SL_REPORT_LEN / 2];
+    SG_PartiesJson(parties, sizeof(parties), SG_OnTeams);
+    if (SL_BuildAutobalanceBody(g_body, sizeof(g_body), locked, count, parties))
     {
         PostText("autobalance", g_body, OnAutobalance, 0);
     }
@@ -1088,7 +1218,7 @@ public void OnAutobalance(HTTPResponse response, any value, const char[] error)
         move.GetString("to", to, sizeof(to));
         delete move;
         int client = ClientById(id);
-        if (client <= 0 || (IsPlayerAlive(client) && IsLocked(client)))
+        if (client <= 0 || !MayMove(client))
         {
             continue;  // gone, or picked up the intelligence / got uber since the request
         }
@@ -1096,6 +1226,7 @@ public void OnAutobalance(HTTPResponse response, any value, const char[] error)
         if (SL_ApplyMove(NowMs(), id, side, SL_MOVE_F11))
         {
             MoveClient(client, side);
+            NoteMoved(client, side);
         }
     }
     delete moves;
@@ -1126,6 +1257,12 @@ public Action Cmd_Status(int client, int args)
     }
     ReplyToCommand(client, "[synelo] report buffer: %d/%d waiting, %d dropped, %d refused",
         SD_Count(), SD_BUFFER, g_sdDropped, g_sdRejected);
+    if (SD_Count() > 0 && SD_RetryAt() != -1)
+    {
+        int wait = SD_RetryAt() - NowMs();
+        ReplyToCommand(client, "[synelo] next report attempt in %d s (%d failure(s) in a row)",
+            wait > 0 ? (wait + 999) / 1000 : 0, SD_Failures());
+    }
     if (g_scUpdated == -1)
     {
         ReplyToCommand(client, "[synelo] split cache: empty");
@@ -1136,6 +1273,14 @@ public Action Cmd_Status(int client, int args)
             (NowMs() - g_scUpdated) / 1000);
     }
     ReplyToCommand(client, "[synelo] scramble pending: %s (reason %d)", SL_ScramblePending() ? "yes" : "no", SL_ScrambleWhy());
+    for (int other = 1; other <= MaxClients; other++)
+    {
+        if (IsClientInGame(other) && g_clientId[other][0] != '\0' && SG_Attempts(g_clientId[other]) > 0)
+        {
+            ReplyToCommand(client, "[synelo] %N: %d team change(s) refused by the team lock this map",
+                other, SG_Attempts(g_clientId[other]));
+        }
+    }
     return Plugin_Handled;
 }
 
@@ -1180,7 +1325,8 @@ public Action Cmd_Rating(int client, int args)
         }
         else
         {
-            ReplyToCommand(client, "[synelo] %t", "Synelo Rating Hidden", target, g_clientRounds[target]);
+            ReplyToCommand(client, "[synelo] %t", "Synelo Rating Hidden", target, g_clientRounds[target],
+                g_shadowRounds);
         }
     }
     return Plugin_Handled;

@@ -215,3 +215,24 @@ public void T_SGParties(int where)
     SG_PartiesJson(g_text, sizeof(g_text), view_as<SGWhere>(where));
     Py_Action(0, 0, 0, 0, 0, 0, g_text);
 }
+
+public void T_SetName(const char[] id, const char[] name) { SL_SetName(id, name); }
+
+// The bodies synelo.sp sends with the community rules: /splits with the parties of the
+// eligible players, /autobalance with those on a team and a joiner ("" for none).
+public void T_SplitsBodyWithParties()
+{
+    char parties[SL_REPORT_LEN / 2];
+    SG_PartiesJson(parties, sizeof(parties), SG_Eligible);
+    SL_BuildSplitsBody(g_text, sizeof(g_text), parties);
+    Py_Action(0, 0, 0, 0, 0, 0, g_text);
+}
+
+public void T_AutobalanceBodyWithParties(const char[] joiner)
+{
+    char parties[SL_REPORT_LEN / 2];
+    SG_PartiesJson(parties, sizeof(parties), SG_OnTeams);
+    char none[1][SL_ID_LEN];
+    SL_BuildAutobalanceBody(g_text, sizeof(g_text), none, 0, parties, joiner);
+    Py_Action(0, 0, 0, 0, 0, 0, g_text);
+}

@@ -17,6 +17,15 @@ SOURCE = PLUGIN / "scripting" / "synelo.sp"
 RIPEXT = PLUGIN / "scripting" / "include" / "synelo" / "ripext_min.inc"
 RIPEXT_NATIVES = PLUGIN / "scripting" / "include" / "synelo" / "ripext_natives.inc"
 PHRASES = PLUGIN / "translations" / "synelo.phrases.txt"
+COMMUNITY_SP = PLUGIN / "scripting" / "synelo" / "community.sp"
+API_SP = PLUGIN / "scripting" / "synelo" / "api.sp"
+PUBLIC_INC = PLUGIN / "scripting" / "include" / "synelo.inc"
+COMMUNITY_INC = PLUGIN / "scripting" / "include" / "synelo" / "community.inc"
+
+
+def all_sources() -> str:
+    """synelo.sp and the files it includes from scripting/synelo/."""
+    return "\n".join(p.read_text() for p in (SOURCE, *sorted(SOURCE.parent.glob("synelo/*.sp"))))
 
 
 @pytest.fixture(scope="module")
@@ -91,15 +100,26 @@ def test_the_extension_is_requested_but_not_required() -> None:
 
 
 def test_every_phrase_used_is_translated() -> None:
-    used = set(re.findall(r'"%t",\s*"([^"]+)"', SOURCE.read_text()))
-    used |= set(re.findall(r'%t", "([^"]+)"', SOURCE.read_text()))
+    text = all_sources()
+    used = set(re.findall(r'"%[tT]",\s*"([^"]+)"', text))
+    used |= set(re.findall(r'%[tT]", "([^"]+)"', text))
+    # a refusal's phrase is "Synelo Refused <reason>", reasons named in SGWhy's order
+    names = re.search(r"g_sgWhyNames\[\]\[\] = \{(.*?)\};", COMMUNITY_SP.read_text(), re.S)
+    assert names is not None
+    reasons = [r for r in re.findall(r'"([^"]*)"', names.group(1)) if r]
+    enum = re.search(r"enum SGWhy\s*\{(.*?)\}", COMMUNITY_INC.read_text(), re.S)
+    assert enum is not None
+    members = re.findall(r"SGWhy_(\w+)", enum.group(1))
+    assert len(members) == len(reasons) + 1  # SGWhy_None has no phrase
+    assert [re.sub(r"(?<!^)([A-Z])", r"_\1", m).lower() for m in members[1:]] == reasons
+    used |= {f"Synelo Refused {r}" for r in reasons}
     defined = set(re.findall(r'^\t"([^"]+)"\s*$', PHRASES.read_text(), flags=re.M))
     assert used, "no translated chat message?"
     assert used <= defined, f"missing phrases: {sorted(used - defined)}"
 
 
 def test_convars_and_commands_are_in_the_readme() -> None:
-    source = SOURCE.read_text()
+    source = all_sources()
     readme = (REPO / "plugin" / "README.md").read_text()
     convars = re.findall(r'CreateConVar\("(sm_synelo_[a-z_]+)",\s*"([^"]*)"', source)
     assert {name for name, _ in convars} >= {
@@ -120,15 +140,74 @@ def test_convars_and_commands_are_in_the_readme() -> None:
             continue
         shown = f"`{default}`" if default else "(empty)"
         assert f"| `{name}` | {shown} |" in readme, f"README lacks {name} (default {default!r})"
-    for command in re.findall(r'RegAdminCmd\("(sm_synelo_[a-z_]+)"', source):
+    commands = re.findall(r'Reg(?:Admin|Console)Cmd\("(sm_[a-z_]+)"', source)
+    assert {"sm_rank", "sm_top", "sm_balance", "sm_party", "sm_scramble"} <= set(commands)
+    for command in commands:
         assert f"`{command}" in readme, command
+        if not command.startswith("sm_synelo_"):  # a player's: also a chat trigger
+            assert f"`!{command[3:]}" in readme, command
+    documented = set(re.findall(r"\| `(sm_[a-z_]+)[` ]", readme))
+    assert documented <= {name for name, _ in convars} | set(commands) | {"sm_synelo_version"}
 
 
 def test_convar_defaults_are_synelo_games() -> None:
     """The plugin's defaults are the event scripts' (tests/game_scripts/README.md) settings."""
+    from synelo.game.community import CommunitySettings
+
     convars = dict(
         re.findall(r'CreateConVar\("(sm_synelo_[a-z_]+)",\s*"([^"]*)"', SOURCE.read_text())
     )
+    community = CommunitySettings()
+    for convar, setting in {
+        "sm_synelo_vote_ratio": "vote_percent",
+        "sm_synelo_vote_min_players": "vote_min_players",
+        "sm_synelo_vote_cooldown": "vote_cooldown",
+        "sm_synelo_vote_delay": "vote_map_delay",
+        "sm_synelo_vote_at_round_end": "vote_at_round_end",
+        "sm_synelo_teamlock_seconds": "teamlock",
+        "sm_synelo_teamlock_spectate": "teamlock_spectate",
+        "sm_synelo_move_cooldown": "move_cooldown",
+        "sm_synelo_parties": "parties",
+        "sm_synelo_party_size": "party_size",
+        "sm_synelo_command_interval": "command_interval",
+    }.items():
+        assert float(convars[convar]) == float(getattr(community, setting)), convar
     assert float(convars["sm_synelo_streak"]) == DEFAULTS["streak"]
     assert float(convars["sm_synelo_full_rounds"]) == DEFAULTS["full_rounds"]
     assert float(convars["sm_synelo_autobalance_delay"]) == DEFAULTS["autobalance_delay"]
+
+
+def test_the_api_include_matches_what_the_plugin_creates(tmp_path: Path) -> None:
+    """include/synelo.inc declares exactly the natives and forwards api.sp creates, and a
+    plugin of another author that uses them compiles against it without a warning."""
+    api, inc = API_SP.read_text(), PUBLIC_INC.read_text()
+    created = set(re.findall(r'CreateNative\("(\w+)"', api))
+    forwards = set(re.findall(r'new GlobalForward\("(\w+)"', api))
+    assert created == {"SynElo_GetRating", "SynElo_IsVisible", "SynElo_RequestScramble"}
+    assert forwards == {"SynElo_OnRatingsLoaded", "SynElo_OnScramble", "SynElo_OnRoundRated"}
+    assert set(re.findall(r"^native \w+ (\w+)\(", inc, re.M)) == created
+    assert set(re.findall(r"^forward void (\w+)\(", inc, re.M)) == forwards
+    assert set(re.findall(r'MarkNativeAsOptional\("(\w+)"\)', inc)) == created
+    consumer = tmp_path / "consumer.sp"
+    consumer.write_text(
+        """#pragma semicolon 1
+#pragma newdecls required
+#include <sourcemod>
+#undef REQUIRE_PLUGIN
+#include <synelo>
+
+public void OnClientPutInServer(int client)
+{
+    if (LibraryExists("synelo") && SynElo_IsVisible(client) && SynElo_GetRating(client) > 2000)
+    {
+        SynElo_RequestScramble();
+    }
+}
+
+public void SynElo_OnRatingsLoaded(int client) {}
+public void SynElo_OnScramble() {}
+public void SynElo_OnRoundRated(int winner) {}
+"""
+    )
+    result = build.compile_sp(consumer, tmp_path / "consumer.smx")
+    assert result.ok, result.output

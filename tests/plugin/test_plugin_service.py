@@ -96,3 +96,57 @@ def test_autobalance_moves_from_the_service(smx: bytes, server: httpx.Client, po
     for m in moves:  # the engine's team change that follows changes nothing
         vm.call("T_TeamChange", 13000, m["steam_id"], SIDE["B"])
     assert vm.drain() == [] and vm.call("T_Due") == -1
+
+
+def _body(vm: LogicVM, function: str, *args: object) -> str:
+    vm.raw = []
+    vm.call(function, *args)
+    return vm.raw[0][-1]
+
+
+def test_names_parties_and_a_joiner_reach_the_service(
+    smx: bytes, server: httpx.Client, pool: str
+) -> None:
+    """A report with names is stored with them (the lookup answers them); a party built by
+    the community rules stays together in the service's splits; a joiner sent to
+    /autobalance is placed."""
+    vm = LogicVM(smx)
+    vm.call("T_Reset", 3, 3, 2, 10000, 1000)
+    vm.call("T_SGReset", 60, 6, 300000, 60000, False, 60000, True, 120000, True, 4, 5000)
+    for n, p in enumerate(PLAYERS[:6]):
+        side = SIDE["A" if n < 3 else "B"]
+        vm.call("T_Join", 0, p, side, 0, False)
+        vm.call("T_SGJoin", 0, p, side, False)
+        vm.call("T_SetName", p, f'Player "{n}"')
+    vm.call("T_RoundStart", 1000, SIDE["B"])
+    vm.call("T_Damage", 2000, PLAYERS[0], PLAYERS[3])
+    vm.call("T_RoundEnd", 9000, SIDE["A"], True)
+    (report,) = _actions(vm, 1)
+    headers = {"content-type": "application/json"}
+    stored = server.post(f"/v1/pools/{pool}/rounds", content=report, headers=headers)
+    assert stored.status_code == 201, stored.text
+    found = server.post(f"/v1/pools/{pool}/players/lookup", json={"steam_ids": PLAYERS[:6]})
+    names = [p["name"] for p in found.json()["players"]]
+    # the two who played are rated, so stored with their names; the others are not stored yet
+    assert names == ['Player "0"', None, None, 'Player "3"', None, None]
+
+    # a party across the teams (players 1 and 4): the splits keep it on one side
+    vm.call("T_SGPartyInvite", 10000, PLAYERS[0], PLAYERS[3])
+    vm.call("T_SGPartyAccept", 10000, PLAYERS[3])
+    vm.call("T_SGDrain")
+    body = _body(vm, "T_SplitsBodyWithParties")
+    assert json.loads(body)["parties"] == [sorted([PLAYERS[0], PLAYERS[3]])]
+    answer = server.post(f"/v1/pools/{pool}/splits", content=body, headers=headers)
+    assert answer.status_code == 200, answer.text
+    for split in answer.json()["splits"]:
+        sides = [s for s in ("A", "B", "bench") if PLAYERS[0] in split[s]]
+        assert sides and PLAYERS[3] in split[sides[0]], split
+
+    # a seventh player joins from spectator mid-round: /autobalance places them
+    vm.call("T_Join", 11000, PLAYERS[6], SIDE["none"], 0, False)
+    body = _body(vm, "T_AutobalanceBodyWithParties", PLAYERS[6])
+    assert json.loads(body)["joiner"] == PLAYERS[6]
+    answer = server.post(f"/v1/pools/{pool}/autobalance", content=body, headers=headers)
+    assert answer.status_code == 200, answer.text
+    first = answer.json()["moves"][0]
+    assert first["steam_id"] == PLAYERS[6] and first["from"] == "none" and first["to"] in "AB"

@@ -333,3 +333,17 @@ def test_parties_go_to_the_service_with_their_eligible_members(smx: bytes) -> No
     runner.vm.call("T_SGPartyLeave", 3000, "a2")
     runner.vm.call("T_SGDrain")
     assert parties(1) == [['q"x', "w1"]]
+
+
+def test_the_report_names_the_round_start_players_with_a_name(vm: LogicVM) -> None:
+    """Names go with the report (escaped), for the players on a team at the start who
+    have one; a player without a name is left out, and no name at all leaves no key."""
+    a, b = ["76561197960265730", "76561197960265731"], ["76561197960265732", "76561197960265733"]
+    vm.call("T_SetName", a[0], 'Ann "the wall" \\ Asa')
+    vm.call("T_SetName", b[1], "Bob")
+    vm.call("T_SetName", "76561197960265799", "Not playing")
+    body = json.loads(_play_round(vm, 1000, a, b))
+    assert body["names"] == {a[0]: 'Ann "the wall" \\ Asa', b[1]: "Bob"}
+    vm.call("T_SetName", a[0], "")
+    vm.call("T_SetName", b[1], "")
+    assert "names" not in json.loads(_play_round(vm, 5000, a, b))

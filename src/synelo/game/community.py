@@ -125,6 +125,7 @@ class CommunityRules:
         self.last_scramble = None
         self.votes, self.pending, self.live = set(), False, False
         self.locks, self.attempts, self.last_moved = {}, {}, {}
+        self.used = {}  # the plugin's clock restarts with the map
 
     def _on_join(self, e: Event, out: list[Action]) -> None:
         player = e["player"]
