@@ -199,6 +199,8 @@ public void OnPluginStart()
     RegConsoleCmd("sm_scramble", Cmd_VoteScramble, "sm_scramble - vote to scramble the teams");
     RegConsoleCmd("sm_synelo_votescramble", Cmd_VoteScramble,
         "sm_synelo_votescramble - vote to scramble the teams");
+    g_cvImmunityFlag.AddChangeHook(OnImmunityFlagChanged);
+    HookEvent("player_changename", Event_NameChange);
     AddCommandListener(Listener_JoinTeam, "jointeam");
     AddCommandListener(Listener_JoinTeam, "spectate");
     Api_CreateForwards();
@@ -724,7 +726,10 @@ void DrainActions()
             }
             case SL_ACT_SCRAMBLE:
             {
-                PrintToChatAll("%t", "Synelo Scramble Next Round");
+                if (!g_scrambleQuiet)
+                {
+                    PrintToChatAll("%t", "Synelo Scramble Next Round");
+                }
             }
             case SL_ACT_MOVE:
             {
@@ -1079,15 +1084,17 @@ bool ApplyScramble(bool quiet)
         int side = SC_SideInNamed(s, g_clientId[client], swap);
         int team = side == SL_A ? view_as<int>(TFTeam_Red)
             : (side == SL_B ? view_as<int>(TFTeam_Blue) : view_as<int>(TFTeam_Spectator));
-        if (GetClientTeam(client) != team && SG_IsImmune(g_clientId[client]))
+        if (GetClientTeam(client) != team
+            && (SG_IsImmune(g_clientId[client]) || (!g_preRound && IsBusy(client))))
         {
-            continue;  // the immunity flag: never moved, not even by a scramble
+            continue;  // the immunity flag, or busy in a live round: not moved
         }
         if (GetClientTeam(client) != team)
         {
+            bool alive = IsPlayerAlive(client);
             ChangeClientTeam(client, team);
             SG_TeamChange(NowMs(), g_clientId[client], side);  // the lock below is on this side
-            if (team != view_as<int>(TFTeam_Spectator))
+            if (team != view_as<int>(TFTeam_Spectator) && (alive || g_preRound))
             {
                 TF2_RespawnPlayer(client);
             }

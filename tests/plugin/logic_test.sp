@@ -236,3 +236,7 @@ public void T_AutobalanceBodyWithParties(const char[] joiner)
     SL_BuildAutobalanceBody(g_text, sizeof(g_text), none, 0, parties, joiner);
     Py_Action(0, 0, 0, 0, 0, 0, g_text);
 }
+
+public void T_SGPartiesOff() { g_sgParties = false; }
+public void T_LookupBody(const char[] id) { SL_BuildLookupBody(g_text, sizeof(g_text), id); Py_Action(0, 0, 0, 0, 0, 0, g_text); }
+public void T_PredictBody() { SL_BuildPredictBody(g_text, sizeof(g_text)); Py_Action(0, 0, 0, 0, 0, 0, g_text); }

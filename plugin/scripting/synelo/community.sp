@@ -19,6 +19,7 @@ ConVar g_cvParties;
 ConVar g_cvPartySize;
 ConVar g_cvCommandInterval;
 
+bool g_scrambleQuiet;                // a vote's scramble: no "next round" message from the logic
 int g_clientPlace[MAXPLAYERS + 1];   // place among the visible players, 0: not listed
 int g_shadowRounds = -1;             // the pool's T, from the last lookup (-1: not known yet)
 char g_sgText[SL_REPORT_LEN];        // request bodies of this file
@@ -36,7 +37,8 @@ void Community_Configure()
         g_cvParties.BoolValue, g_cvPartySize.IntValue, Ms(g_cvCommandInterval));
 }
 
-// Whether the client holds the immunity flag (sm_synelo_immunity_flag; root always does).
+// Whether the client holds the immunity flags (sm_synelo_immunity_flag: all of them; root
+// always does).
 bool HasImmunity(int client)
 {
     char flags[32];
@@ -51,6 +53,39 @@ public void OnClientPostAdminCheck(int client)
     if (g_clientId[client][0] != '\0')
     {
         SG_SetImmune(NowMs(), g_clientId[client], HasImmunity(client));
+    }
+}
+
+// The flag changed, or the admin cache was rebuilt: everyone's immunity anew.
+void RecheckImmunity()
+{
+    for (int client = 1; client <= MaxClients; client++)
+    {
+        if (IsClientInGame(client) && g_clientId[client][0] != '\0')
+        {
+            SG_SetImmune(NowMs(), g_clientId[client], HasImmunity(client));
+        }
+    }
+}
+
+public void OnImmunityFlagChanged(ConVar convar, const char[] oldValue, const char[] newValue)
+{
+    RecheckImmunity();
+}
+
+public void OnRebuildAdminCache(AdminCachePart part)
+{
+    RecheckImmunity();
+}
+
+public void Event_NameChange(Event event, const char[] name, bool dontBroadcast)
+{
+    int client = GetClientOfUserId(event.GetInt("userid"));
+    char newName[MAX_NAME_LENGTH];
+    event.GetString("newname", newName, sizeof(newName));
+    if (client > 0 && g_clientId[client][0] != '\0')
+    {
+        SL_SetName(g_clientId[client], newName);
     }
 }
 
@@ -124,11 +159,17 @@ void DrainCommunity()
             case SGAct_Scramble:
             {
                 PrintToChatAll("%t", "Synelo Vote Passed");
+                g_scrambleQuiet = true;  // the messages below say when
                 SL_ForceScramble(NowMs());
                 DrainActions();
-                if (!g_sgVoteAtRoundEnd)
+                g_scrambleQuiet = false;
+                // At once (or, passed during a round with sm_synelo_vote_at_round_end, now that
+                // it ended: at the next round start, as any scramble). Arena waits for the
+                // round start too: its dead stay dead until then.
+                if (!((!g_sgVoteAtRoundEnd || g_preRound) && !SL_IsArena() && ApplyScramble(true)))
                 {
-                    TryScramble();  // at once; else at the next round start, as any scramble
+                    PrintToChatAll("%t", "Synelo Scramble Next Round");
+                    RequestSplits(false);
                 }
             }
             case SGAct_ScramblePending:
@@ -204,7 +245,7 @@ void PartyMessage(SGAction action)
         told.Push(client);
     }
     char ids[MAXPLAYERS + 1][SL_ID_LEN];
-    int n = ExplodeString(action.party, ",", ids, sizeof(ids), SL_ID_LEN);
+    int n = action.party[0] == '\0' ? 0 : ExplodeString(action.party, ",", ids, sizeof(ids), SL_ID_LEN);
     for (int k = 0; k < n; k++)
     {
         int member = ClientById(ids[k]);
@@ -219,6 +260,10 @@ void PartyMessage(SGAction action)
         if (action.type == SGAct_PartyJoined)
         {
             PrintToChat(listener, "%t", "Synelo Party Joined", client, n);
+        }
+        else if (n < 2)
+        {
+            PrintToChat(listener, "%t", "Synelo Party Dissolved", client);
         }
         else
         {
@@ -258,15 +303,23 @@ public Action Listener_JoinTeam(int client, const char[] command, int argc)
     int side = StrEqual(command, "spectate", false) ? SL_NONE : RequestedSide(arg);
     if (side == -1)
     {
-        // "auto": a newcomer to a live round is placed like one who picked a team
-        if (!SL_IsTeam(ClientSide(client, GetClientTeam(client))))
+        // "auto": a locked player goes back to their side, whatever the engine would pick;
+        // a newcomer to a live round is placed like one who picked a team
+        int locked = SG_LockOf(NowMs(), g_clientId[client]);
+        int current = ClientSide(client, GetClientTeam(client));
+        if (locked != SL_NONE)
         {
-            side = SL_A;
+            if (current != locked)
+            {
+                ChangeClientTeam(client, locked == SL_A ? view_as<int>(TFTeam_Red) : view_as<int>(TFTeam_Blue));
+            }
+            return Plugin_Handled;
         }
-        else
+        if (SL_IsTeam(current))
         {
             return Plugin_Continue;
         }
+        side = SL_A;
     }
     SGActionType answer = SG_TeamRequest(NowMs(), g_clientId[client], side);
     DrainCommunity();
@@ -282,8 +335,29 @@ void PlaceJoiner(int client)
     if (!SL_BuildAutobalanceBody(g_sgText, sizeof(g_sgText), none, 0, parties, g_clientId[client])
         || !PostText("autobalance", g_sgText, OnJoinerPlaced, GetClientUserId(client)))
     {
-        ChangeClientTeam(client, view_as<int>(TFTeam_Red) + GetRandomInt(0, 1));
+        SeatJoiner(client, SmallerTeam());
     }
+}
+
+// The team with fewer players (a coin decides a tie): where a joiner goes without the service.
+int SmallerTeam()
+{
+    int red = GetTeamClientCount(view_as<int>(TFTeam_Red));
+    int blue = GetTeamClientCount(view_as<int>(TFTeam_Blue));
+    if (red != blue)
+    {
+        return red < blue ? view_as<int>(TFTeam_Red) : view_as<int>(TFTeam_Blue);
+    }
+    return GetRandomInt(0, 1) == 0 ? view_as<int>(TFTeam_Red) : view_as<int>(TFTeam_Blue);
+}
+
+// Seats a placed joiner: the team, the class menu, and the team lock (a placement is a move).
+void SeatJoiner(int client, int team)
+{
+    ChangeClientTeam(client, team);
+    ShowVGUIPanel(client, team == view_as<int>(TFTeam_Red) ? "class_red" : "class_blue");
+    NoteMoved(client, team == view_as<int>(TFTeam_Red) ? SL_A : SL_B);
+    PrintToChat(client, "%t", "Synelo Placed", team == view_as<int>(TFTeam_Red) ? "RED" : "BLU");
 }
 
 public void OnJoinerPlaced(HTTPResponse response, any userid, const char[] error)
@@ -295,7 +369,7 @@ public void OnJoinerPlaced(HTTPResponse response, any userid, const char[] error
     {
         return;
     }
-    int team = GetRandomInt(0, 1) == 0 ? view_as<int>(TFTeam_Red) : view_as<int>(TFTeam_Blue);
+    int team = SmallerTeam();
     if (status == 200)
     {
         JSONObject data = view_as<JSONObject>(response.Data);
@@ -320,8 +394,7 @@ public void OnJoinerPlaced(HTTPResponse response, any userid, const char[] error
     {
         LogError("synelo: placing a joiner failed (HTTP %d %s); a random side", status, error);
     }
-    ChangeClientTeam(client, team);
-    PrintToChat(client, "%t", "Synelo Placed", team == view_as<int>(TFTeam_Red) ? "RED" : "BLU");
+    SeatJoiner(client, team);
 }
 
 // --- player commands ----------------------------------------------------------------------
@@ -332,6 +405,11 @@ bool CommandAllowed(int client, SGCommand command)
     if (client <= 0)
     {
         return true;  // the server console
+    }
+    if (g_clientId[client][0] == '\0')
+    {
+        ReplyToCommand(client, "[synelo] %t", "Synelo Not Authorized");
+        return false;  // no SteamID yet: nothing to limit by, and nothing to look up
     }
     bool ok = SG_Command(NowMs(), g_clientId[client], command);
     SGAction action;
@@ -384,27 +462,12 @@ public Action Cmd_Rank(int client, int args)
 bool PostLookup(int client, HTTPRequestCallback callback, any value)
 {
     char name[MAX_NAME_LENGTH];
-    if (!GetClientName(client, name, sizeof(name)))
+    if (GetClientName(client, name, sizeof(name)))
     {
-        name[0] = '\0';
+        SL_SetName(g_clientId[client], name);
     }
-    int len = 0;
-    g_sgText[0] = '\0';
-    bool ok = SJ_Raw(g_sgText, sizeof(g_sgText), len, "{")
-        && SJ_Key(g_sgText, sizeof(g_sgText), len, "steam_ids", true)
-        && SJ_Raw(g_sgText, sizeof(g_sgText), len, "[")
-        && SJ_String(g_sgText, sizeof(g_sgText), len, g_clientId[client])
-        && SJ_Raw(g_sgText, sizeof(g_sgText), len, "]");
-    if (ok && name[0] != '\0')
-    {
-        ok = SJ_Key(g_sgText, sizeof(g_sgText), len, "names", false)
-            && SJ_Raw(g_sgText, sizeof(g_sgText), len, "{")
-            && SJ_Key(g_sgText, sizeof(g_sgText), len, g_clientId[client], true)
-            && SJ_String(g_sgText, sizeof(g_sgText), len, name)
-            && SJ_Raw(g_sgText, sizeof(g_sgText), len, "}");
-    }
-    ok = ok && SJ_Raw(g_sgText, sizeof(g_sgText), len, "}");
-    return ok && PostText("players/lookup", g_sgText, callback, value);
+    return SL_BuildLookupBody(g_sgText, sizeof(g_sgText), g_clientId[client])
+        && PostText("players/lookup", g_sgText, callback, value);
 }
 
 // Reads a lookup answer's first player into the client's cache; false when it has none.
@@ -439,9 +502,14 @@ public void OnRankLookUp(HTTPResponse response, any value, const char[] error)
     NoteStatus(view_as<int>(response.Status));
     DataPack pack = view_as<DataPack>(value);
     pack.Reset();
-    int asker = GetClientOfUserId(pack.ReadCell());
+    int askerUserId = pack.ReadCell();
+    int asker = GetClientOfUserId(askerUserId);
     int target = GetClientOfUserId(pack.ReadCell());
     delete pack;
+    if (askerUserId != 0 && asker <= 0)
+    {
+        return;  // the player who asked has left
+    }
     if (target <= 0 || !ReadLookup(response, target))
     {
         if (asker > 0)
@@ -450,6 +518,7 @@ public void OnRankLookUp(HTTPResponse response, any value, const char[] error)
         }
         return;
     }
+    Api_RatingsLoaded(target);
     char line[256];
     RankLine(asker, target, line, sizeof(line));
     if (asker > 0)
@@ -558,15 +627,7 @@ public Action Cmd_Balance(int client, int args)
     {
         return Plugin_Handled;
     }
-    int len = 0;
-    bool ok = SJ_Raw(g_sgText, sizeof(g_sgText), len, "{")
-        && SJ_Key(g_sgText, sizeof(g_sgText), len, "teams", true)
-        && SJ_Raw(g_sgText, sizeof(g_sgText), len, "{")
-        && SJ_Key(g_sgText, sizeof(g_sgText), len, "A", true)
-        && SL_AppendPresent(g_sgText, sizeof(g_sgText), len, SL_A)
-        && SJ_Key(g_sgText, sizeof(g_sgText), len, "B", false)
-        && SL_AppendPresent(g_sgText, sizeof(g_sgText), len, SL_B)
-        && SJ_Raw(g_sgText, sizeof(g_sgText), len, "}}");
+    bool ok = SL_BuildPredictBody(g_sgText, sizeof(g_sgText));
     if (SL_Count(SL_A) == 0 || SL_Count(SL_B) == 0)
     {
         ReplyToCommand(client, "[synelo] %t", "Synelo Balance Empty");

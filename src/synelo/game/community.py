@@ -147,7 +147,10 @@ class CommunityRules:
             self._leave_party(player, out)
 
     def _on_team_change(self, e: Event, out: list[Action]) -> None:
+        """The engine changed the player's team; off the teams, their vote no longer counts."""
         self.slot[e["player"]] = e["team"]
+        if e["team"] not in SIDES:
+            self.votes.discard(e["player"])
 
     def _on_immune(self, e: Event, out: list[Action]) -> None:
         (self.immune.add if e["immune"] else self.immune.discard)(e["player"])
@@ -301,10 +304,19 @@ class CommunityRules:
     def members(self, party: int) -> list[str]:
         return sorted(p for p, q in self.party_of.items() if q == party)
 
-    def parties(self) -> list[list[str]]:
-        """The parties, each a sorted list of 2 or more players, sorted: what the plugin
-        sends to /splits and /autobalance so that the service keeps them together."""
-        return sorted(self.members(q) for q in set(self.party_of.values()))
+    def parties(self, teams_only: bool = False) -> list[list[str]]:
+        """What the plugin sends to /splits (the members on a team or waiting) and, with
+        `teams_only`, to /autobalance (the members on a team), so that the service keeps
+        them together: each party of 2 or more such members, sorted; none while parties
+        are off."""
+        if not self.settings.parties:
+            return []
+        counted = SIDES if teams_only else (*SIDES, "waiting")
+        found = (
+            [p for p in self.members(q) if self.slot.get(p) in counted]
+            for q in set(self.party_of.values())
+        )
+        return sorted(party for party in found if len(party) >= 2)
 
     def _party_refused(self, out: list[Action], player: str, reason: str) -> None:
         self._act(out, "party_refused", player=player, reason=reason)
@@ -355,11 +367,11 @@ class CommunityRules:
             self._leave_party(player, out)
 
     def _leave_party(self, player: str, out: list[Action]) -> None:
-        """The player leaves their party; a party left with one member is dissolved."""
+        """The player leaves their party: `party` lists who is left in it, and one left
+        alone means it is dissolved (so that the plugin can tell them)."""
         party = self.party_of.pop(player)
         rest = self.members(party)
         if len(rest) < 2:
             for p in rest:
                 del self.party_of[p]
-            rest = []
         self._act(out, "party_left", player=player, party=rest)
