@@ -324,7 +324,7 @@ void ServerId(char[] buffer, int maxlength)
     }
 }
 
-int DetectMode(const char[] map)
+SLMode DetectMode(const char[] map)
 {
     char mode[32];
     g_cvMode.GetString(mode, sizeof(mode));
@@ -927,7 +927,7 @@ public void OnReport(HTTPResponse response, any value, const char[] error)
     {
         retryAfter = SD_ParseRetryAfter(header);
     }
-    int outcome = SD_ResultAt(status, retryAfter, NowMs());
+    SDOutcome outcome = SD_ResultAt(status, retryAfter, NowMs());
     LogDrops();
     switch (outcome)
     {

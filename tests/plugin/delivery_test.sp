@@ -23,8 +23,8 @@ public bool T_InFlight() { return SD_InFlight(); }
 public int T_Dropped() { return g_sdDropped; }
 public int T_Rejected() { return g_sdRejected; }
 public int T_TakeDropped() { return SD_TakeDropped(); }
-public int T_Result(int status) { return SD_Result(status); }
-public int T_ResultAt(int status, int retryAfter, int nowMs) { return SD_ResultAt(status, retryAfter, nowMs); }
+public int T_Result(int status) { return view_as<int>(SD_Result(status)); }
+public int T_ResultAt(int status, int retryAfter, int nowMs) { return view_as<int>(SD_ResultAt(status, retryAfter, nowMs)); }
 public bool T_Due(int nowMs) { return SD_Due(nowMs); }
 public int T_RetryAt() { return SD_RetryAt(); }
 public int T_RetryDelayMs() { return SD_RetryDelayMs(); }
@@ -36,7 +36,7 @@ public int T_ParseRetryAfter(const char[] value) { return SD_ParseRetryAfter(val
 // The Retry-After header as the host reads it: parsed, then the outcome settled.
 public int T_ResultHeader(int status, const char[] retryAfter, int nowMs)
 {
-    return SD_ResultAt(status, SD_ParseRetryAfter(retryAfter), nowMs);
+    return view_as<int>(SD_ResultAt(status, SD_ParseRetryAfter(retryAfter), nowMs));
 }
 
 // SD_NextDue's report through Py_Action; false when none may go at nowMs.

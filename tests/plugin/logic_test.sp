@@ -22,7 +22,7 @@ char g_text[SL_REPORT_LEN];
 
 public void T_Reset(int mode, int streak, int fullRounds, int delayMs, int r0)
 {
-    SL_Reset(mode);
+    SL_Reset(view_as<SLMode>(mode));
     SL_Configure(streak, fullRounds, delayMs, r0);
     SL_SetServer("srv1", "koth_test", "srv1-5f00");
     SD_Reset();
@@ -71,27 +71,27 @@ public int T_Drain()
         {
             case SL_ACT_REPORT:
             {
-                Py_Action(action.type, action.arg, action.t, 0, 0, 0, g_slReport);
+                Py_Action(view_as<int>(action.type), action.arg, action.t, 0, 0, 0, g_slReport);
             }
             case SL_ACT_REQUEST_SPLITS:
             {
                 SL_BuildSplitsBody(g_text, sizeof(g_text));
-                Py_Action(action.type, action.arg, action.t, 0, 0, 0, g_text);
+                Py_Action(view_as<int>(action.type), action.arg, action.t, 0, 0, 0, g_text);
             }
             case SL_ACT_AUTOBALANCE:
             {
                 char locked[1][SL_ID_LEN];
                 SL_BuildAutobalanceBody(g_text, sizeof(g_text), locked, 0);
-                Py_Action(action.type, action.arg, action.t, 0, 0, 0, g_text);
+                Py_Action(view_as<int>(action.type), action.arg, action.t, 0, 0, 0, g_text);
             }
             case SL_ACT_MOVE:
             {
-                Py_Action(action.type, action.arg, action.t, action.from, action.to, action.reason,
+                Py_Action(view_as<int>(action.type), action.arg, action.t, action.from, action.to, view_as<int>(action.reason),
                     g_slPlayers[action.arg].id);
             }
             default:
             {
-                Py_Action(action.type, action.arg, action.t, 0, 0, 0, none);
+                Py_Action(view_as<int>(action.type), action.arg, action.t, 0, 0, 0, none);
             }
         }
     }
@@ -104,7 +104,7 @@ public bool T_SDAdd(const char[] body) { return SD_Add(body); }
 public int T_SDCount() { return SD_Count(); }
 public int T_SDDropped() { return g_sdDropped; }
 public int T_SDRejected() { return g_sdRejected; }
-public int T_SDResult(int status) { return SD_Result(status); }
+public int T_SDResult(int status) { return view_as<int>(SD_Result(status)); }
 
 // The next report to send through Py_Action (type 0, text = body); false when none.
 public bool T_SDNext()

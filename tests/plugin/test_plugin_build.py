@@ -211,3 +211,22 @@ public void SynElo_OnRoundRated(int winner) {}
     )
     result = build.compile_sp(consumer, tmp_path / "consumer.smx")
     assert result.ok, result.output
+
+
+def test_constants_are_enums_and_defines_only_sizes() -> None:
+    """The plugin's named values (modes, actions, reasons, outcomes) are enums; a #define is
+    left only for an include guard, a size that dimensions an array, the version, or the
+    rip.ext switches."""
+    allowed = re.compile(
+        r"_\w+_included|\w*(LEN|MAX_\w+|BUFFER|SLOTS|COMMANDS|TEXT)|SYNELO_VERSION"
+    )
+    ripext = {"REQUIRE_EXTENSIONS", "SYNELO_RIPEXT_REQUIRE_WAS_SET"}
+    found = []
+    for path in (PLUGIN / "scripting").rglob("*.[si][pn]*"):
+        for name in re.findall(r"^\s*#define\s+(\w+)", path.read_text(), re.M):
+            if not allowed.fullmatch(name) and name not in ripext:
+                found.append(f"{path.name}: {name}")
+    assert found == []
+    logic = (PLUGIN / "scripting" / "include" / "synelo" / "logic.inc").read_text()
+    for tagged in ("SLMode", "SLActionType", "SLWhy", "SLMoveReason", "SLImbalance"):
+        assert f"enum {tagged}\n" in logic, tagged
