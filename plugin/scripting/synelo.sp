@@ -308,11 +308,14 @@ public void OnMapStart()
         }
     }
     CreateTimer(1.0, Timer_Tick, _, TIMER_REPEAT | TIMER_FLAG_NO_MAPCHANGE);
+    g_mapChanging = false;
+    CreateTimer(float(SYN_RECONNECT_S), Timer_ForgetGone, _, TIMER_FLAG_NO_MAPCHANGE);
 }
 
 public void OnMapEnd()
 {
     RestoreTeamSize();
+    g_mapChanging = true;  // SourceMod disconnects every client now; they come back after
 }
 
 void ServerId(char[] buffer, int maxlength)
@@ -497,7 +500,10 @@ public void OnClientDisconnect(int client)
     if (g_clientId[client][0] != '\0')
     {
         SL_Leave(NowMs(), g_clientId[client]);
-        SG_Leave(NowMs(), g_clientId[client]);
+        if (!g_mapChanging)  // a map change keeps parties: Timer_ForgetGone sorts it out
+        {
+            SG_Leave(NowMs(), g_clientId[client]);
+        }
         DrainActions();
         DrainCommunity();
     }

@@ -19,6 +19,12 @@ ConVar g_cvParties;
 ConVar g_cvPartySize;
 ConVar g_cvCommandInterval;
 
+enum
+{
+    SYN_RECONNECT_S = 90  // seconds after a map start for players to come back
+}
+
+bool g_mapChanging;                  // between OnMapEnd and OnMapStart
 bool g_scrambleQuiet;                // a vote's scramble: no "next round" message from the logic
 int g_clientPlace[MAXPLAYERS + 1];   // place among the visible players, 0: not listed
 int g_shadowRounds = -1;             // the pool's T, from the last lookup (-1: not known yet)
@@ -271,6 +277,22 @@ void PartyMessage(SGAction action)
         }
     }
     delete told;
+}
+
+// Those who did not come back after the map change leave (their party, their invites).
+public Action Timer_ForgetGone(Handle timer)
+{
+    char id[SL_ID_LEN];
+    for (int i = 0; i < g_sgPlayerCount; i++)
+    {
+        if (g_sgPlayers[i].present && ClientById(g_sgPlayers[i].id) == 0)
+        {
+            strcopy(id, sizeof(id), g_sgPlayers[i].id);
+            SG_Leave(NowMs(), id);
+        }
+    }
+    DrainCommunity();
+    return Plugin_Stop;
 }
 
 // --- team changes -------------------------------------------------------------------------

@@ -126,6 +126,7 @@ class CommunityRules:
         self.votes, self.pending, self.live = set(), False, False
         self.locks, self.attempts, self.last_moved = {}, {}, {}
         self.used = {}  # the plugin's clock restarts with the map
+        self.slot = dict.fromkeys(self.slot, "none")  # off the teams until seated again
 
     def _on_join(self, e: Event, out: list[Action]) -> None:
         player = e["player"]
