@@ -25,6 +25,9 @@
 #include <adminmenu>
 
 #define SYNELO_VERSION "0.1.0"
+// The project's public home page. Still a placeholder: the project has no public address yet
+// (set it here once it has one).
+#define SYNELO_URL "https://github.com/"
 #define SYN_BODY_LEN SL_REPORT_LEN
 
 public Plugin myinfo =
@@ -33,7 +36,7 @@ public Plugin myinfo =
     author = "synelo",
     description = "Skill ratings, optimal scrambles and autobalance from a synelo service",
     version = SYNELO_VERSION,
-    url = "https://github.com/"
+    url = SYNELO_URL
 };
 
 ConVar g_cvUrl;

@@ -218,7 +218,7 @@ def test_constants_are_enums_and_defines_only_sizes() -> None:
     left only for an include guard, a size that dimensions an array, the version, or the
     rip.ext switches."""
     allowed = re.compile(
-        r"_\w+_included|\w*(LEN|MAX_\w+|BUFFER|SLOTS|COMMANDS|TEXT)|SYNELO_VERSION"
+        r"_\w+_included|\w*(LEN|MAX_\w+|BUFFER|SLOTS|COMMANDS|TEXT)|SYNELO_VERSION|SYNELO_URL"
     )
     ripext = {"REQUIRE_EXTENSIONS", "SYNELO_RIPEXT_REQUIRE_WAS_SET"}
     found = []
