@@ -135,14 +135,12 @@ class CommunityRules:
             self.immune.add(player)
 
     def _on_leave(self, e: Event, out: list[Action]) -> None:
+        """The player's vote, invites and party place go; their lock, stacking count, move
+        cooldown and command limits stay, so that reconnecting gets round none of them."""
         player = e["player"]
         self.slot.pop(player, None)
         self.immune.discard(player)
         self.votes.discard(player)
-        self.locks.pop(player, None)
-        self.attempts.pop(player, None)
-        self.last_moved.pop(player, None)
-        self.used = {k: v for k, v in self.used.items() if k[0] != player}
         self.invites = {k: v for k, v in self.invites.items() if player not in (k, v)}
         if player in self.party_of:
             self._leave_party(player, out)
