@@ -594,6 +594,10 @@ public void OnTop(HTTPResponse response, any userid, const char[] error)
     int status = view_as<int>(response.Status);
     NoteStatus(status);
     int client = GetClientOfUserId(userid);
+    if (userid != 0 && client <= 0)
+    {
+        return;  // the player who asked has left
+    }
     if (status != 200)
     {
         if (client > 0)
@@ -666,6 +670,10 @@ public void OnBalance(HTTPResponse response, any userid, const char[] error)
     int status = view_as<int>(response.Status);
     NoteStatus(status);
     int client = GetClientOfUserId(userid);
+    if (userid != 0 && client <= 0)
+    {
+        return;  // the player who asked has left
+    }
     if (status != 200)
     {
         if (client > 0)
