@@ -135,9 +135,11 @@ def test_lost_response_is_retried_and_changes_nothing(live: LiveServer, pool: st
     proxy = FaultProxy(_upstream(live.url), decide)
     try:
         with SyneloClient(proxy.url, SERVER, pool) as c, SyneloClient(live.url, ADMIN, pool) as a:
-            reporter = RoundReporter(c, "srv1")
+            now = [0.0]
+            reporter = RoundReporter(c, "srv1", clock=lambda: now[0])
             assert reporter.report("A", (P[:2], P[2:4])) == []
             assert len(reporter.buffer) == 1 and proxy.counts["drop"] == 1
+            now[0] += 300.0  # the next round end, minutes later
             lost_id = reporter.buffer[0]["round_id"]
             applied = {p: c.player(p).rating for p in P[:4]}  # the service did apply it
             assert applied == {P[0]: 1036, P[1]: 1036, P[2]: 964, P[3]: 964}
@@ -169,12 +171,14 @@ def local(tmp_path: Path):
 def test_refused_reports_are_buffered_and_sent_oldest_first_before_the_new(
     local: LocalService, caplog: pytest.LogCaptureFixture
 ) -> None:
+    now = [0.0]
     with SyneloClient(local.url, SERVER, timeout=1.0) as c:
-        reporter = RoundReporter(c, "srv1")
+        reporter = RoundReporter(c, "srv1", clock=lambda: now[0])
         assert len(reporter.report("A", (P[:2], P[2:4]))) == 1
         local.stop()  # connection refused from now on
         caplog.set_level(logging.ERROR, "synelo.client")
         for i in range(10):
+            now[0] += 400.0  # round ends minutes apart: every retry is due
             teams = (P[4 + i % 4 : 5 + i % 4], P[0:1])
             assert reporter.report("A" if i % 2 else "B", teams) == []
         assert len(reporter.buffer) == 8 and reporter.stats.dropped == 2
@@ -182,6 +186,7 @@ def test_refused_reports_are_buffered_and_sent_oldest_first_before_the_new(
         assert len(dropped) == 2
         kept = [b["round_id"] for b in reporter.buffer]
         local.start()
+        now[0] += 400.0
         results = reporter.report("draw", (P[8:9], P[9:10]))
         assert [r.round_id for r in results[:8]] == kept  # oldest first …
         assert results[8].winner == "draw"  # … and the new one last
@@ -197,11 +202,13 @@ def test_a_5xx_and_a_timeout_are_buffered(local: LocalService) -> None:
     silent = socket.create_server(("127.0.0.1", 0))  # accepts, never answers
     held: list[socket.socket] = []
     threading.Thread(target=lambda: held.append(silent.accept()[0]), daemon=True).start()
+    now = [0.0]
     try:
         with SyneloClient(proxy.url, SERVER) as c:
-            reporter = RoundReporter(c, "srv1")
+            reporter = RoundReporter(c, "srv1", clock=lambda: now[0])
             assert reporter.report("A", (P[:1], P[1:2])) == [] and proxy.counts["fail"] == 1
             fail["on"] = False
+            now[0] = 5.0  # the first backoff has passed
             assert [r.seq for r in reporter.report("B", (P[:1], P[1:2]))] == [1, 2]
         url = f"http://127.0.0.1:{silent.getsockname()[1]}"
         with SyneloClient(url, SERVER, timeout=0.3) as c:
@@ -240,5 +247,40 @@ def test_split_cache(local: LocalService) -> None:
             again = empty.scramble(P[:6])
             assert again is not None and again.k == 3 and not empty.pending
             assert not SplitCache(c).refresh(P[:3])  # fewer than 4 players: no split
+    finally:
+        proxy.close()
+
+
+def test_a_retry_waits_for_retry_after_and_then_backs_off(local: LocalService) -> None:
+    """A 503 with Retry-After: 30 holds the buffer (new reports join it unsent) until 30 s
+    later, then everything goes oldest first. Without the header the waits double from 5 s
+    (5, 10, 20), a success starts them over, and a forced flush sends at once."""
+    fail = {"on": True}
+    proxy = FaultProxy(_upstream(local.url), lambda m, p, b: "fail" if fail["on"] else "pass")
+    proxy.retry_after = 30
+    now = [100.0]
+    try:
+        with SyneloClient(proxy.url, SERVER) as c:
+            reporter = RoundReporter(c, "srv1", clock=lambda: now[0])
+            assert reporter.report("A", (P[:1], P[1:2])) == []
+            assert reporter.retry_at == 130.0 and proxy.counts["fail"] == 1
+            fail["on"] = False
+            now[0] = 129.0  # not yet: the new report waits too, and nothing is sent
+            assert reporter.report("B", (P[:1], P[1:2])) == []
+            assert len(reporter.buffer) == 2 and proxy.counts["pass"] == 0
+            now[0] = 130.0
+            assert [r.seq for r in reporter.report("A", (P[:1], P[1:2]))] == [1, 2, 3]
+            assert reporter.failures == 0 and not reporter.buffer
+
+            proxy.retry_after = None
+            fail["on"] = True
+            waits = []
+            for _ in range(3):
+                reporter.report("A", (P[:1], P[1:2]))
+                waits.append(reporter.retry_at - now[0])
+                now[0] = reporter.retry_at  # due: the next round end tries, and fails again
+            assert waits == [5.0, 10.0, 20.0] and len(reporter.buffer) == 3
+            fail["on"] = False
+            assert len(reporter.flush(force=True)) == 3 and reporter.failures == 0
     finally:
         proxy.close()

@@ -24,6 +24,14 @@ from synelo.client.typedefs import (
 Teams = tuple[Sequence[str], Sequence[str]]
 
 
+def retry_after_seconds(value: str | None) -> float | None:
+    """A Retry-After header's delta-seconds (RFC 9110), None when absent or not that form (an
+    HTTP-date is left to the caller's own backoff)."""
+    if value is None or not value.strip().isdigit():
+        return None
+    return float(value.strip())
+
+
 class SyneloClient:
     """One pool of one service. Transport failures, timeouts and 5xx raise
     `ServiceUnavailable`, as do 408 and 429 (come back later); other 4xx raise a
@@ -67,7 +75,10 @@ class SyneloClient:
         except httpx.TransportError as exc:  # connect/read errors and timeouts
             raise ServiceUnavailable(f"{method} {path}: {type(exc).__name__}: {exc}") from exc
         if response.status_code >= 500 or response.status_code in TRANSIENT:
-            raise ServiceUnavailable(f"{method} {path} answered {response.status_code}")
+            raise ServiceUnavailable(
+                f"{method} {path} answered {response.status_code}",
+                retry_after=retry_after_seconds(response.headers.get("Retry-After")),
+            )
         if response.status_code >= 400:
             try:
                 detail = response.json().get("detail")

@@ -4,10 +4,13 @@ with a retry ring buffer, and the split cache behind scrambles.
 - Every report gets a unique round_id when it is made, so a retry is the same round: the
   service is idempotent on round_id and a report that had in fact arrived changes nothing.
 - A report that fails transiently (timeout, connection refused or reset, 5xx, 408, 429)
-  goes into an 8-slot ring buffer. At the next round end the buffered reports are retried
-  oldest first, **before** the new one; the first that fails again stops the retries and
-  the new report joins the buffer behind them. When the buffer is full its oldest report is
-  dropped (logged).
+  goes into an 8-slot ring buffer. The buffered reports are retried oldest first, **before**
+  the new one, at the first round end once a retry is due: after the service's Retry-After
+  seconds (1–300) when it sent one, else after a backoff of 5 s doubling with each failure
+  in a row up to 300 s (the plugin's rule, include/synelo/delivery.inc). Until then a new
+  report joins the buffer unsent, so a struggling service is not hammered. The first that
+  fails again stops the retries and the new report joins the buffer behind them. When the
+  buffer is full its oldest report is dropped (logged).
 - A 4xx is never retried: for the new report it raises; a buffered report that gets one
   (which only a changed service can cause) is dropped and logged.
 - Split cache: after every round end the splits for every team size are requested and cached.
@@ -19,6 +22,7 @@ with a retry ring buffer, and the split cache behind scrambles.
 from __future__ import annotations
 
 import logging
+import time
 import uuid
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -31,6 +35,16 @@ from synelo.client.typedefs import RequestRejected, RoundResult, ServiceUnavaila
 log = logging.getLogger("synelo.client")
 
 BUFFER_SLOTS = 8
+RETRY_AFTER_MIN, RETRY_AFTER_MAX = 1.0, 300.0  # seconds a Retry-After is clamped to
+BACKOFF_FIRST, BACKOFF_MAX = 5.0, 300.0  # seconds: after the first failure, and the cap
+
+
+def retry_delay(failures: int, retry_after: float | None) -> float:
+    """Seconds before the buffered reports are tried again after `failures` failures in a
+    row: the service's Retry-After, clamped, or else the doubling backoff."""
+    if retry_after is not None:
+        return min(max(retry_after, RETRY_AFTER_MIN), RETRY_AFTER_MAX)
+    return min(BACKOFF_FIRST * 2.0 ** (max(failures, 1) - 1), BACKOFF_MAX)
 
 
 def new_round_id(server_id: str) -> str:
@@ -59,6 +73,9 @@ class RoundReporter:
     buffer: deque[dict[str, Any]] = field(default_factory=deque)
     stats: DeliveryStats = field(default_factory=DeliveryStats)
     last_round_id: str | None = None  # the round_id of the latest report
+    clock: Callable[[], float] = time.monotonic  # seconds (a simulator passes its own)
+    retry_at: float = 0.0  # when the buffered reports may be tried again
+    failures: int = 0  # failed attempts in a row
 
     def report(
         self, winner: str, teams: Teams, participants: Teams | None = None, map_name: str = ""
@@ -73,28 +90,34 @@ class RoundReporter:
     def deliver(self, body: dict[str, Any]) -> list[RoundResult]:
         self.last_round_id = body["round_id"]
         results = self.flush()
-        if self.buffer:  # the service is still failing: do not even try the new one
+        if self.buffer:  # failing still, or not due yet: the new one waits behind them
             self._keep(body)
             return results
         try:
             results.append(self.client.submit_round(body))
             self.stats.sent += 1
+            self.failures = 0
         except ServiceUnavailable as exc:
             log.warning("round %s not delivered (%s); buffered", body["round_id"], exc)
+            self._failed(exc)
             self._keep(body)
         except RequestRejected:
             self.stats.rejected += 1
             raise
         return results
 
-    def flush(self) -> list[RoundResult]:
-        """Retry the buffered reports oldest first; stop at the first that fails again."""
-        results = []
+    def flush(self, force: bool = False) -> list[RoundResult]:
+        """Retry the buffered reports oldest first, once due (`force`: now); stop at the first
+        that fails again."""
+        results: list[RoundResult] = []
+        if self.buffer and not force and self.clock() < self.retry_at:
+            return results
         while self.buffer:
             body = self.buffer[0]
             try:
                 result = self.client.submit_round(body)
-            except ServiceUnavailable:
+            except ServiceUnavailable as exc:
+                self._failed(exc)
                 break
             except RequestRejected as exc:
                 self.stats.rejected += 1
@@ -103,8 +126,14 @@ class RoundReporter:
                 results.append(result)
                 self.stats.retried += 1
                 self.stats.already_applied += not result.created
+                self.failures = 0
             self.buffer.popleft()
         return results
+
+    def _failed(self, exc: ServiceUnavailable) -> None:
+        """One more failure in a row: the next try waits as the service asked, or backs off."""
+        self.failures += 1
+        self.retry_at = self.clock() + retry_delay(self.failures, exc.retry_after)
 
     def _keep(self, body: dict[str, Any]) -> None:
         if len(self.buffer) >= self.slots:

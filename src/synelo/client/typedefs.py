@@ -47,7 +47,12 @@ class SyneloError(Exception):
 class ServiceUnavailable(SyneloError):
     """No answer that counts: connection refused or reset, a timeout, a 5xx (503: the round
     queue is full), a 408 or a 429 (a rate limit). Transient: round reports that fail this
-    way are kept and retried later with the same round_id."""
+    way are kept and retried later with the same round_id. `retry_after`: the seconds the
+    service asked to wait (its Retry-After header), None when it said nothing."""
+
+    def __init__(self, message: str, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
 
 
 # 4xx answers that say "not now" rather than "never": the request timed out, or a rate limit

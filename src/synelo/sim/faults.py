@@ -59,6 +59,7 @@ class FaultProxy:
         self.decide: Decide = decide or (lambda _m, _p, _b: "pass")
         self.down = False
         self.counts = {"pass": 0, "fail": 0, "drop": 0, "down": 0}
+        self.retry_after: int | None = None  # a "fail" answer's Retry-After seconds
         self.connections = 0  # client connections accepted
         self._listener = socket.create_server(("127.0.0.1", 0))
         self.port = self._listener.getsockname()[1]
@@ -66,6 +67,13 @@ class FaultProxy:
         self._closed = False
         self._lock = threading.Lock()
         threading.Thread(target=self._accept, daemon=True, name="fault-proxy").start()
+
+    def _unavailable(self) -> bytes:
+        """The injected 503, with `retry_after` as its Retry-After header when set."""
+        if self.retry_after is None:
+            return _UNAVAILABLE
+        head, body = _UNAVAILABLE.split(b"\r\n\r\n", 1)
+        return head + f"\r\nretry-after: {self.retry_after}".encode() + b"\r\n\r\n" + body
 
     def close(self) -> None:
         self._closed = True
@@ -97,7 +105,7 @@ class FaultProxy:
                 if verdict == "down":
                     return
                 if verdict == "fail":
-                    conn.sendall(_UNAVAILABLE)
+                    conn.sendall(self._unavailable())
                     continue
                 if upstream is None:
                     upstream = socket.create_connection(self.upstream, timeout=30)

@@ -215,7 +215,7 @@ def simulate(config: SimConfig, console: Console | None = None) -> dict[str, Any
         if proxy is not None:
             proxy.down = False
         for server in servers:  # the round end after the last: retry what is still buffered
-            for result in server.reporter.flush():
+            for result in server.reporter.flush(force=True):
                 world.record(server, result)
         summary, data = measure(config, admin, world, players, plan, snapshots)
         summary["seconds"] = round(time.monotonic() - started, 1)

@@ -70,10 +70,10 @@ class SimServer:
         self.id = f"sim{index}"
         self.client = client
         self.logic: RoundLogic = logic_for(mode, settings)
-        self.reporter = RoundReporter(client, self.id)
+        self.clock = 0.0  # this server's simulated seconds
+        self.reporter = RoundReporter(client, self.id, clock=lambda: self.clock)
         self.cache = SplitCache(client, max_k=team_size)
         self.capacity = 2 * team_size + (2 if mode == "arena" else 0)
-        self.clock = 0.0
         self.started = False
         self.known: dict[str, int] = {}  # ratings this server was told
         self.round_p = 0.5  # P(A wins) the current round's winner is drawn from
