@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any
 
-from synelo.game.typedefs import Action, Event, Side, Slot
+from synelo.game.typedefs import Action, Event, Side, Slot, event_time, settings_from
 
 COMMUNITY_EVENTS = (
     "map_start",
@@ -59,11 +59,7 @@ class CommunitySettings:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> CommunitySettings:
-        known = {f.name for f in fields(cls)}
-        unknown = set(data) - known
-        if unknown:
-            raise ValueError(f"unknown settings: {sorted(unknown)}")
-        return cls(**data)
+        return settings_from(cls, data)
 
 
 def votes_needed(percent: int, players: int) -> int:
@@ -100,15 +96,9 @@ class CommunityRules:
 
     def feed(self, event: Event) -> list[Action]:
         """Consume one event; the actions it causes."""
-        kind = event.get("type")
-        if kind not in COMMUNITY_EVENTS:
-            raise ValueError(f"unknown event type {kind!r}")
-        t = float(event["t"])
-        if t < self.now:
-            raise ValueError(f"event at t={t} is before the previous one (t={self.now})")
-        self.now = t
+        self.now = event_time(event, COMMUNITY_EVENTS, self.now)
         out: list[Action] = []
-        handler: Callable[[Event, list[Action]], None] = getattr(self, f"_on_{kind}")
+        handler: Callable[[Event, list[Action]], None] = getattr(self, f"_on_{event['type']}")
         handler(event, out)
         return out
 

@@ -27,6 +27,7 @@ from synelo.game.typedefs import (
     GameSettings,
     Side,
     Slot,
+    event_time,
     other,
 )
 
@@ -71,12 +72,8 @@ class RoundLogic:
 
     def feed(self, event: Event) -> list[Action]:
         """Consume one event; the actions it (and any timer due by its time) causes."""
-        kind = event.get("type")
-        if kind not in EVENT_TYPES:
-            raise ValueError(f"unknown event type {kind!r}")
-        t = float(event["t"])
-        if t < self.now:
-            raise ValueError(f"event at t={t} is before the previous one (t={self.now})")
+        t = event_time(event, EVENT_TYPES, self.now)
+        kind = event["type"]
         out: list[Action] = []
         deadline = self.deadline()
         if deadline is not None and t >= deadline:

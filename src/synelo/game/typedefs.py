@@ -9,12 +9,13 @@ time `t` (seconds, a number) and a `type`; player ids are strings; teams are "A"
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 Event = dict[str, Any]
 Action = dict[str, Any]
 Side = Literal["A", "B"]
 Slot = Literal["A", "B", "waiting", "none"]
+S = TypeVar("S")
 
 MODES = ("arena", "attack_defend", "payload", "koth", "cp", "ctf")
 EVENT_TYPES = (
@@ -48,11 +49,26 @@ class GameSettings:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> GameSettings:
-        known = {f.name for f in fields(cls)}
-        unknown = set(data) - known
-        if unknown:
-            raise ValueError(f"unknown settings: {sorted(unknown)}")
-        return cls(**data)
+        return settings_from(cls, data)
+
+
+def settings_from(cls: type[S], data: dict[str, Any]) -> S:
+    """A settings dataclass from a script's `settings`; an unknown name is an error."""
+    unknown = set(data) - {f.name for f in fields(cls)}  # type: ignore[arg-type]
+    if unknown:
+        raise ValueError(f"unknown settings: {sorted(unknown)}")
+    return cls(**data)
+
+
+def event_time(event: Event, types: tuple[str, ...], now: float) -> float:
+    """The event's `t`, once its type is one of `types` and it is not before `now`."""
+    kind = event.get("type")
+    if kind not in types:
+        raise ValueError(f"unknown event type {kind!r}")
+    t = float(event["t"])
+    if t < now:
+        raise ValueError(f"event at t={t} is before the previous one (t={now})")
+    return t
 
 
 def other(side: Side) -> Side:
