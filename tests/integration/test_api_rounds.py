@@ -421,6 +421,31 @@ def test_text_pool_takes_text_ids(server: httpx.Client, admin: httpx.Client) -> 
         assert r.json()["detail"][0]["loc"] == ["body", "teams", "A", 0]
 
 
+@pytest.mark.parametrize("model", ["synelo", "trueskill"])
+def test_text_ids_that_array_literals_would_split_are_read_back(
+    server: httpx.Client, admin: httpx.Client, model: str
+) -> None:
+    """PostgreSQL reads a round's players with their ids in an array literal: ids with
+    quotes, backslashes, commas, braces, spaces or the word NULL must come back as
+    themselves, so that a second round finds the players the first one stored."""
+    name = f"txt{uuid.uuid4().hex[:10]}"
+    made = admin.post(
+        "/v1/pools",
+        json={"name": name, "team_size": 3, "player_ids": "text", "model": model},
+    )
+    assert made.status_code == 201, made.text
+    ids = ['a"b', "c\\d", "e,f", "{g}", " h ", "NULL"]
+    first = server.post(f"/v1/pools/{name}/rounds", json=report(ids[:3], ids[3:], winner="A"))
+    second = server.post(f"/v1/pools/{name}/rounds", json=report(ids[:3], ids[3:], winner="A"))
+    assert first.status_code == second.status_code == 201, second.text
+    after = {p["steam_id"]: p["after"] for p in first.json()["players"]}
+    before = {p["steam_id"]: p["before"] for p in second.json()["players"]}
+    assert set(after) == set(ids) and before == after
+    assert {p["steam_id"]: p["rounds_played"] for p in second.json()["players"]} == dict.fromkeys(
+        ids, 2
+    )
+
+
 def test_text_ids_with_slash_and_percent_are_reachable_by_url(
     server: httpx.Client, admin: httpx.Client
 ) -> None:

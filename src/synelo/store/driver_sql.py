@@ -105,8 +105,13 @@ def _timestamp_processor(dialect: Any) -> Any:
     return journal.c.created_at.type.dialect_impl(dialect).bind_processor(dialect)
 
 
-POOL = "SELECT id, params, rounds, model, generation FROM pools WHERE name = ?"
-ROUND_SEEN = DriverSql("SELECT content_hash, result FROM rounds WHERE pool_id = ? AND round_id = ?")
+# The pool, its row locked, and the round of that id if it was rated already: one statement
+# where two ran before (each a round trip made while the pool's lock is held).
+_POOL_AND_ROUND = (
+    "SELECT p.id, p.params, p.rounds, p.model, p.generation, r.content_hash, r.result "
+    "FROM pools AS p LEFT JOIN rounds AS r ON r.pool_id = p.id AND r.round_id = ? "
+    "WHERE p.name = ?"
+)
 INSERT_PLAYER = DriverSql(
     "INSERT INTO players (pool_id, player_key, rating, rounds_played, convergence) "
     "VALUES (?, ?, ?, 0, 1.0) RETURNING id"
@@ -142,6 +147,65 @@ def update_players(conn: Connection, rows: Sequence[tuple[Any, ...]]) -> None:
         raise ValueError("the players of one update have one last-played time")
     arrays = [_array(column) for column in (ids, ratings, played, cs, appended, last)]
     _UPDATE_PLAYERS_PG.run(conn, (*arrays[:3], stamps[0], *arrays[3:]))
+
+
+class PlayerWrite(NamedTuple):
+    """What a rated round writes of one player: the journal row's fields, then the
+    player's new row (rating, rounds played, F3's C for the next round, window entries)."""
+
+    player_id: int
+    team: str
+    before: int
+    after: int
+    k: float | None
+    p: float
+    s: float
+    prev_id: int | None  # the player's newest journal row before this round
+    rating: int
+    rounds_played: int
+    convergence: float
+    window_appended: int
+
+
+def write_round(
+    conn: Connection,
+    round_row: Sequence[Any],
+    generation: int,
+    written: Sequence[PlayerWrite],
+    brier_term: float,
+) -> tuple[int, dict[int, int]]:
+    """Store a rated SynElo round: its row (`INSERT_ROUND`'s values), a journal row per
+    player, the players' new rows, and the pool's count of rounds and Brier sum. Returns
+    the round's row id and {player id: new journal row id}.
+
+    On PostgreSQL one statement, whose parts pass ids along in RETURNING: the four were as
+    many round trips while the pool's lock was held, and that lock is what bounds the
+    rounds a second of every worker together (docs/benchmarks.md)."""
+    pool_id, seq, stamp = round_row[0], round_row[1], round_row[11]
+    if conn.dialect.paramstyle == "qmark":
+        round_pk = int(INSERT_ROUND.scalar(conn, round_row))
+        journal_ids = insert_journal(
+            conn,
+            [
+                (pool_id, w.player_id, round_pk, w.team, w.before, w.after, w.k, w.p, w.s)
+                + (stamp, w.prev_id, generation)
+                for w in written
+            ],
+        )
+        update_players(
+            conn,
+            [
+                (w.rating, w.rounds_played, stamp, w.convergence, w.window_appended)
+                + (journal_ids[w.player_id], w.player_id)
+                for w in written
+            ],
+        )
+        COUNT_ROUND.run(conn, (seq, brier_term, pool_id))
+        return round_pk, journal_ids
+    columns = list(zip(*written, strict=True))
+    arrays = [_array(column) for column in columns]
+    found = _WRITE_ROUND_PG.rows(conn, (*round_row, generation, *arrays, brier_term))
+    return found[0][2], {player: jid for jid, player, _ in found}
 
 
 INSERT_ROUND = DriverSql(
@@ -182,24 +246,66 @@ class LockedPlayer(NamedTuple):
     window_appended: int | None
 
 
-def lock_pool(conn: Connection, name: str) -> LockedPool | None:
-    """The pool, its row locked on PostgreSQL."""
-    row = DriverSql(POOL + for_update(conn)).first(conn, (name,))
-    return None if row is None else LockedPool._make(row)
+_LOCK_POOL = {
+    "sqlite": DriverSql(_POOL_AND_ROUND),
+    "postgresql": DriverSql(_POOL_AND_ROUND + " FOR UPDATE OF p"),
+}
+
+
+def lock_pool(
+    conn: Connection, name: str, round_id: str
+) -> tuple[LockedPool | None, tuple[str, str] | None]:
+    """The pool, its row locked on PostgreSQL, and (content hash, stored record) of its
+    round `round_id` if that was rated already; (None, None) for an unknown pool."""
+    row = _LOCK_POOL[conn.dialect.name].first(conn, (round_id, name))
+    if row is None:
+        return None, None
+    seen = None if row[5] is None else (row[5], row[6])
+    return LockedPool._make(row[:5]), seen
 
 
 def lock_players(conn: Connection, pool_id: int, keys: Sequence[str]) -> list[LockedPlayer]:
     """The stored players among `keys`, locked in key order on PostgreSQL (the fixed order
     that keeps writers deadlock-free)."""
-    marks = ", ".join("?" * len(keys))
-    stmt = DriverSql(
-        "SELECT id, player_key, rating, rounds_played, convergence, last_journal, "
-        "CASE WHEN window_state IS NULL THEN window_appended END FROM players "
-        f"WHERE pool_id = ? AND player_key IN ({marks}) ORDER BY player_key" + for_update(conn)
-    )
-    cur = _cursor(conn)
-    cur.execute(stmt.sql(conn), (pool_id, *keys))
-    return list(map(LockedPlayer._make, cur.fetchall()))
+    return list(map(LockedPlayer._make, _players_by_key(conn, _LOCKED_PLAYER, pool_id, keys)))
+
+
+_LOCKED_PLAYER = (
+    "id, player_key, rating, rounds_played, convergence, last_journal, "
+    "CASE WHEN window_state IS NULL THEN window_appended END"
+)
+
+
+def _players_by_key(
+    conn: Connection, columns: str, pool_id: int, keys: Sequence[str]
+) -> list[tuple[Any, ...]]:
+    """`columns` of the pool's stored players among `keys`, locked one by one in key order on
+    PostgreSQL.
+
+    There each key is looked up on its own (a LATERAL subquery with LIMIT 1): both columns of
+    the (pool, key) index are then equalities, and the planner has no other plan than that
+    index's, bar a scan of a table a few pages long. `player_key IN (…)`, which SQLite takes
+    as 24 index lookups, PostgreSQL planned, while the players table had no statistics, as a
+    scan of every player of the pool filtered by key: 2,000 rows read for a 12v12 round, and
+    more as the pool grows."""
+    keys = sorted(keys)
+    if conn.dialect.paramstyle == "qmark":
+        marks = ", ".join("?" * len(keys))
+        return DriverSql(
+            f"SELECT {columns} FROM players WHERE pool_id = ? AND player_key IN ({marks})"
+        ).rows(conn, (pool_id, *keys))
+    return DriverSql(
+        "SELECT p.* FROM unnest(?::text[]) AS wanted (key) CROSS JOIN LATERAL ("
+        f"SELECT {columns} FROM players WHERE pool_id = ? AND player_key = wanted.key"
+        " LIMIT 1 FOR UPDATE) AS p"
+    ).rows(conn, (_text_array(keys), pool_id))
+
+
+def _text_array(values: Sequence[str]) -> str:
+    """PostgreSQL's text of an array of these strings, each quoted (a text pool's ids are any
+    printable ASCII: commas, braces, quotes, backslashes, the word NULL)."""
+    quoted = (v.replace("\\", "\\\\").replace('"', '\\"') for v in values)
+    return "{" + ",".join(f'"{v}"' for v in quoted) + "}"
 
 
 def windows(
@@ -382,12 +488,9 @@ UPDATE_STATE = DriverSql(
 def lock_states(conn: Connection, pool_id: int, keys: Sequence[str]) -> list[tuple[Any, ...]]:
     """(id, key, rounds_played, last_journal, state) of the stored players among `keys`, locked
     in key order on PostgreSQL, as `lock_players`."""
-    marks = ", ".join("?" * len(keys))
-    stmt = DriverSql(
-        "SELECT id, player_key, rounds_played, last_journal, state FROM players "
-        f"WHERE pool_id = ? AND player_key IN ({marks}) ORDER BY player_key" + for_update(conn)
+    return _players_by_key(
+        conn, "id, player_key, rounds_played, last_journal, state", pool_id, keys
     )
-    return stmt.rows(conn, (pool_id, *keys))
 
 
 def read_context(conn: Connection, pool_id: int, entries: Sequence[str]) -> dict[str, Any]:
@@ -438,6 +541,30 @@ def insert_journal(conn: Connection, rows: Sequence[Sequence[Any]]) -> dict[int,
     flat = [value for row in rows for value in row]
     return {player: jid for jid, player in stmt.rows(conn, flat)}
 
+
+# `write_round` on PostgreSQL. $1–$13: the round's row; $14: the generation; $15–$26: one
+# array per PlayerWrite field, in its order; $27: the round's Brier term. Players are found
+# by primary key (id = ANY), each one's new journal row by its player id among the 24 the
+# insert returned: nothing here is joined to a table.
+_WRITE_ROUND_PG = DriverSql(
+    "WITH r AS (INSERT INTO rounds (pool_id, seq, round_id, server_id, map, winner, sum_a,"
+    " sum_b, p_a, content_hash, result, created_at, report)"
+    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING id),"
+    " j AS (" + _JOURNAL_COLUMNS.removesuffix(" VALUES ") + " SELECT $1, u.player_id, r.id,"
+    " 'round', u.team, u.before, u.after, u.k, u.p, u.s, $12, u.prev_id, $14"
+    " FROM r CROSS JOIN unnest($15::bigint[], $16::text[], $17::integer[], $18::integer[],"
+    " $19::float8[], $20::float8[], $21::float8[], $22::bigint[])"
+    " AS u (player_id, team, before, after, k, p, s, prev_id) RETURNING id, player_id, round_pk),"
+    " pl AS (UPDATE players SET rating = ($23::integer[])[array_position($15::bigint[], id)],"
+    " rounds_played = ($24::integer[])[array_position($15::bigint[], id)], last_played = $12,"
+    " convergence = ($25::float8[])[array_position($15::bigint[], id)],"
+    " window_state = NULL, window_tail = NULL,"
+    " window_appended = ($26::bigint[])[array_position($15::bigint[], id)],"
+    " last_journal = (SELECT j.id FROM j WHERE j.player_id = players.id)"
+    " WHERE id = ANY($15::bigint[])),"
+    " c AS (UPDATE pools SET rounds = $2, brier_sum = brier_sum + $27 WHERE id = $1)"
+    " SELECT id, player_id, round_pk FROM j"
+)
 
 # A round's journal rows on PostgreSQL: one statement of 12 parameters, each varying column
 # an array, rather than 12 parameters a row (psycopg binds and PostgreSQL plans 288 for 24).

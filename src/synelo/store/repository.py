@@ -36,7 +36,6 @@ from sqlalchemy.exc import IntegrityError
 
 from synelo.models import Model, RoundFacts, create_model, score_a
 from synelo.ratings import (
-    ConvergenceWindow,
     PlayerRecord,
     SynEloParams,
     apply_change,
@@ -160,25 +159,28 @@ def _insert_round(
     stamp: object,
 ) -> int:
     """Store a rated round: the outcome's record and the whole report; its row id."""
-    return int(
-        sql.INSERT_ROUND.scalar(
-            conn,
-            (
-                pool_id,
-                rated.seq,
-                report.round_id,
-                report.server_id,
-                report.map,
-                report.winner,
-                rated.sum_a,
-                rated.sum_b,
-                rated.p_a,
-                digest,
-                encode_record(rated),
-                stamp,
-                orjson.dumps(report.stored()).decode(),
-            ),
-        )
+    return int(sql.INSERT_ROUND.scalar(conn, _round_row(pool_id, report, rated, digest, stamp)))
+
+
+def _round_row(
+    pool_id: int, report: RoundReport, rated: RatedRound, digest: str, stamp: object
+) -> tuple[Any, ...]:
+    """A rated round's row, in `INSERT_ROUND`'s order: the outcome's record and the whole
+    report."""
+    return (
+        pool_id,
+        rated.seq,
+        report.round_id,
+        report.server_id,
+        report.map,
+        report.winner,
+        rated.sum_a,
+        rated.sum_b,
+        rated.p_a,
+        digest,
+        encode_record(rated),
+        stamp,
+        orjson.dumps(report.stored()).decode(),
     )
 
 
@@ -277,13 +279,20 @@ class Store:
         on this connection. Every row it inserts refers only to rows it read or wrote in
         the same transaction under the write lock, and it deletes nothing that others refer
         to, so no check could fail; they cost three index lookups per journal row (~5 % of a
-        round). Such a connection must be discarded, not returned to the pool: see
-        `discard`. PostgreSQL keeps its checks."""
+        round). PostgreSQL keeps its checks, but plans no sequential scan on this connection
+        (`enable_seqscan = off`): every statement of a round finds its rows by a key, and
+        the planner, costing a read from disk 4 times a read in order, took a scan of a
+        never-analyzed players table of 1,000 rows for cheaper than 24 lookups by primary
+        key. Such a connection must be discarded, not returned to the pool: see `discard`."""
         conn = self.engine.connect().execution_options(**{IMMEDIATE: True})
-        if not check_references and self.engine.dialect.name == "sqlite":
+        if not check_references:
             try:
-                driver: Any = conn.connection.driver_connection  # sqlite3.Connection
-                driver.execute("PRAGMA foreign_keys=OFF")
+                driver: Any = conn.connection.driver_connection
+                if self.engine.dialect.name == "sqlite":
+                    driver.execute("PRAGMA foreign_keys=OFF")
+                else:  # a psycopg.Connection, outside any transaction SQLAlchemy began
+                    driver.execute("SET enable_seqscan = off")
+                    driver.commit()
             except BaseException:
                 self.discard(conn)
                 raise
@@ -1148,10 +1157,9 @@ class Store:
         content raises RoundConflict, and an unknown pool UnknownPool, both before anything
         is written."""
         digest = report.content_hash()
-        pool = sql.lock_pool(conn, pool_name)
+        pool, seen = sql.lock_pool(conn, pool_name, report.round_id)
         if pool is None:
             raise UnknownPool(pool_name)
-        seen = sql.ROUND_SEEN.first(conn, (pool.id, report.round_id))
         if seen is not None:
             content_hash, record = seen
             if content_hash != digest:
@@ -1346,37 +1354,27 @@ class Store:
                 ]
             ),
         )
-        round_pk = _insert_round(conn, pool_id, report, rated, digest, stamp)
-        journal_ids = sql.insert_journal(
-            conn,
-            [
-                (
-                    pool_id,
-                    ids[c.player],
-                    round_pk,
-                    c.side,
-                    c.before,
-                    c.after,
-                    c.k,
-                    c.p,
-                    c.s,
-                    stamp,
-                    last.get(ids[c.player]),
-                    pool.generation,
-                )
-                for c in outcome.changes
-            ],
-        )
-        updates, chunks, dropped = [], [], []
-        cache_entries: list[tuple[int, int, ConvergenceWindow, float]] = []
+        written, chunks, dropped = [], [], []
         for change in outcome.changes:
             rec = records[change.player]
             apply_change(rec, change)
             pid = ids[change.player]
-            c = rec.current_convergence(params)
             win = rec.window
-            updates.append(
-                (rec.rating, rec.rounds_played, stamp, c, win.appended, journal_ids[pid], pid)
+            written.append(
+                sql.PlayerWrite(
+                    pid,
+                    change.side,
+                    change.before,
+                    change.after,
+                    change.k,
+                    change.p,
+                    change.s,
+                    last.get(pid),
+                    rec.rating,
+                    rec.rounds_played,
+                    rec.current_convergence(params),
+                    win.appended,
+                )
             )
             if win.appended % WINDOW_CHUNK == 0:  # the newest chunk is complete: store it
                 newest = window_codec.chunk_of_newest(win, WINDOW_CHUNK)
@@ -1384,14 +1382,23 @@ class Store:
                 oldest = window_codec.oldest_chunk(win, WINDOW_CHUNK)
                 if oldest:
                     dropped.append((pid, oldest))
-            cache_entries.append((pid, journal_ids[pid], win, c))
-        self._windows.put_many(cache_entries)
-        sql.update_players(conn, updates)
+        _, journal_ids = sql.write_round(
+            conn,
+            _round_row(pool_id, report, rated, digest, stamp),
+            pool.generation,
+            written,
+            outcome.brier_term(report.winner),
+        )
+        self._windows.put_many(
+            [
+                (w.player_id, journal_ids[w.player_id], records[key].window, w.convergence)
+                for key, w in zip((c.player for c in outcome.changes), written, strict=True)
+            ]
+        )
         if chunks:
             sql.SAVE_CHUNK.many(conn, chunks)
         if dropped:
             sql.DROP_CHUNKS_BEFORE.many(conn, dropped)
-        sql.COUNT_ROUND.run(conn, (seq, outcome.brier_term(report.winner), pool_id))
         sql.save_names(conn, pool_id, report.extras.get("names", {}))
         return rated
 
