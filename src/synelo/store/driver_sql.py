@@ -25,40 +25,51 @@ from synelo.store.tables import journal
 
 class DriverSql:
     """One statement in both paramstyles (``?`` for sqlite3, ``$1, $2 …`` for psycopg's raw
-    cursor), or two (`postgresql`: PostgreSQL's own text of it, written with ``?`` too)."""
+    cursor), or two (`postgresql`: PostgreSQL's own text of it, written with ``?`` too).
 
-    __slots__ = ("_qmark", "_format")
+    `planned_each_run`: never prepared on PostgreSQL, so planned for its parameters and the
+    tables as they are at each run. For a statement with more than one index to choose
+    from: a prepared statement's one plan, made while the tables were tiny, may take the
+    wrong one for good (the round writer's connection plans its prepared statements once)."""
 
-    def __init__(self, sql: str, postgresql: str | None = None) -> None:
+    __slots__ = ("_qmark", "_format", "_prepare")
+
+    def __init__(
+        self, sql: str, postgresql: str | None = None, *, planned_each_run: bool = False
+    ) -> None:
         self._qmark = sql
         self._format = _numbered(postgresql or sql)
+        self._prepare = False if planned_each_run else None  # None: psycopg's threshold
 
     def sql(self, conn: Connection) -> str:
         return self._qmark if conn.dialect.paramstyle == "qmark" else self._format
 
-    def rows(self, conn: Connection, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+    def _execute(self, conn: Connection, params: Sequence[Any]) -> Any:
+        """A cursor that ran the statement once with `params`."""
         cur = _cursor(conn)
-        cur.execute(self.sql(conn), tuple(params))
-        return [tuple(r) for r in cur.fetchall()]
+        if conn.dialect.paramstyle == "qmark":
+            cur.execute(self._qmark, tuple(params))
+        else:
+            cur.execute(self._format, tuple(params), prepare=self._prepare)
+        return cur
+
+    def rows(self, conn: Connection, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+        return [tuple(r) for r in self._execute(conn, params).fetchall()]
 
     def first(self, conn: Connection, params: Sequence[Any]) -> tuple[Any, ...] | None:
-        cur = _cursor(conn)
-        cur.execute(self.sql(conn), tuple(params))
-        row = cur.fetchone()
+        row = self._execute(conn, params).fetchone()
         return None if row is None else tuple(row)
 
     def scalar(self, conn: Connection, params: Sequence[Any]) -> Any:
         """The first column of the first row (a statement that always returns one)."""
-        cur = _cursor(conn)
-        cur.execute(self.sql(conn), tuple(params))
-        return cur.fetchone()[0]
+        return self._execute(conn, params).fetchone()[0]
 
     def many(self, conn: Connection, rows: Sequence[Sequence[Any]]) -> None:
         _cursor(conn).executemany(self.sql(conn), rows)
 
     def run(self, conn: Connection, params: Sequence[Any]) -> None:
         """Execute once, for no result."""
-        _cursor(conn).execute(self.sql(conn), tuple(params))
+        self._execute(conn, params)
 
 
 def _array(values: Sequence[int | float | str | None]) -> str:
@@ -106,11 +117,14 @@ def _timestamp_processor(dialect: Any) -> Any:
 
 
 # The pool, its row locked, and the round of that id if it was rated already: one statement
-# where two ran before (each a round trip made while the pool's lock is held).
+# where two ran before (each a round trip made while the pool's lock is held). PostgreSQL
+# looks the round up in a LATERAL subquery, as a nested loop (SQLite has no LATERAL, nor a
+# need for it), planned at each run: three indexes of `rounds` begin with pool_id, and a
+# plan made once while the table was a page long took ix_rounds_figures, filtering by
+# round_id every round of the pool (79,800 rows read for 400 rounds).
 _POOL_AND_ROUND = (
     "SELECT p.id, p.params, p.rounds, p.model, p.generation, r.content_hash, r.result "
-    "FROM pools AS p LEFT JOIN rounds AS r ON r.pool_id = p.id AND r.round_id = ? "
-    "WHERE p.name = ?"
+    "FROM pools AS p LEFT JOIN {round} AS r ON {on} WHERE p.name = ?"
 )
 INSERT_PLAYER = DriverSql(
     "INSERT INTO players (pool_id, player_key, rating, rounds_played, convergence) "
@@ -247,8 +261,18 @@ class LockedPlayer(NamedTuple):
 
 
 _LOCK_POOL = {
-    "sqlite": DriverSql(_POOL_AND_ROUND),
-    "postgresql": DriverSql(_POOL_AND_ROUND + " FOR UPDATE OF p"),
+    "sqlite": DriverSql(
+        _POOL_AND_ROUND.format(round="rounds", on="r.pool_id = p.id AND r.round_id = ?")
+    ),
+    "postgresql": DriverSql(
+        _POOL_AND_ROUND.format(
+            round="LATERAL (SELECT content_hash, result FROM rounds WHERE rounds.pool_id = p.id"
+            " AND rounds.round_id = ? LIMIT 1)",
+            on="TRUE",
+        )
+        + " FOR UPDATE OF p",
+        planned_each_run=True,
+    ),
 }
 
 

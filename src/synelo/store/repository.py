@@ -279,11 +279,19 @@ class Store:
         on this connection. Every row it inserts refers only to rows it read or wrote in
         the same transaction under the write lock, and it deletes nothing that others refer
         to, so no check could fail; they cost three index lookups per journal row (~5 % of a
-        round). PostgreSQL keeps its checks, but plans no sequential scan on this connection
-        (`enable_seqscan = off`): every statement of a round finds its rows by a key, and
-        the planner, costing a read from disk 4 times a read in order, took a scan of a
-        never-analyzed players table of 1,000 rows for cheaper than 24 lookups by primary
-        key. Such a connection must be discarded, not returned to the pool: see `discard`."""
+        round). PostgreSQL keeps its checks, and plans this connection's statements on
+        purpose (docs/storage.md, "Plans on PostgreSQL"):
+
+        - no sequential scan (`enable_seqscan = off`): every statement of a round finds its
+          rows by a key, and the planner, costing a read from disk at 4 times a read in
+          order, took a scan of a never-analyzed players table of 1,000 rows for cheaper
+          than a round's 24 lookups by primary key;
+        - one plan per prepared statement, made once (`plan_cache_mode =
+          force_generic_plan`): with scans ruled out, each statement's only plan is its
+          index lookups, whatever the tables' size or statistics, and planning every run
+          cost a quarter of a round.
+
+        Such a connection must be discarded, not returned to the pool: see `discard`."""
         conn = self.engine.connect().execution_options(**{IMMEDIATE: True})
         if not check_references:
             try:
@@ -292,6 +300,7 @@ class Store:
                     driver.execute("PRAGMA foreign_keys=OFF")
                 else:  # a psycopg.Connection, outside any transaction SQLAlchemy began
                     driver.execute("SET enable_seqscan = off")
+                    driver.execute("SET plan_cache_mode = force_generic_plan")
                     driver.commit()
             except BaseException:
                 self.discard(conn)
