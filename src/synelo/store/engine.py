@@ -91,7 +91,8 @@ def _pg_connect(dbapi_conn, _record) -> None:  # type: ignore[no-untyped-def]
     A custom plan is made for the table's size at each run, whatever its statistics say of
     its row density: a full scan only while the table is really that small. Planning each
     run costs less than the generic plans did (docs/storage.md, "Plans on PostgreSQL");
-    prepared statements still spare the parsing.
+    prepared statements still spare the parsing. The round writer's own connection then
+    rules scans out and plans once (`Store.write_connection`).
     """
     dbapi_conn.execute("SET plan_cache_mode = force_custom_plan")
     dbapi_conn.commit()
