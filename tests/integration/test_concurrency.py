@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import random
+import threading
+import time
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -11,7 +13,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from sqlalchemy import select
+from sqlalchemy import Engine, select
 
 from synelo.ratings import (
     ConvergenceWindow,
@@ -21,7 +23,9 @@ from synelo.ratings import (
     default_k_min,
     rate_round,
 )
+from synelo.store.repository import Store
 from synelo.store.tables import journal, players, pools, rounds
+from synelo.store.typedefs import RoundReport, SubmitResult
 from tests.conftest import ADMIN, SERVER, LiveServer, steam, synelo_serve
 
 # the parameters of the `pool` fixture's pool: the settings' defaults (F3 revised), Θ 2400
@@ -105,6 +109,45 @@ def test_concurrent_retries_rate_once(live: LiveServer, pool: str, admin: httpx.
     assert sorted(code for code, _ in results) == [200] * 5 + [201]
     assert all(body == results[0][1] for _, body in results)
     assert admin.get(f"/v1/pools/{pool}/quality").json()["rounds"] == 1
+
+
+def test_a_retry_waiting_for_the_pool_sees_the_round_rated_meanwhile(backend: Engine) -> None:
+    """Two workers' round writers, each on its own connection, get the same round (a game
+    server's retry): the second waits for the pool's lock while the first rates it. Once the
+    first commits, the second answers the stored outcome (not rated again, no error). On
+    PostgreSQL a lookup made in the statement that waited would read the rounds as they
+    were before the wait, and the round's insert would then fail the second's whole batch."""
+    first_store, second_store = Store(backend), Store(backend)
+    name = f"retry{uuid.uuid4().hex[:10]}"
+    first_store.create_pool(name, 1, SynEloParams())
+    report = RoundReport("once", "s", "m", "A", (steam(1),), (steam(2),), (steam(1),), (steam(2),))
+    answers: list[SubmitResult | BaseException] = []
+
+    def second() -> None:
+        conn = second_store.write_connection(check_references=False)
+        try:
+            with second_store.write_transaction(conn) as tx:
+                answers.append(second_store.submit_in(tx, name, report))
+        except Exception as exc:  # the test asserts on it
+            answers.append(exc)
+        finally:
+            second_store.discard(conn)
+
+    conn = first_store.write_connection(check_references=False)
+    try:
+        with first_store.write_transaction(conn) as tx:
+            rated = first_store.submit_in(tx, name, report)
+            waiting = threading.Thread(target=second)
+            waiting.start()
+            time.sleep(0.5)  # the second is waiting for the pool (PostgreSQL) or the database
+            assert waiting.is_alive() and not answers
+    finally:
+        first_store.discard(conn)
+    waiting.join(30)
+    assert rated.created
+    assert len(answers) == 1 and isinstance(answers[0], SubmitResult), answers
+    assert not answers[0].created and answers[0].round == rated.round
+    assert first_store.get_pool(name).rounds == 1
 
 
 @contextmanager

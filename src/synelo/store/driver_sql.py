@@ -1,11 +1,12 @@
 """The SQL of round submission, sent straight to the database driver.
 
-A 12v12 round runs eight statements and touches 24 players; through SQLAlchemy's execution
-machinery (statement contexts, result metadata) each statement costs more in Python than the
-database spends on it. These statements are plain SQL that SQLite and PostgreSQL both
-accept, written with ``?``, translated once to the driver's paramstyle and run on a cursor of
-the connection SQLAlchemy manages, inside the transaction it began. Everything else in the
-store uses Core.
+A 12v12 round touches 24 players in a handful of statements (on PostgreSQL five, each a
+round trip made while the pool's lock is held: docs/storage.md, "Rating a round"); through
+SQLAlchemy's execution machinery (statement contexts, result metadata) each statement costs
+more in Python than the database spends on it. These statements are plain SQL, written with
+``?``, translated once to the driver's paramstyle and run on a cursor of the connection
+SQLAlchemy manages, inside the transaction it began; where the two databases differ, each
+gets its own text. Everything else in the store uses Core.
 """
 
 from __future__ import annotations
@@ -27,10 +28,11 @@ class DriverSql:
     """One statement in both paramstyles (``?`` for sqlite3, ``$1, $2 …`` for psycopg's raw
     cursor), or two (`postgresql`: PostgreSQL's own text of it, written with ``?`` too).
 
-    `planned_each_run`: never prepared on PostgreSQL, so planned for its parameters and the
-    tables as they are at each run. For a statement with more than one index to choose
-    from: a prepared statement's one plan, made while the tables were tiny, may take the
-    wrong one for good (the round writer's connection plans its prepared statements once)."""
+    `planned_each_run`: never prepared on PostgreSQL, so planned anew at each run for the
+    tables as they are (on the round writer's connection, which plans generically, without
+    its parameters' values). For a statement with more than one index to choose from: a
+    prepared statement's one plan, made while the tables were tiny, may keep the wrong one
+    until the tables' statistics change, which without ANALYZE is never."""
 
     __slots__ = ("_qmark", "_format", "_prepare")
 
@@ -116,15 +118,23 @@ def _timestamp_processor(dialect: Any) -> Any:
     return journal.c.created_at.type.dialect_impl(dialect).bind_processor(dialect)
 
 
-# The pool, its row locked, and the round of that id if it was rated already: one statement
-# where two ran before (each a round trip made while the pool's lock is held). PostgreSQL
-# looks the round up in a LATERAL subquery, as a nested loop (SQLite has no LATERAL, nor a
-# need for it), planned at each run: three indexes of `rounds` begin with pool_id, and a
-# plan made once while the table was a page long took ix_rounds_figures, filtering by
-# round_id every round of the pool (79,800 rows read for 400 rounds).
-_POOL_AND_ROUND = (
-    "SELECT p.id, p.params, p.rounds, p.model, p.generation, r.content_hash, r.result "
-    "FROM pools AS p LEFT JOIN {round} AS r ON {on} WHERE p.name = ?"
+def insert_players(
+    conn: Connection, pool_id: int, keys: Sequence[str], rating: int
+) -> dict[str, int]:
+    """New players of the pool, with `rating` and no rounds, in `keys`' order; {key: id}. One
+    statement on PostgreSQL (a new pool's first rounds add 24 players each)."""
+    if not keys:
+        return {}
+    if conn.dialect.paramstyle == "qmark":
+        return {key: INSERT_PLAYER.scalar(conn, (pool_id, key, rating)) for key in keys}
+    found = _INSERT_PLAYERS_PG.rows(conn, (pool_id, rating, _text_array(keys)))
+    return dict(found)
+
+
+_INSERT_PLAYERS_PG = DriverSql(
+    "INSERT INTO players (pool_id, player_key, rating, rounds_played, convergence) "
+    "SELECT ?, k.key, ?, 0, 1.0 FROM unnest(?::text[]) WITH ORDINALITY AS k (key, n) "
+    "ORDER BY k.n RETURNING player_key, id"
 )
 INSERT_PLAYER = DriverSql(
     "INSERT INTO players (pool_id, player_key, rating, rounds_played, convergence) "
@@ -260,32 +270,46 @@ class LockedPlayer(NamedTuple):
     window_appended: int | None
 
 
-_LOCK_POOL = {
-    "sqlite": DriverSql(
-        _POOL_AND_ROUND.format(round="rounds", on="r.pool_id = p.id AND r.round_id = ?")
-    ),
-    "postgresql": DriverSql(
-        _POOL_AND_ROUND.format(
-            round="LATERAL (SELECT content_hash, result FROM rounds WHERE rounds.pool_id = p.id"
-            " AND rounds.round_id = ? LIMIT 1)",
-            on="TRUE",
-        )
-        + " FOR UPDATE OF p",
-        planned_each_run=True,
-    ),
-}
+# SQLite: the pool and the round of that id if it was rated already, in one statement (the
+# write lock is held since BEGIN IMMEDIATE, so it reads the last commit).
+_POOL_AND_ROUND_SQLITE = DriverSql(
+    "SELECT p.id, p.params, p.rounds, p.model, p.generation, r.content_hash, r.result "
+    "FROM pools AS p LEFT JOIN rounds AS r ON r.pool_id = p.id AND r.round_id = ? "
+    "WHERE p.name = ?"
+)
+# PostgreSQL: two statements. In READ COMMITTED a statement reads the data as they were when
+# it began: one that waited for the pool's lock would miss the round another worker committed
+# meanwhile (a game server's retry sent to both), and the round's insert would then fail the
+# whole batch on the unique (pool, round_id). The lookup runs after the lock is held.
+_LOCK_POOL_PG = DriverSql(
+    "SELECT id, params, rounds, model, generation FROM pools WHERE name = ? FOR UPDATE"
+)
+# Planned at each run: three indexes of `rounds` begin with pool_id, and a plan made once,
+# while the table was a page long, took ix_rounds_figures and filtered the pool's rounds by
+# round_id, every round, as long as the connection lived (79,800 rows read for 400 rounds).
+_ROUND_SEEN_PG = DriverSql(
+    "SELECT content_hash, result FROM rounds WHERE pool_id = ? AND round_id = ?",
+    planned_each_run=True,
+)
 
 
 def lock_pool(
     conn: Connection, name: str, round_id: str
 ) -> tuple[LockedPool | None, tuple[str, str] | None]:
     """The pool, its row locked on PostgreSQL, and (content hash, stored record) of its
-    round `round_id` if that was rated already; (None, None) for an unknown pool."""
-    row = _LOCK_POOL[conn.dialect.name].first(conn, (round_id, name))
-    if row is None:
+    round `round_id` if that was rated already, as committed when the lock was taken;
+    (None, None) for an unknown pool."""
+    if conn.dialect.paramstyle == "qmark":
+        row = _POOL_AND_ROUND_SQLITE.first(conn, (round_id, name))
+        if row is None:
+            return None, None
+        return LockedPool._make(row[:5]), None if row[5] is None else (row[5], row[6])
+    locked = _LOCK_POOL_PG.first(conn, (name,))
+    if locked is None:
         return None, None
-    seen = None if row[5] is None else (row[5], row[6])
-    return LockedPool._make(row[:5]), seen
+    pool = LockedPool._make(locked)
+    seen = _ROUND_SEEN_PG.first(conn, (pool.id, round_id))
+    return pool, None if seen is None else (seen[0], seen[1])
 
 
 def lock_players(conn: Connection, pool_id: int, keys: Sequence[str]) -> list[LockedPlayer]:

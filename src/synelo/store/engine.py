@@ -28,7 +28,8 @@ def create_store_engine(
     that a rating update can say ``BEGIN IMMEDIATE`` and hold the write lock before it reads
     what it will change.
     PostgreSQL (psycopg 3): a connection pool; updates lock rows in a fixed order instead.
-    Every statement is planned for the tables as they are when it runs (`_pg_connect`).
+    Every statement is planned for the tables as they are when it runs (`_pg_connect`), but
+    the round writer's, which are lookups by key only (`Store.write_connection`).
     """
     if synchronous not in ("NORMAL", "FULL"):
         raise ValueError(f"synchronous must be NORMAL or FULL, not {synchronous!r}")

@@ -1215,9 +1215,8 @@ class Store:
 
         stamp = sql.timestamp(conn, now)
         ids = {key: row[0] for key, row in stored.items()}
-        for key, _ in facts.rated():
-            if key not in ids:
-                ids[key] = sql.INSERT_PLAYER.scalar(conn, (pool.id, key, new_display))
+        new = list(dict.fromkeys(key for key, _ in facts.rated() if key not in ids))
+        ids.update(sql.insert_players(conn, pool.id, new, new_display))
         changes = [
             (key, side, before, after, (stored[key][2] if key in stored else 0) + 1)
             for key, side, before, after in outcome.changes
@@ -1335,11 +1334,8 @@ class Store:
         stamp = sql.timestamp(conn, now)
         ids = {key: row.id for key, row in stored.items()}
         last = {row.id: row.last_journal for row in stored.values()}
-        for change in outcome.changes:
-            if change.player not in ids:
-                ids[change.player] = sql.INSERT_PLAYER.scalar(
-                    conn, (pool_id, change.player, params.r0)
-                )
+        new = list(dict.fromkeys(c.player for c in outcome.changes if c.player not in ids))
+        ids.update(sql.insert_players(conn, pool_id, new, params.r0))
         rated = RatedRound(
             report.round_id,
             seq,
