@@ -101,11 +101,6 @@ def _cursor(conn: Connection) -> Any:
     return RawCursor(driver)
 
 
-def for_update(conn: Connection) -> str:
-    """Row locks where the database has them; SQLite already holds its write lock."""
-    return "" if conn.dialect.name == "sqlite" else " FOR UPDATE"
-
-
 def timestamp(conn: Connection, when: datetime) -> object:
     """`when` as the driver takes it for a timestamp column (what SQLAlchemy would send)."""
     process = _timestamp_processor(conn.dialect)
