@@ -140,32 +140,6 @@ UPDATE_PLAYER = DriverSql(
     "window_state = NULL, window_tail = NULL, window_appended = ?, last_journal = ? "
     "WHERE id = ?"
 )
-# The same for all the players of a round in one statement, on PostgreSQL: each column's new
-# values in an array, in the order of the ids in $1. Found by primary key (id = ANY), with no
-# join to plan. 24 statements a round cost the database about 1 ms of CPU more than one.
-_UPDATE_PLAYERS_PG = DriverSql(
-    "UPDATE players SET rating = ($2::integer[])[array_position($1::bigint[], id)], "
-    "rounds_played = ($3::integer[])[array_position($1::bigint[], id)], last_played = $4, "
-    "convergence = ($5::float8[])[array_position($1::bigint[], id)], "
-    "window_state = NULL, window_tail = NULL, "
-    "window_appended = ($6::bigint[])[array_position($1::bigint[], id)], "
-    "last_journal = ($7::bigint[])[array_position($1::bigint[], id)] "
-    "WHERE id = ANY($1::bigint[])"
-)
-
-
-def update_players(conn: Connection, rows: Sequence[tuple[Any, ...]]) -> None:
-    """`UPDATE_PLAYER` for each row: (rating, rounds played, last played, C, entries
-    appended, newest journal row, id). One statement on PostgreSQL, whatever the rows'
-    last played (all one round's, so the first row's is every row's)."""
-    if conn.dialect.paramstyle == "qmark":
-        UPDATE_PLAYER.many(conn, rows)
-        return
-    ratings, played, stamps, cs, appended, last, ids = zip(*rows, strict=True)
-    if any(stamp != stamps[0] for stamp in stamps):
-        raise ValueError("the players of one update have one last-played time")
-    arrays = [_array(column) for column in (ids, ratings, played, cs, appended, last)]
-    _UPDATE_PLAYERS_PG.run(conn, (*arrays[:3], stamps[0], *arrays[3:]))
 
 
 class PlayerWrite(NamedTuple):
@@ -197,8 +171,8 @@ def write_round(
     player, the players' new rows, and the pool's count of rounds and Brier sum. Returns
     the round's row id and {player id: new journal row id}.
 
-    On PostgreSQL one statement, whose parts pass ids along in RETURNING: the four were as
-    many round trips while the pool's lock was held, and that lock is what bounds the
+    On PostgreSQL one statement, whose parts pass ids along in RETURNING: the four parts
+    were as many round trips while the pool's lock was held, and that lock is what bounds the
     rounds a second of every worker together (docs/benchmarks.md)."""
     pool_id, seq, stamp = round_row[0], round_row[1], round_row[11]
     if conn.dialect.paramstyle == "qmark":
@@ -211,7 +185,7 @@ def write_round(
                 for w in written
             ],
         )
-        update_players(
+        UPDATE_PLAYER.many(
             conn,
             [
                 (w.rating, w.rounds_played, stamp, w.convergence, w.window_appended)
@@ -227,11 +201,12 @@ def write_round(
     return found[0][2], {player: jid for jid, player, _ in found}
 
 
-INSERT_ROUND = DriverSql(
+_INSERT_ROUND = (
     "INSERT INTO rounds (pool_id, seq, round_id, server_id, map, winner, sum_a, sum_b, p_a, "
     "content_hash, result, created_at, report) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
     "RETURNING id"
 )
+INSERT_ROUND = DriverSql(_INSERT_ROUND)
 _JOURNAL_COLUMNS = (
     "INSERT INTO journal (pool_id, player_id, round_pk, kind, team, before, "
     "after, k, p, s, created_at, prev_id, generation) VALUES "
@@ -585,19 +560,38 @@ def insert_journal(conn: Connection, rows: Sequence[Sequence[Any]]) -> dict[int,
     return {player: jid for jid, player in stmt.rows(conn, flat)}
 
 
+def _journal_from_arrays(
+    pool: str, round_pk: str, created_at: str, generation: str, first: int, source: str = "FROM"
+) -> str:
+    """The journal insert of a round's rows on PostgreSQL: `pool`, `round_pk`, `created_at`
+    and `generation` the same in every row (SQL expressions), the eight varying columns
+    (player, team, before, after, K, P, S, previous row) arrays in parameters `first`… on."""
+    n = [f"${first + i}" for i in range(8)]
+    return (
+        _JOURNAL_COLUMNS.removesuffix(" VALUES ")
+        + f" SELECT {pool}, u.player_id, {round_pk}, 'round', u.team, u.before, u.after, u.k,"
+        f" u.p, u.s, {created_at}, u.prev_id, {generation} {source} unnest({n[0]}::bigint[],"
+        f" {n[1]}::text[], {n[2]}::integer[], {n[3]}::integer[], {n[4]}::float8[],"
+        f" {n[5]}::float8[], {n[6]}::float8[], {n[7]}::bigint[])"
+        " AS u (player_id, team, before, after, k, p, s, prev_id)"
+    )
+
+
+# A round's journal rows on PostgreSQL: one statement of 12 parameters, each varying column
+# an array, rather than 12 parameters a row (psycopg binds and PostgreSQL plans 288 for 24).
+_INSERT_JOURNAL_PG = DriverSql(
+    _journal_from_arrays("$1", "$2", "$3", "$4", 5) + " RETURNING id, player_id"
+)
+
 # `write_round` on PostgreSQL. $1–$13: the round's row; $14: the generation; $15–$26: one
 # array per PlayerWrite field, in its order; $27: the round's Brier term. Players are found
 # by primary key (id = ANY), each one's new journal row by its player id among the 24 the
 # insert returned: nothing here is joined to a table.
 _WRITE_ROUND_PG = DriverSql(
-    "WITH r AS (INSERT INTO rounds (pool_id, seq, round_id, server_id, map, winner, sum_a,"
-    " sum_b, p_a, content_hash, result, created_at, report)"
-    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING id),"
-    " j AS (" + _JOURNAL_COLUMNS.removesuffix(" VALUES ") + " SELECT $1, u.player_id, r.id,"
-    " 'round', u.team, u.before, u.after, u.k, u.p, u.s, $12, u.prev_id, $14"
-    " FROM r CROSS JOIN unnest($15::bigint[], $16::text[], $17::integer[], $18::integer[],"
-    " $19::float8[], $20::float8[], $21::float8[], $22::bigint[])"
-    " AS u (player_id, team, before, after, k, p, s, prev_id) RETURNING id, player_id, round_pk),"
+    "WITH r AS (" + _numbered(_INSERT_ROUND) + "),"
+    " j AS ("
+    + _journal_from_arrays("$1", "r.id", "$12", "$14", 15, "FROM r CROSS JOIN")
+    + " RETURNING id, player_id, round_pk),"
     " pl AS (UPDATE players SET rating = ($23::integer[])[array_position($15::bigint[], id)],"
     " rounds_played = ($24::integer[])[array_position($15::bigint[], id)], last_played = $12,"
     " convergence = ($25::float8[])[array_position($15::bigint[], id)],"
@@ -607,14 +601,4 @@ _WRITE_ROUND_PG = DriverSql(
     " WHERE id = ANY($15::bigint[])),"
     " c AS (UPDATE pools SET rounds = $2, brier_sum = brier_sum + $27 WHERE id = $1)"
     " SELECT id, player_id, round_pk FROM j"
-)
-
-# A round's journal rows on PostgreSQL: one statement of 12 parameters, each varying column
-# an array, rather than 12 parameters a row (psycopg binds and PostgreSQL plans 288 for 24).
-_INSERT_JOURNAL_PG = DriverSql(
-    _JOURNAL_COLUMNS.removesuffix(" VALUES ")
-    + " SELECT $1, u.player_id, $2, 'round', u.team, u.before, u.after, u.k, u.p, u.s, $3,"
-    " u.prev_id, $4 FROM unnest($5::bigint[], $6::text[], $7::integer[], $8::integer[],"
-    " $9::float8[], $10::float8[], $11::float8[], $12::bigint[])"
-    " AS u (player_id, team, before, after, k, p, s, prev_id) RETURNING id, player_id"
 )
