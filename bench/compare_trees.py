@@ -81,11 +81,8 @@ def run(args: argparse.Namespace) -> dict[str, list[update.LoadResult]]:
         ):
             targets = {"base": base, "changed": changed}
             print(f"both servers up ({update.machine()})", flush=True)
-            for name in NAMES:  # as update.py: in loads on fresh connections
-                parts = update.block_sizes(args.warmup * args.workers, 2 * args.workers)
-                for part, size in enumerate(parts):
-                    if size:
-                        update.load(f"{name}-warmup{part}", targets[name], logs[name], bench, size)
+            for name in NAMES:
+                update.warm_up(name, targets[name], logs[name], bench, args.warmup * args.workers)
             results: dict[str, list[update.LoadResult]] = {name: [] for name in NAMES}
             for b in range(args.blocks):
                 for name in NAMES if b % 2 == 0 else NAMES[::-1]:

@@ -860,6 +860,17 @@ def load(
     return result
 
 
+def warm_up(
+    name: str, target: tuple[str, int], log: Path, args: argparse.Namespace, rounds: int
+) -> None:
+    """`rounds` unmeasured rounds to one server, in several loads, each on connections of its
+    own: a keep-alive connection stays with the worker that accepted it, and just after start
+    one worker may take them all (4 of 4 at a first try, 2 and 2 in the 7 tries after)."""
+    for part, size in enumerate(block_sizes(rounds, 2 * args.workers)):
+        if size:
+            load(f"{name}-warmup{part}", target, log, args, size)
+
+
 @contextmanager
 def databases(args: argparse.Namespace) -> Iterator[dict[str, str | None]]:
     """Each phase's database: {phase: PostgreSQL URL} (a fresh schema each, dropped
@@ -921,13 +932,7 @@ def run(args: argparse.Namespace) -> dict[str, LoadResult]:
                     flush=True,
                 )
                 for name in PHASES:
-                    # in several loads, each on connections of its own: a keep-alive
-                    # connection stays with the worker that accepted it, and just after
-                    # start one worker may take them all (4 of 4 at a first try, 2 and 2 in
-                    # the 7 tries after)
-                    for part, size in enumerate(block_sizes(warmup, 2 * args.workers)):
-                        if size:
-                            load(f"{name}-warmup{part}", targets[name], logs[name], args, size)
+                    warm_up(name, targets[name], logs[name], args, warmup)
                 blocks: dict[str, list[LoadResult]] = {name: [] for name in PHASES}
                 for b, size in enumerate(block_sizes(args.rounds, args.blocks)):
                     # ABBA order: a drift of the machine's speed within a pair weighs on both.

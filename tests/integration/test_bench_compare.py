@@ -60,8 +60,7 @@ def test_each_server_runs_its_own_tree_in_alternating_blocks(tmp_path: Path) -> 
     assert set(totals) == {"base", "changed"}
     assert all(row[1] == "24" and float(row[3]) > 0 for row in totals.values())
     assert "changed/base:" in done.stdout
-    # only the changed server has the copy on its path (this script, its load processes and
-    # the base server import this checkout's synelo)
+    # a process imported the copy: only the changed server has it on its path
     assert list(marker.iterdir())
 
 
