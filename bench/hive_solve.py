@@ -25,11 +25,11 @@ import numpy as np
 
 from synelo.evaluation.history import parse_match
 from synelo.evaluation.models.served import round_facts
+from synelo.evaluation.stats import spearman
 from synelo.models.hive import Hive
 from synelo.ratings.hive import logit_a, sigmoid
 from synelo.ratings.hive_solve import SolveReport, solve_skills
 from synelo.sim.history import HistoryWorldConfig, generate
-from synelo.sim.metrics import spearman
 
 
 def main() -> None:

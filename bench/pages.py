@@ -97,12 +97,12 @@ from update import (
 )
 
 from synelo.config import Settings
+from synelo.domain import RoundReport, SubmitResult
 from synelo.service.app import create_app  # before synelo.web: the app imports the pages
 from synelo.service.routers.public import BARS
 from synelo.store.engine import create_store_engine
 from synelo.store.repository import Store
 from synelo.store.tables import journal, players, rounds
-from synelo.store.typedefs import RoundReport, SubmitResult
 from synelo.store.writer import RoundWriter
 from synelo.web.charts import Point, histogram, line_chart
 from synelo.web.pages import CHART_POINTS, HISTORY, PAGE, sampled

@@ -104,10 +104,10 @@ from sqlalchemy import Engine, create_engine, event, func, select, text
 from sqlalchemy.engine import make_url
 
 from synelo.config import Settings
+from synelo.domain import RoundReport, SubmitResult
 from synelo.store.engine import create_store_engine
 from synelo.store.repository import Store
 from synelo.store.tables import journal, players, rounds
-from synelo.store.typedefs import RoundReport, SubmitResult
 from synelo.store.writer import RoundWriter
 
 SYNELO = Path(sys.executable).with_name("synelo")

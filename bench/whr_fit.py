@@ -36,11 +36,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from synelo.evaluation.stats import spearman
 from synelo.models import RoundFacts
 from synelo.models.whr import Whr
 from synelo.ratings.whr import NATURAL
 from synelo.ratings.whr_fit import FitGame, fit
-from synelo.sim.metrics import spearman
 
 TARGET_S = 30.0
 MAX_SIZE = 8

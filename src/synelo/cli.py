@@ -111,9 +111,9 @@ def migrate_cmd() -> None:
 def init_cmd() -> None:
     """Everything a fresh machine needs: migrations, the `default` pool and, when no token
     is configured, one admin and one server token written to the data folder."""
+    from synelo.domain import PoolExists
     from synelo.store.engine import create_store_engine, migrate
     from synelo.store.repository import Store
-    from synelo.store.typedefs import PoolExists
 
     settings = _settings()
     # the data folder holds the database and the tokens: its owner's only
@@ -199,7 +199,7 @@ def pool_create(
     text_ids: Annotated[bool, typer.Option(help="ids are text, not SteamID64")] = False,
 ) -> None:
     """Create a rating pool (the same rules as POST /v1/pools)."""
-    from synelo.store.typedefs import PoolExists
+    from synelo.domain import PoolExists
 
     settings = _settings()
     if kmax is not None:
@@ -457,9 +457,9 @@ def import_journal_cmd(
 ) -> None:
     """A pool's rated rounds from the service's database (SYNELO_DATABASE_URL) → a history,
     with the pool's parameters in its header."""
+    from synelo.domain import UnknownPool
     from synelo.evaluation.history import write_history
     from synelo.evaluation.journal import import_journal
-    from synelo.store.typedefs import UnknownPool
 
     try:
         result = import_journal(_store(_settings()), pool)

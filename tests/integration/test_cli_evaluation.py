@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from synelo.domain import RoundReport
 from synelo.store.engine import create_store_engine
 from synelo.store.repository import Store
-from synelo.store.typedefs import RoundReport
 from tests.integration.test_cli import SYNELO, run
 
 DATA = Path(__file__).parents[1] / "data" / "frc"

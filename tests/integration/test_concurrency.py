@@ -15,6 +15,7 @@ import httpx
 import pytest
 from sqlalchemy import Engine, select
 
+from synelo.domain import RoundReport, SubmitResult
 from synelo.ratings import (
     ConvergenceWindow,
     PlayerRecord,
@@ -25,7 +26,6 @@ from synelo.ratings import (
 )
 from synelo.store.repository import Store
 from synelo.store.tables import journal, players, pools, rounds
-from synelo.store.typedefs import RoundReport, SubmitResult
 from tests.conftest import ADMIN, SERVER, LiveServer, steam, synelo_serve
 
 # the parameters of the `pool` fixture's pool: the settings' defaults (F3 revised), Θ 2400

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from synelo.config import Settings
+from synelo.domain import RoundReport
 from synelo.service.app import create_app
 from synelo.store.engine import create_store_engine, migrate
-from synelo.store.typedefs import RoundReport
 from tests.conftest import ADMIN, SERVER, steam
 
 PRAGMA = {"NORMAL": 1, "FULL": 2}  # what PRAGMA synchronous answers

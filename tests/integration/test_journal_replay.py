@@ -13,6 +13,7 @@ import httpx
 import pytest
 from sqlalchemy import update
 
+from synelo.domain import RatedRound, RoundReport
 from synelo.evaluation.history import read_history, write_history
 from synelo.evaluation.journal import import_journal
 from synelo.evaluation.models import HistoryInfo, create_model
@@ -20,7 +21,6 @@ from synelo.evaluation.replay import replay
 from synelo.ratings import SynEloParams
 from synelo.ratings.theta import fit_theta, fit_theta_interval
 from synelo.store.tables import pools, rounds
-from synelo.store.typedefs import RatedRound, RoundReport
 from tests.conftest import LiveServer, steam
 
 

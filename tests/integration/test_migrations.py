@@ -100,9 +100,9 @@ def test_0003_windows_survive_a_downgrade_and_upgrade(tmp_path: Path, down_to: s
     the database, old rows and new, rates exactly as one that never left 0003 (the journal,
     which now holds the windows' newest entries, survives the downgrades). Admin changes
     restart windows on the way."""
+    from synelo.domain import RoundReport
     from synelo.ratings import SynEloParams
     from synelo.store.repository import Store
-    from synelo.store.typedefs import RoundReport
 
     def report(i: int) -> RoundReport:
         a = tuple(str(76561197960265729 + (i * k) % 9) for k in (1, 2))
@@ -150,10 +150,10 @@ def test_0003_windows_survive_a_downgrade_and_upgrade(tmp_path: Path, down_to: s
 def test_0006_downgrades_to_the_journal_in_force_and_back(tmp_path: Path) -> None:
     """A re-rated pool's old generation is dropped on the way down (0005 reads every row of
     a round), the journal gets its foreign keys back, and the upgrade drops them again."""
+    from synelo.domain import RoundReport
     from synelo.ratings import SynEloParams
     from synelo.rerate.job import run_job
     from synelo.store.rerate import RerateStore
-    from synelo.store.typedefs import RoundReport
 
     engine = create_store_engine(f"sqlite:///{tmp_path / 'six.db'}")
     migrate(engine)
@@ -199,8 +199,8 @@ def test_0006_downgrades_to_the_journal_in_force_and_back(tmp_path: Path) -> Non
 def test_0008_keeps_every_existing_pool_private_and_player_shown(tmp_path: Path) -> None:
     """Pools and players from before 0008 get public = false and hidden = false; a
     downgrade drops both columns and the upgrade puts them back the same way."""
+    from synelo.domain import RoundReport
     from synelo.ratings import SynEloParams
-    from synelo.store.typedefs import RoundReport
 
     engine = create_store_engine(f"sqlite:///{tmp_path / 'eight.db'}")
     command.upgrade(alembic_config(engine), "0007")

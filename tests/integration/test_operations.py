@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from sqlalchemy import create_engine, text
 
+from synelo.domain import RoundReport
 from synelo.ratings import SynEloParams
 from synelo.store.engine import create_store_engine, migrate
 from synelo.store.repository import Store
-from synelo.store.typedefs import RoundReport
 from tests.conftest import own_pg_schema, steam
 from tests.integration.test_cli import run
 

@@ -21,10 +21,10 @@ from collections.abc import Iterator
 import pytest
 from sqlalchemy import Engine, create_engine, text
 
+from synelo.domain import RoundReport
 from synelo.ratings import SynEloParams
 from synelo.store.engine import create_store_engine, migrate
 from synelo.store.repository import Store
-from synelo.store.typedefs import RoundReport
 from synelo.store.writer import RoundWriter
 from tests.conftest import PG_URL, own_pg_schema, steam
 

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine
 
+from synelo.domain import RoundConflict, RoundReport, UnknownPool
 from synelo.ratings import SynEloParams
 from synelo.store.checkpoint import Checkpointer
 from synelo.store.engine import create_store_engine, migrate
 from synelo.store.repository import Store
-from synelo.store.typedefs import RoundConflict, RoundReport, UnknownPool
 from synelo.store.writer import RoundWriter
 from tests.conftest import steam
 

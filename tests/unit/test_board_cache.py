@@ -7,9 +7,9 @@ import time
 
 import pytest
 
+from synelo.domain import PlayerRow
 from synelo.store import board as board_module
 from synelo.store.board import Board, BoardCache
-from synelo.store.typedefs import PlayerRow
 
 
 def row(key: str, rating: int, name: str | None = None) -> PlayerRow:

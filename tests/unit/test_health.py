@@ -16,6 +16,7 @@ import pytest
 from sqlalchemy import Engine, false, insert, text, update
 
 from synelo.config import Settings
+from synelo.domain import Pool
 from synelo.models import MODELS, create_model
 from synelo.ratings import k_factor
 from synelo.ratings.brier import brier_score
@@ -23,7 +24,6 @@ from synelo.ratings.synelo import round_score
 from synelo.store import health as store_health
 from synelo.store.repository import Store
 from synelo.store.tables import changes, players, pools, rounds
-from synelo.store.typedefs import Pool
 from synelo.web import health as web_health
 from synelo.web.charts import Bin, Point, bar_chart, histogram, line_chart, reliability_chart
 

@@ -321,7 +321,7 @@ def test_the_solve_converges_and_recovers_the_order() -> None:
     solved = solve_skills(rounds, {}, model.hive, report)
     assert report[0].converged and report[0].gradient <= GRADIENT_TOLERANCE
     assert all(s.s > 0 for s in solved.values())
-    from synelo.sim.metrics import spearman
+    from synelo.evaluation.stats import spearman
 
     rho = spearman([solved[p].s for p in true], list(true.values()))
     assert rho is not None and rho > 0.9

@@ -3,7 +3,7 @@ newest entry kept, voids placed among the points drawn."""
 
 from __future__ import annotations
 
-from synelo.store.typedefs import RatingStep, VoidedRound
+from synelo.domain import RatingStep, VoidedRound
 from synelo.web.pages import sampled, void_marks
 
 

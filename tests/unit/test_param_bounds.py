@@ -22,8 +22,8 @@ from hypothesis import strategies as st
 from synelo.models import MODELS, ParameterError, RoundError, create_model
 from synelo.models.base import Param
 from synelo.models.positional import Positional
+from synelo.models.rounds import column_int
 from synelo.ratings.params import ParameterError as SynEloParameterError
-from synelo.rerate.engine import column_int
 from synelo.service.routers.players import ratable
 from tests.model_rounds import POSITIONS, round_facts
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from synelo.sim.metrics import average_ranks, rolling_mean, rounds_to_within, spearman
+from synelo.evaluation.stats import average_ranks, spearman
+from synelo.sim.metrics import rolling_mean, rounds_to_within
 
 
 def test_average_ranks_share_ties() -> None:

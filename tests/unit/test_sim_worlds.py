@@ -17,11 +17,11 @@ from typer.testing import CliRunner
 
 from synelo.cli import app
 from synelo.evaluation.history import read_history
+from synelo.evaluation.stats import spearman
 from synelo.evaluation.truth import load_truth
 from synelo.schemas import RoundIn
 from synelo.sim import foosball, scoreboard
 from synelo.sim.foosball import FoosballConfig, goal_logit, match_win_probability
-from synelo.sim.metrics import spearman
 from synelo.sim.scoreboard import (
     MODE_SIZES,
     ScoreboardConfig,

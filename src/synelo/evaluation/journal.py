@@ -25,9 +25,9 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
+from synelo.domain import Change, JournalRound
 from synelo.evaluation.history import DETAIL_KEYS, AdminEvent, Match
 from synelo.store.repository import Store
-from synelo.store.typedefs import Change, JournalRound
 
 
 @dataclass(slots=True)

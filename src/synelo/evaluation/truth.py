@@ -36,7 +36,7 @@ import numpy as np
 import orjson
 
 from synelo.evaluation.history import Match
-from synelo.sim.metrics import spearman
+from synelo.evaluation.stats import spearman
 
 if TYPE_CHECKING:
     from rich.table import Table

@@ -21,8 +21,9 @@ import time
 from dataclasses import replace
 from multiprocessing.process import BaseProcess
 
+from synelo.domain import Job, Pool
+from synelo.models.recompute import JournalLine, Recompute, RoundLine
 from synelo.rerate.autotune import AutoTune, fit_pool
-from synelo.rerate.engine import JournalLine, Recompute, RoundLine
 from synelo.store.rerate import (
     JournalChain,
     RerateStore,
@@ -32,7 +33,6 @@ from synelo.store.rerate import (
     recompute_for,
     target_model,
 )
-from synelo.store.typedefs import Job, Pool
 
 log = logging.getLogger("synelo.rerate")
 CHUNK_LINES = 50_000  # journal rows per background transaction

@@ -7,8 +7,8 @@ from __future__ import annotations
 import logging
 import threading
 
+from synelo.domain import JobRunning
 from synelo.rerate.job import JobRunner
-from synelo.store.typedefs import JobRunning
 
 log = logging.getLogger("synelo.autotune")
 

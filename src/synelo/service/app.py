@@ -19,6 +19,7 @@ from starlette.types import Receive, Scope, Send
 
 from synelo import __version__
 from synelo.config import Settings
+from synelo.domain import UnknownPool
 from synelo.rerate.job import JobRunner
 from synelo.rerate.schedule import AutoTuneSchedule
 from synelo.service import metrics
@@ -35,7 +36,6 @@ from synelo.store.engine import create_store_engine
 from synelo.store.repository import Clock, Store, utcnow
 from synelo.store.rerate import RerateStore
 from synelo.store.sessions import SessionStore
-from synelo.store.typedefs import UnknownPool
 from synelo.store.writer import RoundWriter
 from synelo.web import admin, health, pages, scramble
 from synelo.web.templating import is_page, problems

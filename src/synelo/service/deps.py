@@ -7,10 +7,10 @@ from typing import Annotated
 from fastapi import Depends, HTTPException, Path, Request
 from starlette.concurrency import run_in_threadpool
 
+from synelo.domain import Pool, UnknownPool
 from synelo.schemas import POOL_NAME
 from synelo.service.auth import require
 from synelo.store.repository import Store
-from synelo.store.typedefs import Pool, UnknownPool
 
 
 async def get_store(request: Request) -> Store:

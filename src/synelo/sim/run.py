@@ -19,10 +19,11 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from synelo.client import SyneloClient
+from synelo.evaluation.stats import spearman
 from synelo.game import GameSettings
 from synelo.ratings import seed_theta
 from synelo.sim.faults import FaultProxy, Verdict
-from synelo.sim.metrics import brier_terms, rounds_to_within, spearman
+from synelo.sim.metrics import brier_terms, rounds_to_within
 from synelo.sim.plots import write_plots
 from synelo.sim.service import LocalService
 from synelo.sim.world import SimPlayer, SimServer, World, steam_id

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from synelo.store.typedefs import PlayerRow
+from synelo.domain import PlayerRow
 
 log = logging.getLogger("synelo.store")
 SLOW_S = 0.025  # boards slower than this to read are brought up to date in the background

@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Any
 import orjson
 from sqlalchemy import ColumnElement, Connection, String, case, false, func, literal, select
 
+from synelo.domain import Change, Pool
 from synelo.ratings import k_factor
 from synelo.store.tables import changes, players, pools, rounds
-from synelo.store.typedefs import Change, Pool
 
 if TYPE_CHECKING:
     from synelo.store.repository import Store
@@ -211,7 +211,7 @@ def _uncertainty(conn: Connection, pool: Pool, now: datetime) -> list[float]:
     """Each active player's uncertainty figure: SynElo's F5 K = K_min + (K_max − K_min)·C·G
     from their stored C and rating (as the lookup computes it), another model's
     `uncertainty` field from their state; none for a model that keeps no such figure."""
-    from synelo.store.repository import pool_model  # imported here: it imports this module
+    from synelo.domain import pool_model
 
     active = (
         players.c.pool_id == pool.id,

@@ -15,8 +15,6 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, nullcontext
 from datetime import UTC, datetime, timedelta
-from functools import lru_cache
-from types import MappingProxyType
 from typing import Any, NamedTuple, TypeVar
 
 import orjson
@@ -34,38 +32,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.exc import IntegrityError
 
-from synelo.models import Model, RoundFacts, create_model, score_a
-from synelo.ratings import (
-    PlayerRecord,
-    SynEloParams,
-    apply_change,
-    is_visible,
-    rate_round,
-)
-from synelo.ratings.brier import brier_score
-from synelo.ratings.synelo import Side, new_window, round_score
-from synelo.ratings.theta import MIN_ROUNDS as THETA_MIN_ROUNDS
-from synelo.ratings.theta import fit_theta_interval
-from synelo.rerate.engine import column_int, received_extras, served_round
-from synelo.store import driver_sql as sql
-from synelo.store import window_codec
-from synelo.store.board import Board, BoardCache
-from synelo.store.engine import IMMEDIATE
-from synelo.store.health import PoolHealth, read_health
-from synelo.store.round_record import decode_record, encode_record
-from synelo.store.tables import (
-    WINDOW_CHUNK,
-    api_tokens,
-    changes,
-    journal,
-    players,
-    pool_context,
-    pools,
-    rounds,
-    window_chunks,
-)
-from synelo.store.typedefs import (
-    POOL_RULES,
+from synelo.domain import (
     Change,
     JournalEntry,
     JournalRound,
@@ -82,6 +49,41 @@ from synelo.store.typedefs import (
     SubmitResult,
     UnknownPool,
     VoidedRound,
+    encode_params,
+    parse_synelo_params,
+    pool_model,
+    pool_params,
+    stored_model,
+)
+from synelo.models import RoundFacts, score_a
+from synelo.models.rounds import column_int, rate_with_model, received_extras
+from synelo.ratings import (
+    PlayerRecord,
+    SynEloParams,
+    apply_change,
+    is_visible,
+    rate_round,
+)
+from synelo.ratings.brier import brier_score
+from synelo.ratings.synelo import Side, new_window, round_score
+from synelo.ratings.theta import MIN_ROUNDS as THETA_MIN_ROUNDS
+from synelo.ratings.theta import fit_theta_interval
+from synelo.store import driver_sql as sql
+from synelo.store import window_codec
+from synelo.store.board import Board, BoardCache
+from synelo.store.engine import IMMEDIATE
+from synelo.store.health import PoolHealth, read_health
+from synelo.store.round_record import decode_record, encode_record
+from synelo.store.tables import (
+    WINDOW_CHUNK,
+    api_tokens,
+    changes,
+    journal,
+    players,
+    pool_context,
+    pools,
+    rounds,
+    window_chunks,
 )
 from synelo.store.window_cache import WindowCache
 
@@ -100,7 +102,7 @@ def hash_token(token: str) -> str:
 
 
 def _pool(row) -> Pool:  # type: ignore[no-untyped-def]
-    params, model_params = _pool_params(row.model, row.params)
+    params, model_params = pool_params(row.model, row.params)
     return Pool(
         row.id,
         row.name,
@@ -117,37 +119,6 @@ def _pool(row) -> Pool:  # type: ignore[no-untyped-def]
         None if row.autotune is None else json.loads(row.autotune),
         bool(row.public),
     )
-
-
-@lru_cache(maxsize=256)
-def _pool_params(model: str, text: str) -> tuple[SynEloParams, Mapping[str, Any]]:
-    """A pool's SynEloParams (for another model: its shadow and stale rules in them) and
-    its model's own parameters, from the stored JSON."""
-    if model == "synelo":
-        params = _params(text)
-        return params, MappingProxyType(params.to_dict())
-    data = json.loads(text)
-    rules = {name: data.pop(name) for name in POOL_RULES if name in data}
-    return SynEloParams(**rules), MappingProxyType(data)  # shared by the cache: read-only
-
-
-@lru_cache(maxsize=256)
-def served_model(model: str, text: str) -> Model[Any]:
-    """The rating model of a pool whose model and parameters (JSON) these are."""
-    return create_model(model, _pool_params(model, text)[1])
-
-
-def pool_model(pool: Pool) -> Model[Any]:
-    """The pool's rating model, with its parameters."""
-    return served_model(pool.model, encode_params(pool.model, pool.params, pool.model_params))
-
-
-def encode_params(model: str, params: SynEloParams, model_params: Mapping[str, Any]) -> str:
-    """What pools.params keeps (see POOL_RULES)."""
-    if model == "synelo":
-        return json.dumps(params.to_dict())
-    rules = {name: getattr(params, name) for name in POOL_RULES}
-    return json.dumps({**model_params, **rules})
 
 
 def _insert_round(
@@ -231,12 +202,6 @@ def _change(row) -> Change:  # type: ignore[no-untyped-def]
         row.reason,
         row.created_at,
     )
-
-
-@lru_cache(maxsize=256)
-def _params(text: str) -> SynEloParams:
-    """A pool's parameters from their stored JSON (immutable, so parsed once)."""
-    return SynEloParams.from_dict(json.loads(text))
 
 
 class Store:
@@ -1177,7 +1142,9 @@ class Store:
         if pool.model != "synelo":
             rated = self._rate_served(conn, pool, report, digest, self.clock())
             return SubmitResult(True, rated)
-        rated = self._rate(conn, pool, _params(pool.params), report, digest, self.clock())
+        rated = self._rate(
+            conn, pool, parse_synelo_params(pool.params), report, digest, self.clock()
+        )
         return SubmitResult(True, rated)
 
     def _rate_served(
@@ -1190,8 +1157,8 @@ class Store:
     ) -> RatedRound:
         """Rate a round of a pool whose model is not SynElo: its players' states in, the
         model's `rate`, their new states, the round and the journal out."""
-        model = served_model(pool.model, pool.params)
-        t_shadow = _pool_params(pool.model, pool.params)[0].t_shadow
+        model = stored_model(pool.model, pool.params)
+        t_shadow = pool_params(pool.model, pool.params)[0].t_shadow
         seq = pool.rounds + 1
         keys = sorted(
             {*report.team_a, *report.team_b, *report.participants_a, *report.participants_b}
@@ -1209,7 +1176,7 @@ class Store:
             received_extras(report.extras, report.map, now),
         )
         entries = sql.read_context(conn, pool.id, model.context_keys(facts))
-        outcome = served_round(model, states, facts, entries)
+        outcome = rate_with_model(model, states, facts, entries)
         p_a, s_a = outcome.p_a, score_a(report.winner)
         new_display = column_int(model.rating(model.new_state()))
 

@@ -20,26 +20,34 @@ from typing import Any
 import orjson
 from sqlalchemy import Connection, delete, func, insert, select, update
 
+from synelo.domain import (
+    Change,
+    Job,
+    JobRunning,
+    Pool,
+    UnknownPool,
+    UnknownRound,
+    encode_params,
+    pool_params,
+    stored_model,
+)
 from synelo.models import MODELS, resolve_params
-from synelo.ratings import SynEloParams
-from synelo.rerate.engine import (
+from synelo.models.recompute import (
     AdminIn,
     JournalLine,
     PlayerState,
     Recompute,
-    RoundIn,
+    RoundEvent,
     RoundLine,
-    report_facts,
 )
+from synelo.models.rounds import report_facts
+from synelo.ratings import SynEloParams
 from synelo.store import driver_sql as sql
 from synelo.store import window_codec
 from synelo.store.repository import (
     Store,
     _change,
     _pool,
-    _pool_params,
-    encode_params,
-    served_model,
 )
 from synelo.store.tables import (
     WINDOW_CHUNK,
@@ -52,7 +60,6 @@ from synelo.store.tables import (
     rounds,
     window_chunks,
 )
-from synelo.store.typedefs import Change, Job, JobRunning, Pool, UnknownPool, UnknownRound
 
 STALE_AFTER = timedelta(seconds=120)  # a running job silent this long has died
 
@@ -76,8 +83,8 @@ class StoredRound:
     created_at: datetime
     voided: bool
 
-    def event(self) -> RoundIn:
-        return RoundIn(
+    def event(self) -> RoundEvent:
+        return RoundEvent(
             self.pk, self.seq, report_facts(self.report, self.created_at), self.created_at
         )
 
@@ -750,9 +757,9 @@ def adopted_params(pool: Pool, fitted: Mapping[str, float]) -> str:
 def recompute_for(model_name: str, params_text: str, refit: bool = False) -> Recompute:
     """The pure recompute for a model and its parameters' JSON; `refit`: it ends with the
     model's full-history fit even when the model only refits when asked (a refit job)."""
-    synelo, _ = _pool_params(model_name, params_text)
+    synelo, _ = pool_params(model_name, params_text)
     return Recompute(
-        served_model(model_name, params_text),
+        stored_model(model_name, params_text),
         synelo if model_name == "synelo" else None,
         refit,
     )

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import orjson
 
-from synelo.store.typedefs import RatedPlayer, RatedRound
+from synelo.domain import RatedPlayer, RatedRound
 
 
 def encode_record(rated: RatedRound) -> str:

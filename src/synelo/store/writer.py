@@ -17,8 +17,8 @@ from concurrent.futures import Future
 
 from sqlalchemy import Connection
 
+from synelo.domain import RoundConflict, RoundReport, SubmitResult, UnknownPool
 from synelo.store.repository import Store
-from synelo.store.typedefs import RoundConflict, RoundReport, SubmitResult, UnknownPool
 
 log = logging.getLogger("synelo.writer")
 

@@ -25,13 +25,13 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 
+from synelo.domain import Pool, UnknownPool
 from synelo.schemas import POOL_NAME, HiddenIn, RatingIn, UnvoidIn, VoidIn
 from synelo.service.auth import TokenChecker
 from synelo.service.paths import PlayerPathId, RoundPathId
 from synelo.service.routers import players, rerate
 from synelo.store.repository import hash_token
 from synelo.store.sessions import AdminSession, SessionStore
-from synelo.store.typedefs import Pool, UnknownPool
 from synelo.web.templating import render
 
 log = logging.getLogger("synelo.web")

@@ -28,6 +28,7 @@ from fastapi import APIRouter, HTTPException, Request, Response
 from fastapi.responses import HTMLResponse
 from starlette.concurrency import run_in_threadpool
 
+from synelo.domain import Change, Pool, PoolQuality, UnknownPool
 from synelo.models import MODELS
 from synelo.ratings.brier import BRIER_TARGET
 from synelo.schemas import (
@@ -42,7 +43,6 @@ from synelo.service.responses import COMMON
 from synelo.service.routers.public import NOT_MODIFIED, cached, readable_pool
 from synelo.store.health import PoolHealth, health_version
 from synelo.store.repository import Store
-from synelo.store.typedefs import Change, Pool, PoolQuality, UnknownPool
 from synelo.web.charts import Bin, Point, bar_chart, histogram, line_chart, reliability_chart
 from synelo.web.pages import NotFound, PoolName, public_pool
 from synelo.web.templating import render

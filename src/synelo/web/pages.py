@@ -16,6 +16,7 @@ from fastapi.responses import HTMLResponse
 from pydantic import AfterValidator
 from starlette.concurrency import run_in_threadpool
 
+from synelo.domain import Pool, RatingStep, UnknownPool, VoidedRound
 from synelo.models import MODELS
 from synelo.schemas import POOL_NAME
 from synelo.service.deps import StoreDep
@@ -29,7 +30,6 @@ from synelo.service.routers.public import (
     public_player,
     public_round,
 )
-from synelo.store.typedefs import Pool, RatingStep, UnknownPool, VoidedRound
 from synelo.web.admin import admin_session
 from synelo.web.charts import Point, histogram, line_chart
 from synelo.web.templating import render

@@ -23,6 +23,7 @@ from synelo.balance import all_play_split, best_splits, min_swaps, place_joiner,
 from synelo.balance.autobalance import Move, Rebalance
 from synelo.balance.solver import SplitSet
 from synelo.config import Settings
+from synelo.domain import PlayerRow, Pool, pool_model
 from synelo.models import Model, RoundFacts
 from synelo.ratings import win_probability
 from synelo.schemas import (
@@ -41,8 +42,7 @@ from synelo.service.gate import BalanceGate, Busy
 from synelo.service.ids import Loc, invalid, normalize_ids
 from synelo.service.responses import COMMON, errors
 from synelo.service.routers.rounds import check_round, round_extras
-from synelo.store.repository import Store, pool_model
-from synelo.store.typedefs import PlayerRow, Pool
+from synelo.store.repository import Store
 
 router = APIRouter(prefix="/v1/pools/{pool}", tags=["balance"], responses=COMMON)
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
+from synelo.domain import POOL_RULES
 from synelo.models import MODELS, Param
 from synelo.models.synelo import SynElo
 from synelo.schemas import ModelOut, ModelParamOut, ModelsOut
 from synelo.service.responses import COMMON
-from synelo.store.typedefs import POOL_RULES
 
 router = APIRouter(prefix="/v1/models", tags=["models"], responses=COMMON)
 

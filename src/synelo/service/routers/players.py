@@ -8,6 +8,7 @@ from typing import Annotated, Any
 import orjson
 from fastapi import APIRouter, HTTPException, Query, Request
 
+from synelo.domain import PlayerRow, Pool, UnknownPool, pool_model
 from synelo.models import Model
 from synelo.ratings import is_stale, is_visible, k_factor
 from synelo.schemas import (
@@ -26,8 +27,6 @@ from synelo.service.deps import AdminAuth, PoolDep, ServerAuth, StoreDep
 from synelo.service.ids import invalid, normalize_id
 from synelo.service.paths import PlayerPathId, ReasonQuery
 from synelo.service.responses import COMMON
-from synelo.store.repository import pool_model
-from synelo.store.typedefs import PlayerRow, Pool, UnknownPool
 
 router = APIRouter(prefix="/v1/pools/{pool}", tags=["players"], responses=COMMON)
 SET_LIMIT = 1_000_000  # the display ratings an admin may set outside SynElo pools

@@ -11,6 +11,14 @@ from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 
 from synelo.config import Settings
+from synelo.domain import (
+    POOL_RULES,
+    Change,
+    JobRunning,
+    Pool,
+    PoolExists,
+    UnknownPool,
+)
 from synelo.models import MODELS, ParameterError, resolve_params
 from synelo.models.synelo import SynElo
 from synelo.ratings import SynEloParams
@@ -23,14 +31,6 @@ from synelo.service.ids import invalid
 from synelo.service.paths import ReasonQuery
 from synelo.service.responses import COMMON, errors
 from synelo.store.rerate import RerateStore
-from synelo.store.typedefs import (
-    POOL_RULES,
-    Change,
-    JobRunning,
-    Pool,
-    PoolExists,
-    UnknownPool,
-)
 
 log = logging.getLogger("synelo")
 

@@ -20,6 +20,7 @@ from fastapi import APIRouter, HTTPException, Path, Query, Request, Response
 from pydantic import AfterValidator, BaseModel
 from starlette.concurrency import run_in_threadpool
 
+from synelo.domain import JournalEntry, PlayerRow, Pool, RoundView, UnknownPool
 from synelo.models import MODELS
 from synelo.ratings.distribution import equal_bins
 from synelo.schemas import (
@@ -40,7 +41,6 @@ from synelo.service.deps import StoreDep
 from synelo.service.ids import normalize_id, steam64_of
 from synelo.service.paths import PlayerPathId, RoundPathId
 from synelo.service.responses import COMMON
-from synelo.store.typedefs import JournalEntry, PlayerRow, Pool, RoundView, UnknownPool
 
 NOT_MODIFIED: dict[int | str, dict[str, Any]] = {
     304: {"description": "If-None-Match named the answer's ETag: nothing changed"}

@@ -9,6 +9,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, HTTPException, Path, Request
 from fastapi.responses import JSONResponse
 
+from synelo.domain import Job, JobRunning, Pool, UnknownRound, encode_params, pool_model
 from synelo.ratings import SynEloParams
 from synelo.schemas import (
     AutoTuneIn,
@@ -28,9 +29,8 @@ from synelo.service.paths import RoundPathId
 from synelo.service.responses import COMMON, errors
 from synelo.service.routers.players import settable
 from synelo.service.routers.pools import autotune_setting, model_settings, pool_out
-from synelo.store.repository import Store, encode_params, pool_model
+from synelo.store.repository import Store
 from synelo.store.rerate import RerateStore
-from synelo.store.typedefs import Job, JobRunning, Pool, UnknownRound
 
 router = APIRouter(
     prefix="/v1/pools/{pool}", tags=["re-rating"], dependencies=[AdminAuth], responses=COMMON

@@ -9,14 +9,13 @@ from typing import Any
 import orjson
 from fastapi import APIRouter, HTTPException, Request, Response
 
+from synelo.domain import Pool, RatedRound, RoundConflict, RoundReport, pool_model
 from synelo.models import Model, RoundError, RoundFacts
-from synelo.rerate.engine import report_facts
+from synelo.models.rounds import report_facts
 from synelo.schemas import CommandSpan, PlayedSpan, PredictIn, RoundIn, RoundOut
 from synelo.service.deps import PoolDep, RoundAuth
 from synelo.service.ids import Loc, invalid, normalize_id, normalize_ids
 from synelo.service.responses import COMMON
-from synelo.store.repository import pool_model
-from synelo.store.typedefs import Pool, RatedRound, RoundConflict, RoundReport
 from synelo.store.writer import QueueFull
 
 router = APIRouter(prefix="/v1/pools/{pool}", tags=["rounds"], responses=COMMON)

@@ -1,15 +1,21 @@
-"""The shapes the repository hands out and takes in."""
+"""The domain's shapes: pools, round reports, rated rounds, journal entries, and the
+errors the store raises. Above the models (a pool names one), below the store, which hands
+these out and takes them in; the API and the pages read them too."""
 
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import lru_cache
+from types import MappingProxyType
 from typing import Any, Literal, NamedTuple
 
 import orjson
 
+from synelo.models import Model, create_model
 from synelo.ratings import SynEloParams
 from synelo.ratings.synelo import Side, Winner
 from synelo.ratings.theta import ThetaFit
@@ -284,3 +290,43 @@ class RoundView:
     changes: tuple[tuple[str, str, int, int], ...]  # (player, team, before, after)
     hidden: frozenset[str] = frozenset()  # players an admin hid from public pages
     provisional: frozenset[str] = frozenset()  # players still in the shadow period now
+
+
+# A pool's parameters as the store keeps them (JSON text), and the model they make.
+
+
+@lru_cache(maxsize=256)
+def parse_synelo_params(text: str) -> SynEloParams:
+    """A pool's parameters from their stored JSON (immutable, so parsed once)."""
+    return SynEloParams.from_dict(json.loads(text))
+
+
+@lru_cache(maxsize=256)
+def pool_params(model: str, text: str) -> tuple[SynEloParams, Mapping[str, Any]]:
+    """A pool's SynEloParams (for another model: its shadow and stale rules in them) and
+    its model's own parameters, from the stored JSON."""
+    if model == "synelo":
+        params = parse_synelo_params(text)
+        return params, MappingProxyType(params.to_dict())
+    data = json.loads(text)
+    rules = {name: data.pop(name) for name in POOL_RULES if name in data}
+    return SynEloParams(**rules), MappingProxyType(data)  # shared by the cache: read-only
+
+
+@lru_cache(maxsize=256)
+def stored_model(model: str, text: str) -> Model[Any]:
+    """The rating model of a pool whose model and parameters (JSON) these are."""
+    return create_model(model, pool_params(model, text)[1])
+
+
+def pool_model(pool: Pool) -> Model[Any]:
+    """The pool's rating model, with its parameters."""
+    return stored_model(pool.model, encode_params(pool.model, pool.params, pool.model_params))
+
+
+def encode_params(model: str, params: SynEloParams, model_params: Mapping[str, Any]) -> str:
+    """What pools.params keeps (see POOL_RULES)."""
+    if model == "synelo":
+        return json.dumps(params.to_dict())
+    rules = {name: getattr(params, name) for name in POOL_RULES}
+    return json.dumps({**model_params, **rules})

@@ -2,111 +2,24 @@
 
 Pure: the caller reads the rounds and changes and writes what comes out. Each round is rated
 exactly as the live service rates it (SynElo through `rate_round` and `apply_change`, any
-other model through `served_round`, which the live path calls too), so that re-rating with
+other model through `rate_with_model`, which the live path calls too), so that re-rating with
 the pool's own model and parameters gives back every stored rating, and a re-rate with new
 ones equals a fresh pool fed the same rounds.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal, NamedTuple
 
-from synelo.models import Model, RoundError, RoundFacts, score_a
-from synelo.models.base import NO_CONTEXT
+from synelo.models.base import Model, RoundError, RoundFacts, score_a
+from synelo.models.rounds import column_int, rate_with_model
 from synelo.ratings import PlayerRecord, SynEloParams, apply_change, new_window, rate_round
-from synelo.ratings.synelo import Side
-
-# The keys of a stored report (RoundReport.stored) that are not optional round fields.
-REPORT_BASE = ("round_id", "server_id", "winner", "teams", "participants")
-INT_LIMIT = 2**31 - 1
-
-
-def column_int(value: float) -> int:
-    """A display rating as the integer columns keep it, clamped inside 32 bits."""
-    return max(-INT_LIMIT, min(INT_LIMIT, round(value)))
-
-
-def report_facts(report: Mapping[str, Any], received: datetime | None = None) -> RoundFacts:
-    """What a model reads of a stored report (`RoundReport.stored`): the map among the
-    optional fields, when there is one, and when the round was `received`."""
-    teams, part = report["teams"], report["participants"]
-    extras = {
-        key: value for key, value in report.items() if key not in REPORT_BASE and key != "map"
-    }
-    return RoundFacts(
-        tuple(teams["A"]),
-        tuple(teams["B"]),
-        report["winner"],
-        tuple(part["A"]),
-        tuple(part["B"]),
-        received_extras(extras, report.get("map"), received),
-    )
-
-
-def received_extras(
-    extras: Mapping[str, Any], map_name: str | None, received: datetime | None
-) -> dict[str, Any]:
-    """A round's optional fields as a model reads them: with the map when there is one,
-    and `received_at` (ISO 8601) when the round was received, which dates it for models
-    whose ratings are per day (WHR's W11) when it reports no time of its own."""
-    out = dict(extras)
-    if map_name:
-        out["map"] = map_name
-    if received is not None:
-        out["received_at"] = received.isoformat()
-    return out
-
-
-class ServedRound(NamedTuple):
-    """A round rated by a model other than SynElo: P_A, the rosters' strength sums (whole
-    points), each rated player's (key, side, display before, display after), their new
-    states and the pool context entries the round changed."""
-
-    p_a: float
-    sum_a: int
-    sum_b: int
-    changes: tuple[tuple[str, Side, int, int], ...]
-    states: dict[str, Any]
-    context: dict[str, Any]
-
-
-def served_round(
-    model: Model[Any],
-    states: Mapping[str, Any],
-    facts: RoundFacts,
-    context: Mapping[str, Any] = NO_CONTEXT,
-) -> ServedRound:
-    """Rate one round with `model` from the stored `states` of its players (those absent
-    are new) and the pool's context entries of the round: the one computation of the live
-    service and the re-rate."""
-    new_display = column_int(model.rating(model.new_state()))
-
-    def display(key: str) -> int:
-        return column_int(model.rating(states[key])) if key in states else new_display
-
-    rosters = [model.state_of(states, p) for p in (*facts.team_a, *facts.team_b)]
-    each = model.strengths(rosters, facts)
-    strength_a, strength_b = sum(each[: len(facts.team_a)]), sum(each[len(facts.team_a) :])
-    outcome = model.rate(states, facts, context)
-    changes = tuple(
-        (key, side, display(key), column_int(model.rating(outcome.states[key])))
-        for key, side in facts.rated()
-    )
-    return ServedRound(
-        outcome.p_a,
-        column_int(strength_a),
-        column_int(strength_b),
-        changes,
-        outcome.states,
-        outcome.context,
-    )
 
 
 @dataclass(frozen=True, slots=True)
-class RoundIn:
+class RoundEvent:
     """A stored round to rate: its row, its place, its report and when it was rated."""
 
     pk: int
@@ -188,7 +101,7 @@ class Recompute:
         assert self.synelo is not None
         return PlayerRecord(self.synelo.r0, 0, new_window(self.synelo))
 
-    def round(self, r: RoundIn) -> tuple[RoundLine, list[JournalLine]]:
+    def round(self, r: RoundEvent) -> tuple[RoundLine, list[JournalLine]]:
         """Rate one round (F1–F5 for SynElo; the model's `rate` otherwise)."""
         facts, players = r.facts, self.players
         s_a = score_a(facts.winner)
@@ -225,7 +138,7 @@ class Recompute:
         states = {key: players[key].state for key in _keys(facts) if key in players}
         entries = {k: self.context[k] for k in self.model.context_keys(facts) if k in self.context}
         try:
-            rated = served_round(self.model, states, facts, entries)
+            rated = rate_with_model(self.model, states, facts, entries)
         except RoundError as exc:  # a stored round this model cannot rate: the job fails
             raise RoundError(exc.field, f"round #{r.seq}: {exc.message}") from None
         self.context.update(rated.context)
