@@ -24,15 +24,8 @@ from multiprocessing.process import BaseProcess
 from synelo.domain import Job, Pool
 from synelo.models.recompute import JournalLine, Recompute, RoundLine
 from synelo.rerate.autotune import AutoTune, fit_pool
-from synelo.store.rerate import (
-    JournalChain,
-    RerateStore,
-    Snapshot,
-    adopted_params,
-    in_order,
-    recompute_for,
-    target_model,
-)
+from synelo.rerate.targets import adopted_params, recompute_for, target_model
+from synelo.store.rerate import JournalChain, RerateStore, Snapshot, in_order
 
 log = logging.getLogger("synelo.rerate")
 CHUNK_LINES = 50_000  # journal rows per background transaction
