@@ -39,11 +39,10 @@ from synelo.models.recompute import (
 from synelo.models.rounds import report_facts
 from synelo.store import driver_sql as sql
 from synelo.store import window_codec
-from synelo.store.repository import (
-    Store,
-    _change,
-    _pool,
-)
+from synelo.store.admin_log import log_change
+from synelo.store.core import locked_pool
+from synelo.store.repository import Store
+from synelo.store.rows import as_change, as_pool
 from synelo.store.tables import (
     WINDOW_CHUNK,
     changes,
@@ -303,7 +302,7 @@ class RerateStore:
         stored round not voided yet, an unvoid a voided one (UnknownRound, ValueError)."""
         now = self.store.clock()
         with self.store.write_transaction() as conn:
-            pool = self.store._locked_pool(conn, pool_name)
+            pool = locked_pool(conn, pool_name)
             _no_job_running(conn, pool, now)
             if kind in ("void", "unvoid"):
                 voided = conn.execute(
@@ -368,7 +367,9 @@ class RerateStore:
         now = self.store.clock()
         with self.store.write_transaction() as conn:
             row = conn.execute(select(pools).join(jobs).where(jobs.c.id == job.id)).one()
-            self.store._log_change(conn, _pool(row), "tune", job.actor, None, value=value)
+            log_change(
+                conn, as_pool(row), "tune", job.actor, None, at=self.store.clock(), value=value
+            )
             conn.execute(
                 update(jobs)
                 .where(jobs.c.id == job.id)
@@ -381,7 +382,7 @@ class RerateStore:
         due = []
         with self.store.engine.connect() as conn:
             for row in conn.execute(select(pools).where(pools.c.autotune.is_not(None))):
-                pool = _pool(row)
+                pool = as_pool(row)
                 since = _last_started_at(conn, pool, "tune")
                 if pool.autotune is not None and pool.rated - since >= pool.autotune["every"]:
                     due.append(pool)
@@ -393,7 +394,7 @@ class RerateStore:
         due = []
         with self.store.engine.connect() as conn:
             for row in conn.execute(select(pools).where(pools.c.model != "synelo")):
-                pool = _pool(row)
+                pool = as_pool(row)
                 every = pool.model_params.get("refit_every")
                 if (
                     isinstance(every, int)
@@ -423,7 +424,7 @@ class RerateStore:
             row = conn.execute(select(pools).where(pools.c.name == pool_name)).first()
             if row is None:
                 raise UnknownPool(pool_name)
-            pool = _pool(row)
+            pool = as_pool(row)
             stored = self._rounds(conn, pool.id, 0)
             log = self._admin(conn, pool.id, 0)
             last_change = conn.execute(
@@ -448,7 +449,7 @@ class RerateStore:
     @staticmethod
     def _admin(conn: Connection, pool_id: int, after_id: int) -> list[Change]:
         return [
-            _change(r)
+            as_change(r)
             for r in conn.execute(
                 select(changes)
                 .where(
@@ -493,7 +494,7 @@ class RerateStore:
         JSON; `voided`: the row ids of the rounds voided from now on."""
         model_name, params_text = target
         with self.store.write_transaction() as conn:
-            pool = self.store._locked_pool(conn, snapshot.pool.name)
+            pool = locked_pool(conn, snapshot.pool.name)
             status = conn.execute(select(jobs.c.status).where(jobs.c.id == job.id)).scalar()
             if status != "running" or pool.generation != snapshot.pool.generation:
                 raise JobSuperseded(job.id)
@@ -557,12 +558,13 @@ class RerateStore:
                             else json.dumps(spec["autotune"])
                         )
                     )
-            self.store._log_change(
+            log_change(
                 conn,
                 pool,
                 job.kind,
                 job.actor,
                 spec.get("reason"),
+                at=self.store.clock(),
                 round_id=spec.get("round_id"),
                 value=value,
             )
@@ -644,7 +646,7 @@ class RerateStore:
         )
         if chunks:
             _bulk_insert(conn, "window_chunks", ("player_id", "chunk", "data"), chunks)
-        self.store._windows.clear()
+        self.store.windows.clear()
 
     def clean_up(self, pool: Pool) -> int:
         """Delete the journal rows of the generations before the one in force, a batch of
@@ -683,7 +685,7 @@ class RerateStore:
         ON DELETE CASCADE. One transaction, because SQLite reuses the ids of deleted rows:
         a journal row left behind could be read as a later round's."""
         with self.store.write_transaction() as conn:
-            pool = self.store._locked_pool(conn, pool_name)
+            pool = locked_pool(conn, pool_name)
             _no_job_running(conn, pool, self.store.clock())
             conn.execute(
                 delete(journal).where(
@@ -694,8 +696,8 @@ class RerateStore:
                 delete(journal).where(journal.c.pool_id == pool.id, journal.c.round_pk.is_(None))
             )
             conn.execute(delete(pools).where(pools.c.id == pool.id))
-        self.store._pools.pop(pool.name, None)
-        self.store._windows.clear()  # a later player may get a deleted one's id (SQLite)
+        self.store.forget_pool(pool.name)
+        self.store.windows.clear()  # a later player may get a deleted one's id (SQLite)
         return pool
 
 
