@@ -1,5 +1,5 @@
-"""A pool's row: made, listed, its settings changed (public, auto-tune), and its context
-entries read."""
+"""A pool's row: made, listed, its settings changed (public, auto-tune), its context entries
+read, and the pool deleted with everything it holds."""
 
 from __future__ import annotations
 
@@ -9,15 +9,16 @@ from datetime import timedelta
 from typing import Any
 
 import orjson
-from sqlalchemy import func, insert, select, true, update
+from sqlalchemy import delete, func, insert, select, true, update
 from sqlalchemy.exc import IntegrityError
 
 from synelo.domain import Pool, PoolExists, encode_params
 from synelo.ratings import SynEloParams
 from synelo.store.admin_log import log_change
 from synelo.store.core import Core, locked_pool
+from synelo.store.jobs import no_job_running
 from synelo.store.rows import as_pool
-from synelo.store.tables import players, pool_context, pools
+from synelo.store.tables import journal, players, pool_context, pools, rounds
 
 
 def create_pool(
@@ -116,3 +117,27 @@ def read_context(core: Core, pool: Pool, entries: Sequence[str]) -> dict[str, An
             )
         )
         return {entry: orjson.loads(value) for entry, value in rows}
+
+
+def delete_pool(core: Core, pool_name: str) -> Pool:
+    """Delete the pool and everything it holds, in one transaction, unless a re-rate runs
+    on it (JobRunning): a job would go on writing rows for it. The journal has no
+    foreign keys (migration 0006), so its rows go first, by round and then the admin
+    rows; players, their windows, rounds, the admin log and jobs follow the pool by
+    ON DELETE CASCADE. One transaction, because SQLite reuses the ids of deleted rows:
+    a journal row left behind could be read as a later round's."""
+    with core.write_transaction() as conn:
+        pool = locked_pool(conn, pool_name)
+        no_job_running(conn, pool, core.clock())
+        conn.execute(
+            delete(journal).where(
+                journal.c.round_pk.in_(select(rounds.c.id).where(rounds.c.pool_id == pool.id))
+            )
+        )
+        conn.execute(
+            delete(journal).where(journal.c.pool_id == pool.id, journal.c.round_pk.is_(None))
+        )
+        conn.execute(delete(pools).where(pools.c.id == pool.id))
+    core.forget_pool(pool.name)
+    core.windows.clear()  # a later player may get a deleted one's id (SQLite)
+    return pool

@@ -15,7 +15,7 @@ concept, taking the store first, bound here as a method as it is (no call in bet
 - `store.quality` and `store.health`: the quality endpoint's and the health page's figures;
 - `store.tokens`: the API's tokens.
 
-A re-rate's store work (jobs, journal generations, the swap) is `store.rerate`'s
+A re-rate's store work (jobs, journal generations, the swap) is `store.generations`'
 `RerateStore`, which works on a `Store`.
 """
 
