@@ -33,8 +33,8 @@ from synelo.service.ratelimit import LimitGate, RateLimits
 from synelo.service.routers import balance, models, players, pools, public, rerate, rounds
 from synelo.store.checkpoint import Checkpointer
 from synelo.store.engine import create_store_engine
+from synelo.store.generations import RerateStore
 from synelo.store.repository import Clock, Store, utcnow
-from synelo.store.rerate import RerateStore
 from synelo.store.sessions import SessionStore
 from synelo.store.writer import RoundWriter
 from synelo.web import admin, health, pages, scramble

@@ -30,7 +30,7 @@ from synelo.service.deps import AdminAuth, PoolDep, StoreDep
 from synelo.service.ids import invalid
 from synelo.service.paths import ReasonQuery
 from synelo.service.responses import COMMON, errors
-from synelo.store.rerate import RerateStore
+from synelo.store.generations import RerateStore
 
 log = logging.getLogger("synelo")
 

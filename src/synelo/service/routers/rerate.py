@@ -29,8 +29,8 @@ from synelo.service.paths import RoundPathId
 from synelo.service.responses import COMMON, errors
 from synelo.service.routers.players import settable
 from synelo.service.routers.pools import autotune_setting, model_settings, pool_out
+from synelo.store.generations import RerateStore
 from synelo.store.repository import Store
-from synelo.store.rerate import RerateStore
 
 router = APIRouter(
     prefix="/v1/pools/{pool}", tags=["re-rating"], dependencies=[AdminAuth], responses=COMMON
