@@ -23,8 +23,8 @@ from typing import Any
 
 import numpy as np
 
+from synelo.evaluation.adapters.model import round_facts
 from synelo.evaluation.history import parse_match
-from synelo.evaluation.models.served import round_facts
 from synelo.evaluation.stats import spearman
 from synelo.models.hive import Hive
 from synelo.ratings.hive import logit_a, sigmoid

@@ -26,8 +26,8 @@ import sys
 from pathlib import Path
 
 import synelo.ratings.window as window
+from synelo.evaluation.adapters import HistoryInfo, create_model
 from synelo.evaluation.frc import import_frc
-from synelo.evaluation.models import HistoryInfo, create_model
 from synelo.evaluation.replay import predict_all
 
 REPO = Path(__file__).resolve().parents[1]

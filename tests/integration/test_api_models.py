@@ -13,9 +13,9 @@ from typing import Any
 import httpx
 import pytest
 
+from synelo.evaluation.adapters import HistoryInfo, create_model
 from synelo.evaluation.history import Match
 from synelo.evaluation.journal import import_journal
-from synelo.evaluation.models import HistoryInfo, create_model
 from synelo.evaluation.replay import replay
 from synelo.models import MODELS, RoundFacts
 from synelo.models import create_model as service_model

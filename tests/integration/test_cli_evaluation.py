@@ -210,8 +210,8 @@ def test_replay_writes_each_players_display_rating(tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
     from synelo.cli import app
+    from synelo.evaluation.adapters import create_model
     from synelo.evaluation.history import read_history
-    from synelo.evaluation.models import create_model
     from synelo.evaluation.replay import predict_all
 
     history = tmp_path / "frc.jsonl"

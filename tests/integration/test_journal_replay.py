@@ -14,9 +14,9 @@ import pytest
 from sqlalchemy import update
 
 from synelo.domain import RatedRound, RoundReport
+from synelo.evaluation.adapters import HistoryInfo, create_model
 from synelo.evaluation.history import read_history, write_history
 from synelo.evaluation.journal import import_journal
-from synelo.evaluation.models import HistoryInfo, create_model
 from synelo.evaluation.replay import replay
 from synelo.ratings import SynEloParams
 from synelo.ratings.theta import fit_theta, fit_theta_interval

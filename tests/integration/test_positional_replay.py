@@ -12,8 +12,8 @@ import pytest
 from typer.testing import CliRunner
 
 from synelo.cli import app
+from synelo.evaluation.adapters import HistoryInfo, create_model
 from synelo.evaluation.history import Match
-from synelo.evaluation.models import HistoryInfo, create_model
 from synelo.evaluation.replay import replay
 from synelo.evaluation.results import ResultCalibration
 from synelo.sim.foosball import FoosballConfig

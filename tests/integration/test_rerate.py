@@ -13,9 +13,9 @@ from typing import Any
 import httpx
 import pytest
 
+from synelo.evaluation.adapters import HistoryInfo, create_model
 from synelo.evaluation.history import read_history, write_history
 from synelo.evaluation.journal import import_journal
-from synelo.evaluation.models import HistoryInfo, create_model
 from synelo.evaluation.replay import replay
 from synelo.models import MODELS
 from tests.conftest import LiveServer, steam

@@ -6,23 +6,17 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
 import trueskill
 from openskill.models import BradleyTerryFull, PlackettLuce, ThurstoneMostellerFull
 
+from synelo.evaluation.adapters import HistoryInfo, ModelReplay, create_model, parse_options
 from synelo.evaluation.history import Match, Winner
-from synelo.evaluation.models import (
-    MODELS,
-    HistoryInfo,
-    RatingModel,
-    create_model,
-    parse_options,
-    register,
-)
-from synelo.evaluation.models.base import Scaling
-from synelo.evaluation.models.served import ServedModel
+from synelo.models import MODELS, Model, Rated, RoundFacts, Scaling, register
+from synelo.models.base import NO_CONTEXT
 from synelo.ratings import SynEloParams
 from tests.service_reference import rate_like_the_service
 
@@ -169,21 +163,34 @@ def test_options_are_checked() -> None:
 
 
 def test_a_new_model_plugs_in_as_one_class() -> None:
-    class Coin(RatingModel):
+    class Coin(Model[float]):
         name = "coin-test"
         summary = "always 0.5"
 
-        def predict(self, match: Match) -> float:
+        def new_state(self) -> float:
+            return 0.0
+
+        def predict(
+            self, states: Mapping[str, float], round: RoundFacts, context: Any = NO_CONTEXT
+        ) -> float:
             return 0.5
 
-        def update(self, match: Match) -> None:
-            pass
+        def rate(
+            self, states: Mapping[str, float], round: RoundFacts, context: Any = NO_CONTEXT
+        ) -> Rated[float]:
+            return Rated(0.5, {})
 
-        def ratings(self) -> dict[str, float]:
+        def rating(self, state: float) -> float:
+            return state
+
+        def with_rating(self, state: float, rating: float) -> float:
+            return rating
+
+        def encode(self, state: float) -> dict[str, Any]:
             return {}
 
-        def parameters(self) -> dict[str, Any]:
-            return {}
+        def decode(self, data: Mapping[str, Any]) -> float:
+            return 0.0
 
     register(Coin)
     try:
@@ -296,7 +303,7 @@ def test_the_gaussian_models_display_mu_minus_three_sigma(name: str) -> None:
         model.step(Match(str(i), tuple(a), tuple(b), rng.choice(["A", "B"])))
     shown, mu = model.display_ratings(), model.ratings()
     assert shown.keys() == mu.keys() and len(shown) == 8
-    assert isinstance(model, ServedModel)
+    assert isinstance(model, ModelReplay)
     for player, state in model.states.items():
         assert shown[player] == pytest.approx(state.mu - 3.0 * state.sigma)
         assert shown[player] < mu[player]

@@ -28,7 +28,7 @@ BASE_MODULES = (
     "synelo.ratings",
     "synelo.balance",
     "synelo.game",
-    "synelo.evaluation.models",
+    "synelo.evaluation.adapters",
     "synelo.evaluation.replay",
 )
 
@@ -136,12 +136,12 @@ def test_the_base_modules_need_only_base_dependencies() -> None:
         "sys.meta_path.insert(0, Missing())\n"
         "import importlib\n"
         f"for name in {BASE_MODULES!r}: importlib.import_module(name)\n"
-        "from synelo.evaluation.models import create_model, HistoryInfo\n"
+        "from synelo.evaluation.adapters import create_model, HistoryInfo\n"
         "print(type(create_model('elo', {}, HistoryInfo())).__name__)\n"
     )
     result = run(code)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.split() == ["EloModel"]
+    assert result.stdout.split() == ["ModelReplay"]
 
 
 def _canonical(name: str) -> str:

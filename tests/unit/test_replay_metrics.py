@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
+from synelo.evaluation.adapters import RatingModel, create_model
 from synelo.evaluation.history import Match
 from synelo.evaluation.metrics import score
-from synelo.evaluation.models import RatingModel, create_model
 from synelo.evaluation.replay import predict_all, replay
 
 

@@ -13,10 +13,9 @@ import random
 import pytest
 
 from synelo.config import Settings
+from synelo.evaluation.adapters import HistoryInfo, create_model, parse_options
 from synelo.evaluation.history import Match
-from synelo.evaluation.models import HistoryInfo, create_model
-from synelo.evaluation.models.base import parse_options
-from synelo.evaluation.models.synelo import SynEloModel
+from synelo.models.synelo import SynElo
 from synelo.ratings import (
     ConvergenceWindow,
     PlayerRecord,
@@ -201,10 +200,10 @@ def test_model_default_is_revised_and_a_seed_journal_stays_seed() -> None:
     named = create_model("synelo", {}, HistoryInfo(3, {"params": {"convergence": "revised"}}))
     assert named.parameters()["convergence"] == "revised"
     # -p revised=0|1 wins over both
-    opts = parse_options(SynEloModel, {"revised": "0"})
+    opts = parse_options(SynElo, {"revised": "0"})
     assert opts == {"revised": 0}
     assert create_model("synelo", opts, HistoryInfo(3)).parameters()["convergence"] == "seed"
-    on = parse_options(SynEloModel, {"revised": "1"})
+    on = parse_options(SynElo, {"revised": "1"})
     info = HistoryInfo(3, {"params": {"theta": 2400.0}})
     assert create_model("synelo", on, info).parameters()["convergence"] == "revised"
     with pytest.raises(ValueError, match="revised"):

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
+from synelo.evaluation.adapters import RatingModel, create_model
 from synelo.evaluation.history import Match, parse_match
-from synelo.evaluation.models import RatingModel, create_model
 from synelo.evaluation.replay import replay
 from synelo.evaluation.truth import (
     Truth,

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from synelo.evaluation.adapters import HistoryInfo, create_model
 from synelo.evaluation.frc import import_frc
 from synelo.evaluation.history import Match, Winner
 from synelo.evaluation.metrics import score
-from synelo.evaluation.models import HistoryInfo, create_model
 from synelo.evaluation.replay import replay, scored_mask
 from synelo.evaluation.tune import expand_fit, redundant, tune
 from synelo.ratings.theta import fit_theta

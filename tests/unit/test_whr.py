@@ -333,9 +333,9 @@ def test_a_replayed_export_dates_by_time_and_leaves_the_pools_schedule_out() -> 
     schedule, not something its replay can reproduce: the replay rates online."""
     from datetime import UTC, datetime
 
+    from synelo.evaluation.adapters import HistoryInfo
+    from synelo.evaluation.adapters import create_model as replay_model
     from synelo.evaluation.history import Match
-    from synelo.evaluation.models import HistoryInfo
-    from synelo.evaluation.models import create_model as replay_model
 
     info = HistoryInfo(2, {"model": "whr", "params": {"refit_every": 5, "window_days": 7}})
     replayed = replay_model("whr", {}, info)

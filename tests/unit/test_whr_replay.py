@@ -1,4 +1,4 @@
-"""`whr` under replay (`synelo.evaluation.models.whr`): its text options, the full-history
+"""`whr` under replay (`synelo.evaluation.adapters.whr`): its text options, the full-history
 refit every N matches without any prediction seeing its own match or a later one, and the
 epad that even teams never read."""
 
@@ -11,10 +11,11 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pytest
 
+from synelo.evaluation.adapters import create_model, parse_options
+from synelo.evaluation.adapters.whr import WhrReplay
 from synelo.evaluation.history import Match, Winner
-from synelo.evaluation.models import MODELS, create_model, parse_options
-from synelo.evaluation.models.whr import WhrModel
 from synelo.evaluation.replay import predict_all
+from synelo.models import MODELS
 from synelo.models.whr import EPAD
 from synelo.ratings.whr import to_elo
 
@@ -86,7 +87,7 @@ def test_a_refit_never_sees_the_match_it_predicts_or_a_later_one() -> None:
         other = matches[:i] + [flipped(m) for m in matches[i:]]
         assert np.array_equal(predictions(other, refit_every=every)[: i + 1], full[: i + 1]), i
     model = create_model("whr", {"refit_every": every})
-    assert isinstance(model, WhrModel)
+    assert isinstance(model, WhrReplay)
     predict_all(model, matches)
     assert model.refits == len(matches) // every
     # the refit replaced the epads as well: each uneven step the history has is fitted
@@ -108,7 +109,7 @@ def test_epad_changes_nothing_when_every_match_is_even() -> None:
 
 def test_the_display_ratings_are_the_last_days_elo() -> None:
     model = create_model("whr", {})
-    assert isinstance(model, WhrModel)
+    assert isinstance(model, WhrReplay)
     predict_all(model, history(60))
     shown = model.display_ratings()
     assert shown.keys() == model.states.keys() and len(shown) == 24

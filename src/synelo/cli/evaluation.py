@@ -11,8 +11,8 @@ import typer
 from synelo.cli.app import app, console, err_console, fail, show
 
 if TYPE_CHECKING:
+    from synelo.evaluation.adapters import HistoryInfo
     from synelo.evaluation.history import History
-    from synelo.evaluation.models import HistoryInfo
 
 
 ParamOpt = Annotated[
@@ -49,8 +49,9 @@ def _load(
     history: Path, model: str, params: list[str] | None, strict: bool
 ) -> tuple[History, HistoryInfo, dict[str, Any]]:
     """The history, the model class' HistoryInfo and the parsed -p options."""
+    from synelo.evaluation.adapters import HistoryInfo, parse_options
     from synelo.evaluation.history import HistoryFormatError, read_history
-    from synelo.evaluation.models import MODELS, HistoryInfo, parse_options
+    from synelo.models import MODELS
 
     if model not in MODELS:
         raise fail(f"unknown model {model!r} (known: {', '.join(sorted(MODELS))})")
@@ -120,7 +121,7 @@ def replay_cmd(
     strengths find a simulated world's hidden skills."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
-    from synelo.evaluation.models import create_model
+    from synelo.evaluation.adapters import create_model
     from synelo.evaluation.replay import replay
     from synelo.evaluation.report import reliability_table, results_table, scores_table
     from synelo.evaluation.truth import load_truth, truth_table

@@ -29,9 +29,9 @@ from typing import Any
 
 import numpy as np
 
+from synelo.evaluation.adapters.base import RatingModel
 from synelo.evaluation.history import AdminEvent, Match
 from synelo.evaluation.metrics import Scores, outcome, score
-from synelo.evaluation.models.base import RatingModel
 from synelo.evaluation.truth import Truth, TruthScores, record_strengths, score_truth
 
 Progress = Callable[[int], None]  # called with the number of matches just replayed

@@ -41,7 +41,7 @@ from synelo.evaluation.stats import spearman
 if TYPE_CHECKING:
     from rich.table import Table
 
-    from synelo.evaluation.models.base import RatingModel
+    from synelo.evaluation.adapters.base import RatingModel
 
 MIN_MATCHES = 10
 MIN_COMMANDS = 5

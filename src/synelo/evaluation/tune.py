@@ -2,7 +2,7 @@
 
 The objective is the log loss of a fresh replay of the training part (the first 70 % of the
 matches by default; warm-up and unscored matches are not counted). Each parameter is fitted
-by a golden-section search within its bounds (on a log scale for scale-like parameters),
+by a golden-section search within its `tune` range (on a log scale for scale-like ones),
 one after another; with several parameters the round is repeated. The best point seen is
 kept, and the defaults win if nothing beat them. Then the whole history is replayed twice,
 with the defaults and with the fitted parameters, and both are scored on the matches after
@@ -22,17 +22,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from synelo.evaluation.adapters import HistoryInfo, OptionValue, create_model
 from synelo.evaluation.history import Match
 from synelo.evaluation.metrics import Scores, outcome, score
-from synelo.evaluation.models.base import (
-    MODELS,
-    Bounds,
-    HistoryInfo,
-    OptionValue,
-    Scaling,
-    create_model,
-)
 from synelo.evaluation.replay import predict_all, replay, scored_mask
+from synelo.models import MODELS, Param, Scaling
 
 GOLDEN = (math.sqrt(5) - 1) / 2
 WEIGHTS = ("w_vel", "w_wre", "w_vol")
@@ -121,7 +115,7 @@ class TuneResult:
 
 def expand_fit(model: str, names: Sequence[str]) -> list[str]:
     """The parameter names to fit; "weights" stands for the three convergence weights."""
-    tunable = MODELS[model].tunable
+    tunable = MODELS[model].tunable()
     out: list[str] = []
     for name in names:
         for n in WEIGHTS if name == "weights" else (name,):
@@ -151,13 +145,23 @@ def redundant(
     return out
 
 
-def _golden(f: Callable[[float], float], bounds: Bounds, iterations: int) -> tuple[float, float]:
-    """Golden-section search of f over the bounds (f records what it sees); returns the
-    bracket of the minimum after the last comparison, on the search's scale (log for log
-    bounds): it still has a bound for an end if every step found lower losses towards it."""
-    to = (lambda x: math.log(x)) if bounds.log else (lambda x: x)
-    back = math.exp if bounds.log else (lambda x: x)
-    a, b = to(bounds.low), to(bounds.high)
+def _search_range(spec: Param) -> tuple[float, float, bool]:
+    """A tunable parameter's search: the ends of its `tune` range and whether on a log
+    scale (`Param.log_search`)."""
+    assert spec.tune is not None, "not a tunable parameter"
+    low, high = spec.tune
+    return low, high, spec.log_search
+
+
+def _golden(f: Callable[[float], float], spec: Param, iterations: int) -> tuple[float, float]:
+    """Golden-section search of f over the parameter's tune range (f records what it sees);
+    returns the bracket of the minimum after the last comparison, on the search's scale (log
+    for a log search): it still has a bound for an end if every step found lower losses
+    towards it."""
+    low, high, log = _search_range(spec)
+    to = (lambda x: math.log(x)) if log else (lambda x: x)
+    back = math.exp if log else (lambda x: x)
+    a, b = to(low), to(high)
     c, d = b - GOLDEN * (b - a), a + GOLDEN * (b - a)
     fc, fd = f(back(c)), f(back(d))
     for _ in range(iterations):
@@ -189,6 +193,7 @@ def tune(
     if not 0 < train_fraction < 1:
         raise ValueError("train_fraction must be between 0 and 1")
     asked = expand_fit(model, fit)
+    tunable = MODELS[model].tunable()
     info = info or HistoryInfo()
     n_train = int(len(matches) * train_fraction)
     if n_train < 1 or n_train >= len(matches):
@@ -248,15 +253,13 @@ def tune(
             def along(x: float, name: str = name, at: dict[str, float] = best) -> float:
                 return loss({**at, name: x})
 
-            brackets[name] = _golden(along, MODELS[model].tunable[name], iterations)
+            brackets[name] = _golden(along, tunable[name], iterations)
             best = winner() or dict(start)
     fitted_point = winner()
     fitted_loss = seen[tuple(sorted(fitted_point.items()))]
     best = fitted_point or dict(start)
     on_bound = [
-        b
-        for name in names
-        if (b := _on_bound(name, MODELS[model].tunable[name], brackets[name], best[name]))
+        b for name in names if (b := _on_bound(name, tunable[name], brackets[name], best[name]))
     ]
     test_mask_of = scored_mask(matches, max(warmup, n_train))
     results = {}
@@ -280,18 +283,17 @@ def tune(
     )
 
 
-def _on_bound(
-    name: str, bounds: Bounds, bracket: tuple[float, float], value: float
-) -> OnBound | None:
+def _on_bound(name: str, spec: Param, bracket: tuple[float, float], value: float) -> OnBound | None:
     """The bound that the last search of `name` never moved off, if the fit lies in its
     last bracket: every step found the lower losses towards that end."""
-    to = math.log if bounds.log else float
-    low, high = to(bounds.low), to(bounds.high)
+    lowest, highest, log = _search_range(spec)
+    to = math.log if log else float
+    low, high = to(lowest), to(highest)
     a, b = bracket
     if a == low and to(value) <= b:
-        return OnBound(name, "lower", bounds.low, value)
+        return OnBound(name, "lower", lowest, value)
     if b == high and to(value) >= a:
-        return OnBound(name, "upper", bounds.high, value)
+        return OnBound(name, "upper", highest, value)
     return None
 
 

@@ -15,6 +15,7 @@ from synelo.models.base import (
     Refitted,
     RoundError,
     RoundFacts,
+    Scaling,
     resolve_params,
     score_a,
 )
@@ -80,6 +81,7 @@ __all__ = [
     "Refitted",
     "RoundError",
     "RoundFacts",
+    "Scaling",
     "create_model",
     "model_class",
     "register",

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, ClassVar, Generic, Literal, TypeVar
+from typing import Any, ClassVar, Generic, Literal, Protocol, TypeVar
 
 from synelo.ratings.synelo import Side, Winner
 
@@ -48,10 +48,16 @@ class RoundError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class Param:
-    """One parameter of a model: its default and the values a pool may choose.
+    """One parameter of a model: its default, the values a pool may choose and where
+    `synelo tune` searches it.
 
     Numbers lie in [low, high]; `log` says the parameter is scale-like (the tuner searches
-    it on a log scale). A parameter with `choices` is one of those strings instead."""
+    it on a log scale). A parameter with `choices` is one of those strings instead.
+
+    `tune` is the (low, high) range `synelo tune` and a pool's auto-tune search for a fit,
+    None for a parameter they never fit. The search is on a log scale when `log` is, unless
+    `tune_log` says otherwise: a rate whose bounds reach 0 is not scale-like for a pool, yet
+    searched on a log scale inside a range that stops short of 0."""
 
     default: ParamValue
     low: float | None = None
@@ -62,6 +68,13 @@ class Param:
     choices: tuple[str, ...] = ()
     text: bool = False  # free text of at most MAX_TEXT_PARAM characters ("" for none)
     doc: str = ""
+    tune: tuple[float, float] | None = None
+    tune_log: bool | None = None  # None: as `log`
+
+    @property
+    def log_search(self) -> bool:
+        """Whether the tuner searches the parameter's `tune` range on a log scale."""
+        return self.log if self.tune_log is None else self.tune_log
 
     def check(self, name: str, value: object) -> ParamValue:
         """`value` as this parameter takes it, or ParameterError naming `name`."""
@@ -87,6 +100,32 @@ class Param:
         if self.high is not None and value > self.high:
             raise ParameterError(name, f"must be at most {self.high:g}")
         return value
+
+
+class Sides(Protocol):
+    """Anything with two rosters: a replay's match, a round's facts."""
+
+    @property
+    def team_a(self) -> Sequence[str]: ...
+
+    @property
+    def team_b(self) -> Sequence[str]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Scaling:
+    """Parameters that matter only through their ratios: multiplying every one of them by the
+    same c > 0 leaves every prediction unchanged (tests/unit/test_models.py checks each one
+    declared). Fitting all of them searches a line of equal losses and reports an arbitrary
+    point of it, so `synelo tune` fits the first of `names` and holds the others."""
+
+    names: tuple[str, ...]
+    why: str
+    equal_sides: bool = False  # exact only when every match has as many players on each side
+
+    def holds_on(self, matches: Iterable[Sides]) -> bool:
+        """Whether the scaling is exact on these matches."""
+        return not self.equal_sides or all(len(m.team_a) == len(m.team_b) for m in matches)
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,6 +180,11 @@ class Model(ABC, Generic[S]):
     name: ClassVar[str]
     summary: ClassVar[str]
     parameters: ClassVar[Mapping[str, Param]] = {}
+    # the sets of parameters that only matter through their ratios (see `Scaling`)
+    scalings: ClassVar[tuple[Scaling, ...]] = ()
+    # the tunable parameters `synelo tune` names first when it lists them, where their
+    # declaration's order is not the one to show (see `tunable`)
+    fit_order: ClassVar[tuple[str, ...]] = ()
     # "strength": teams are even when their strength sums are (the solver's F7 on strengths);
     # "p": only the model's prediction says how even two teams are.
     balance_by: ClassVar[Literal["strength", "p"]] = "strength"
@@ -157,6 +201,13 @@ class Model(ABC, Generic[S]):
 
     def __init__(self, params: Mapping[str, object] | None = None) -> None:
         self.params: dict[str, ParamValue] = resolve_params(type(self), params or {})
+
+    @classmethod
+    def tunable(cls) -> dict[str, Param]:
+        """The parameters `synelo tune` may fit (those with a `tune` range), those of
+        `fit_order` first, then the others in the order of `parameters`."""
+        tuned = {name: spec for name, spec in cls.parameters.items() if spec.tune is not None}
+        return {**{name: tuned[name] for name in cls.fit_order}, **tuned}
 
     # --- rating -----------------------------------------------------------------------------
     @abstractmethod
@@ -261,6 +312,12 @@ class Model(ABC, Generic[S]):
     def fields(self, state: S) -> dict[str, float]:
         """The model's own figures of a player, shown by the lookup (μ and σ…)."""
         return {k: float(v) for k, v in self.encode(state).items() if isinstance(v, int | float)}
+
+    def traits(self, states: Mapping[str, S]) -> dict[str, dict[str, float]]:
+        """Per-player figures the model learns besides the strength (a side offset, a
+        commanding skill…), by name and then player: what a replay scores against a
+        simulated world's hidden values of the same name. None for most models."""
+        return {}
 
     @abstractmethod
     def with_rating(self, state: S, rating: float) -> S:

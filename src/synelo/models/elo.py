@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from synelo.models.base import NO_CONTEXT, Model, Param, Rated, RoundFacts, score_a
+from synelo.models.base import NO_CONTEXT, Model, Param, Rated, RoundFacts, Scaling, score_a
 from synelo.ratings.synelo import win_probability
 
 
@@ -18,10 +18,29 @@ class Elo(Model[float]):
     name = "elo"
     summary = "team Elo on summed ratings, Θ 400, fixed K"
     parameters = {
-        "theta": Param(400.0, 1e-3, 1e9, log=True, doc="Θ: logistic scale of the sum gap"),
-        "k": Param(32.0, 0.0, 1e6, log=True, doc="K: the step of every rating"),
+        "theta": Param(
+            400.0,
+            1e-3,
+            1e9,
+            log=True,
+            doc="Θ: logistic scale of the sum gap",
+            tune=(50.0, 20_000.0),
+        ),
+        "k": Param(32.0, 0.0, 1e6, log=True, doc="K: the step of every rating", tune=(1.0, 400.0)),
         "r0": Param(1000.0, -1e6, 1e6, doc="a new player's rating"),
     }
+    # K, Θ and the start r0 matter only through their ratios: scaled together by c, every
+    # rating is c times its former self, and every gap over Θ is unchanged. When both sides of
+    # every match have as many players, r0 cancels out of Σ_A − Σ_B as well, and K/Θ alone
+    # matters: `synelo tune` then fits K with Θ held.
+    scalings = (
+        Scaling(
+            ("k", "theta"),
+            "every match has as many players a side, so r0 cancels",
+            equal_sides=True,
+        ),
+        Scaling(("k", "theta", "r0"), "ratings start equal and move by K·(S − P); P is F1's"),
+    )
 
     def new_state(self) -> float:
         return float(self.params["r0"])

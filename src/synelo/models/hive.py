@@ -79,14 +79,54 @@ class Hive(Model[HiveSkill]):
     summary = "NS2 Hive: time-weighted logistic skill, side offsets, commanders, context bias"
     display = "display_scale·s (H9)"
     parameters = {
-        "c": Param(0.75, 0.0, 1e3, doc="c: the constant learning rate (H4, H5)"),
-        "a": Param(0.8, 0.0, 1e3, doc="a: the AdaGrad learning rate (H4)"),
-        "eps": Param(0.02, 1e-9, 1e6, log=True, doc="ε: a first round's step is c + a/√ε"),
-        "command_rate": Param(
-            0.25, 0.0, 1e3, doc="r_χ: the commanding skill's rate against s's (H6)"
+        "c": Param(
+            0.75,
+            0.0,
+            1e3,
+            doc="c: the constant learning rate (H4, H5)",
+            tune=(0.01, 100.0),
+            tune_log=True,
         ),
-        "k": Param(4.0, 1.0, 1e3, log=True, doc="k: shape of the Gamma skill prior (H8)"),
-        "theta": Param(1.25, 1e-3, 1e3, log=True, doc="θ: scale of the Gamma prior; s₀ = kθ"),
+        "a": Param(
+            0.8,
+            0.0,
+            1e3,
+            doc="a: the AdaGrad learning rate (H4)",
+            tune=(0.01, 100.0),
+            tune_log=True,
+        ),
+        "eps": Param(
+            0.02,
+            1e-9,
+            1e6,
+            log=True,
+            doc="ε: a first round's step is c + a/√ε",
+            tune=(1e-4, 10.0),
+        ),
+        "command_rate": Param(
+            0.25,
+            0.0,
+            1e3,
+            doc="r_χ: the commanding skill's rate against s's (H6)",
+            tune=(0.01, 4.0),
+            tune_log=True,
+        ),
+        "k": Param(
+            4.0,
+            1.0,
+            1e3,
+            log=True,
+            doc="k: shape of the Gamma skill prior (H8)",
+            tune=(1.01, 100.0),
+        ),
+        "theta": Param(
+            1.25,
+            1e-3,
+            1e3,
+            log=True,
+            doc="θ: scale of the Gamma prior; s₀ = kθ",
+            tune=(0.01, 100.0),
+        ),
         "solve_prior_sd": Param(
             1.0, 1e-3, 1e3, log=True, doc="w: the solve's prior sd of offsets and χ (H8)"
         ),
@@ -95,7 +135,12 @@ class Hive(Model[HiveSkill]):
             600.0, 1.0, 86_400.0, log=True, doc="r in seconds before the pool reports one"
         ),
         "bias_prior": Param(
-            30.0, 1.0, 1e6, log=True, doc="m: pseudo-rounds shrinking a bucket (H7)"
+            30.0,
+            1.0,
+            1e6,
+            log=True,
+            doc="m: pseudo-rounds shrinking a bucket (H7)",
+            tune=(1.0, 10_000.0),
         ),
         "bias_half_life": Param(
             1000.0, 1.0, 1e9, log=True, doc="a bucket's rounds halve in weight over this many"
@@ -316,6 +361,13 @@ class Hive(Model[HiveSkill]):
             "chi": state.chi,
             "rounds": float(state.rounds),
             "commanded": float(state.commanded),
+        }
+
+    def traits(self, states: Mapping[str, HiveSkill]) -> dict[str, dict[str, float]]:
+        """The side offsets o and, for those who commanded, the commanding skills χ."""
+        return {
+            "offset": {p: s.o for p, s in states.items()},
+            "command": {p: s.chi for p, s in states.items() if s.commanded > 0},
         }
 
     def encode(self, state: HiveSkill) -> dict[str, Any]:

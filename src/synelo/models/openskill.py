@@ -17,10 +17,13 @@ from typing import Any, ClassVar
 
 from openskill.models import BradleyTerryFull, PlackettLuce, ThurstoneMostellerFull
 
-from synelo.models.base import NO_CONTEXT, Model, Param, Rated, RoundFacts
+from synelo.models.base import NO_CONTEXT, Model, Param, Rated, RoundFacts, Scaling
 from synelo.models.trueskill import SET_SPAN_BETAS, check_spread, conservative, skill_params
 
 _RANKS = {"A": [1, 2], "B": [2, 1], "draw": [1, 1]}
+# PlackettLuce's and BradleyTerryFull's μ, σ, β and τ scaled together change no prediction
+# (ThurstoneMostellerFull's absolute ε has no such scaling: see the module)
+ONE_SCALE = Scaling(("mu", "sigma", "beta", "tau"), "one scale; κ bounds a ratio")
 
 
 class OpenSkill(Model[Any]):
@@ -108,12 +111,14 @@ class OpenSkillPlackettLuce(OpenSkill):
     name = "openskill-pl"
     summary = "openskill PlackettLuce"
     package_model = PlackettLuce
+    scalings = (ONE_SCALE,)
 
 
 class OpenSkillBradleyTerry(OpenSkill):
     name = "openskill-bt"
     summary = "openskill BradleyTerryFull"
     package_model = BradleyTerryFull
+    scalings = (ONE_SCALE,)
 
 
 class OpenSkillThurstoneMosteller(OpenSkill):

@@ -82,11 +82,22 @@ class Positional(Model[PositionalSkill]):
     name = "positional"
     summary = "an Elo rating per position (foosball 2v2), score-based, ¾ own matchup"
     parameters = {
-        "k": Param(20.0, 0.0, 1e6, log=True, doc="K: the step of every position's rating"),
+        "k": Param(
+            20.0,
+            0.0,
+            1e6,
+            log=True,
+            doc="K: the step of every position's rating",
+            tune=(1.0, 200.0),
+        ),
         "scale": Param(400.0, 1e-3, 1e9, log=True, doc="base-10 logistic scale (Elo's 400)"),
         "r0": Param(1600.0, -1e6, 1e6, doc="a new player's rating at every position"),
         "own_weight": Param(
-            0.75, 0.0, 1.0, doc="w: the weight of a player's own matchup (1 − w: the rest)"
+            0.75,
+            0.0,
+            1.0,
+            doc="w: the weight of a player's own matchup (1 − w: the rest)",
+            tune=(0.0, 1.0),
         ),
         "goals": Param(
             10, 1, 1000, integer=True, doc="the goal target: a game to G has 2G results"
@@ -103,7 +114,12 @@ class Positional(Model[PositionalSkill]):
             doc="yes: a team may not have two players at one position (foosball's 2v2)",
         ),
         "spread_prior": Param(
-            0.25, 0.01, 1.0, log=True, doc="σ₀: the spread of results of a new pool (P6)"
+            0.25,
+            0.01,
+            1.0,
+            log=True,
+            doc="σ₀: the spread of results of a new pool (P6)",
+            tune=(0.02, 1.0),
         ),
         "spread_rounds": Param(20.0, 0.1, 1e6, log=True, doc="m: how many rounds σ₀ is worth (P6)"),
     }
@@ -315,6 +331,15 @@ class Positional(Model[PositionalSkill]):
         for position, rating in sorted(state.ratings.items()):
             out[f"{position}.rating"] = rating
             out[f"{position}.games"] = float(state.games.get(position, 0))
+        return out
+
+    def traits(self, states: Mapping[str, PositionalSkill]) -> dict[str, dict[str, float]]:
+        """The rating at every position (`offense`, `defense`…), over the players who played
+        there."""
+        out: dict[str, dict[str, float]] = {}
+        for player, state in states.items():
+            for position, rating in state.ratings.items():
+                out.setdefault(position, {})[player] = rating
         return out
 
     def encode(self, state: PositionalSkill) -> dict[str, Any]:

@@ -95,13 +95,30 @@ class SectorsEdge(Model[ScoreboardRecord]):
         ),
         "other_max": Param(24.0, 1e-3, 1e6, doc="the maximum of any other mode (or none)"),
         "new_place": Param(
-            0.5, 0.0, 1.0, doc="a new player's place value: ½ is the middle of the board"
+            0.5,
+            0.0,
+            1.0,
+            doc="a new player's place value: ½ is the middle of the board",
+            tune=(0.0, 1.0),
         ),
-        "scale_prior": Param(0.05, 0.0, 10.0, doc="β of a new pool, per unit of power gap"),
+        "scale_prior": Param(
+            0.05,
+            0.0,
+            10.0,
+            doc="β of a new pool, per unit of power gap",
+            tune=(0.001, 2.0),
+            tune_log=True,
+        ),
         "scale_precision": Param(
-            100.0, 1e-3, 1e9, log=True, doc="how sure the prior β is (1/variance)"
+            100.0,
+            1e-3,
+            1e9,
+            log=True,
+            doc="how sure the prior β is (1/variance)",
+            tune=(1.0, 1e5),
         ),
     }
+    fit_order = ("scale_prior", "scale_precision")
 
     @classmethod
     def check_params(cls, params: Mapping[str, ParamValue]) -> None:

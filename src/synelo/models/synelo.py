@@ -30,8 +30,8 @@ from synelo.ratings.params import (
 
 
 def _parameters() -> dict[str, Param]:
-    """SynEloParams' fields with the defaults of a new pool (F3 revised, its K_min) and the
-    bounds a pool's parameters must keep."""
+    """SynEloParams' fields with the defaults of a new pool (F3 revised, its K_min), the
+    bounds a pool's parameters must keep and the ranges `synelo tune` searches."""
     d = SynEloParams()
 
     def rating(default: int, doc: str) -> Param:
@@ -44,17 +44,33 @@ def _parameters() -> dict[str, Param]:
         "r_shadow_cap": rating(d.r_shadow_cap, "R at shadow graduation, at most"),
         "t_shadow": Param(d.t_shadow, 0, MAX_T_SHADOW, integer=True, doc="rounds in shadow"),
         "t_stale_days": Param(d.t_stale_days, 0, MAX_STALE_DAYS, above=True, doc="days to stale"),
-        "k_min": Param(default_k_min("revised"), 0, MAX_K, doc="K_min (12 with F3 revised)"),
-        "k_max": Param(d.k_max, MIN_K_MAX, MAX_K, log=True, doc="K_max"),
+        "k_min": Param(
+            default_k_min("revised"), 0, MAX_K, doc="K_min (12 with F3 revised)", tune=(0.0, 64.0)
+        ),
+        "k_max": Param(d.k_max, MIN_K_MAX, MAX_K, log=True, doc="K_max", tune=(4.0, 400.0)),
         "theta": Param(
-            linear_theta(12), MIN_SCALE, MAX_SCALE, log=True, doc="F1's Θ: 100·max(team size, 2)"
+            linear_theta(12),
+            MIN_SCALE,
+            MAX_SCALE,
+            log=True,
+            doc="F1's Θ: 100·max(team size, 2)",
+            tune=(50.0, 20_000.0),
         ),
         "window": Param(d.window, 2, 5000, integer=True, doc="W: rounds in F3's window"),
-        "w_vel": Param(d.w_vel, 0, MAX_WEIGHT, doc="seed F3: velocity weight"),
-        "w_wre": Param(d.w_wre, 0, MAX_WEIGHT, doc="seed F3: win-rate-excess weight"),
-        "w_vol": Param(d.w_vol, 0, MAX_WEIGHT, doc="seed F3: volatility weight"),
+        "w_vel": Param(d.w_vel, 0, MAX_WEIGHT, doc="seed F3: velocity weight", tune=(0.0, 2.0)),
+        "w_wre": Param(
+            d.w_wre, 0, MAX_WEIGHT, doc="seed F3: win-rate-excess weight", tune=(0.0, 2.0)
+        ),
+        "w_vol": Param(d.w_vol, 0, MAX_WEIGHT, doc="seed F3: volatility weight", tune=(0.0, 2.0)),
         "wre_scale": Param(d.wre_scale, MIN_WRE_SCALE, MAX_SCALE, doc="seed F3: win-rate scale"),
-        "sigma": Param(d.sigma, MIN_SCALE, MAX_SCALE, log=True, doc="F4's compression width"),
+        "sigma": Param(
+            d.sigma,
+            MIN_SCALE,
+            MAX_SCALE,
+            log=True,
+            doc="F4's compression width",
+            tune=(50.0, 5_000.0),
+        ),
         "convergence": Param("revised", choices=("revised", "seed"), doc="F3's version"),
     }
 
@@ -70,6 +86,7 @@ class SynElo(Model[PlayerRecord]):
     summary = "SynElo F1–F6 (F3 revised by default)"
     uncertainty = "k"  # F5: how far the next round may move the rating
     parameters = _parameters()
+    fit_order = ("theta", "k_min", "k_max", "sigma")  # Θ first: what `synelo tune` fits unasked
 
     def __init__(self, params: Mapping[str, object] | None = None) -> None:
         super().__init__(params)

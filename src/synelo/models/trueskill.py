@@ -8,7 +8,15 @@ from typing import Any
 
 import trueskill as ts
 
-from synelo.models.base import NO_CONTEXT, Model, Param, ParameterError, Rated, RoundFacts
+from synelo.models.base import (
+    NO_CONTEXT,
+    Model,
+    Param,
+    ParameterError,
+    Rated,
+    RoundFacts,
+    Scaling,
+)
 
 _RANKS = {"A": [0, 1], "B": [1, 0], "draw": [0, 0]}
 
@@ -19,12 +27,27 @@ SCALE = 60.0
 
 
 def skill_params() -> dict[str, Param]:
-    """μ, σ, β and τ of the Gaussian skill models (TrueSkill and openskill's Weng–Lin)."""
+    """μ, σ, β and τ of the Gaussian skill models (TrueSkill and openskill's Weng–Lin), with
+    where `synelo tune` searches β and τ (it fits those two only)."""
     return {
         "mu": Param(25.0 * SCALE, -1e6, 1e6, doc="μ of a new player"),
         "sigma": Param(25.0 / 3.0 * SCALE, 1e-6, 1e6, log=True, doc="σ of a new player"),
-        "beta": Param(25.0 / 6.0 * SCALE, 1e-6, 1e6, log=True, doc="β: performance noise"),
-        "tau": Param(25.0 / 300.0 * SCALE, 0.0, 1e6, log=True, doc="τ: skill drift per round"),
+        "beta": Param(
+            25.0 / 6.0 * SCALE,
+            1e-6,
+            1e6,
+            log=True,
+            doc="β: performance noise",
+            tune=(0.5 * SCALE, 50.0 * SCALE),
+        ),
+        "tau": Param(
+            25.0 / 300.0 * SCALE,
+            0.0,
+            1e6,
+            log=True,
+            doc="τ: skill drift per round",
+            tune=(0.001 * SCALE, 5.0 * SCALE),
+        ),
     }
 
 
@@ -76,6 +99,10 @@ class TrueSkill(Model[ts.Rating]):
         # not 0: the package cannot update on a draw it was told cannot happen (0/0)
         "draw_probability": Param(0.10, 1e-6, 0.99, doc="the share of drawn rounds"),
     }
+    # μ, σ, β and τ are all on one scale (the draw margin is β times a function of the draw
+    # probability): scaled together they change no prediction. `synelo tune` fits β and τ
+    # only, so this never drops a parameter there.
+    scalings = (Scaling(("mu", "sigma", "beta", "tau"), "one scale; the draw margin is ∝ β"),)
 
     @classmethod
     def check_params(cls, params: Mapping[str, object]) -> None:

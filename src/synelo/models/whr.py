@@ -86,13 +86,28 @@ class Whr(Model[PlayerDays]):
         "drift": Param("zero-k", choices=("zero-k", "constant"), doc="the prior between days (W4)"),
         "w2": Param(300.0, 1e-6, 1e7, log=True, doc="Elo² a day, for drift 'constant' (W4)"),
         "game_variance": Param(
-            500.0, 0.0, 1e7, doc="Elo² per unit of game weight on the later day (W4, zero-k)"
+            500.0,
+            0.0,
+            1e7,
+            doc="Elo² per unit of game weight on the later day (W4, zero-k)",
+            tune=(1.0, 200_000.0),
+            tune_log=True,
         ),
         "variance_scale": Param(
-            200_000.0, 0.0, 1e9, doc="V = variance_scale/(W + variance_games) Elo² a day (W4)"
+            200_000.0,
+            0.0,
+            1e9,
+            doc="V = variance_scale/(W + variance_games) Elo² a day (W4)",
+            tune=(1_000.0, 5_000_000.0),
+            tune_log=True,
         ),
         "variance_games": Param(
-            400.0, 1e-3, 1e9, log=True, doc="game weight that halves a newcomer's V (W4)"
+            400.0,
+            1e-3,
+            1e9,
+            log=True,
+            doc="game weight that halves a newcomer's V (W4)",
+            tune=(10.0, 10_000.0),
         ),
         "epad": Param(
             "simple", choices=("simple", "bpst", "none"), doc="the extra-player advantage (W6, W7)"

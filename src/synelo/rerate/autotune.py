@@ -15,8 +15,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from synelo.evaluation.adapters import HistoryInfo, create_model
 from synelo.evaluation.history import Match
-from synelo.evaluation.models import HistoryInfo, create_model
 from synelo.evaluation.tune import expand_fit, tune
 
 MIN_EVERY = 100  # rounds between fits, at least

@@ -6,8 +6,10 @@ from collections.abc import Mapping
 from dataclasses import fields
 from typing import Any
 
+from synelo.evaluation.adapters.base import HistoryInfo, OptionValue, RatingModel
 from synelo.evaluation.history import Match
-from synelo.evaluation.models.base import Bounds, HistoryInfo, OptionValue, RatingModel, register
+from synelo.models import Model, Param
+from synelo.models.synelo import SynElo
 from synelo.ratings import (
     PlayerRecord,
     Rater,
@@ -32,8 +34,7 @@ def _defaults() -> dict[str, float]:
     return {**numeric, "k_min": default_k_min("revised"), "revised": 1}
 
 
-@register
-class SynEloModel(RatingModel):
+class SynEloReplay(RatingModel):
     """Every match rated with `synelo.ratings.Rater`, through which the service's `rate_round`
     rates a round too: P from the round-start sums (F1), then F2–F5 per player. Everyone on a
     side is a participant. Parameters: those of a pool (SynEloParams). A history imported from
@@ -43,20 +44,10 @@ class SynEloModel(RatingModel):
     version is the option `revised` (``-p revised=0`` for the seed's): by default the revised
     F3, except for a journal whose parameters do not name one, written by a pool that rated
     with the seed's. K_min, unless given, follows the F3 in use (`default_k_min`): 12 with the
-    revised, 2 with the seed's."""
+    revised, 2 with the seed's. What `synelo tune` may fit is `SynElo`'s (the pool model's
+    `tunable`)."""
 
-    name = "synelo"
-    summary = "SynElo F1–F6, the service's own code"
-    defaults = _defaults()
-    tunable = {
-        "theta": Bounds(50.0, 20_000.0, log=True),
-        "k_min": Bounds(0.0, 64.0),
-        "k_max": Bounds(4.0, 400.0, log=True),
-        "sigma": Bounds(50.0, 5_000.0, log=True),
-        "w_vel": Bounds(0.0, 2.0),
-        "w_wre": Bounds(0.0, 2.0),
-        "w_vol": Bounds(0.0, 2.0),
-    }
+    name = SynElo.name
 
     def __init__(self, params: SynEloParams, theta_from_teams: bool = False) -> None:
         self.params = params
@@ -76,7 +67,16 @@ class SynEloModel(RatingModel):
             self._rater = Rater(self.params)
 
     @classmethod
-    def create(cls, options: Mapping[str, OptionValue], info: HistoryInfo) -> SynEloModel:
+    def options(cls, model: type[Model[Any]]) -> dict[str, Param]:
+        """The options (``-p name=value``): SynEloParams' numbers and `revised` (`_defaults`)."""
+        return {name: Param(default) for name, default in _defaults().items()}
+
+    @classmethod
+    def create(
+        cls, model: type[Model[Any]], options: Mapping[str, OptionValue], info: HistoryInfo
+    ) -> SynEloReplay:
+        """A fresh replay with `options` over a SynElo pool's parameters when the history
+        is its export (see the class)."""
         # a pool's export names its model: only a SynElo pool's parameters are SynElo's
         synelo_pool = info.header.get("model", cls.name) == cls.name
         stored = info.header.get("params") if synelo_pool else None

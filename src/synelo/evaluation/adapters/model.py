@@ -1,7 +1,9 @@
-"""The replay of a service model: `synelo.models`' code with the players' states in memory.
+"""The replay of a `synelo.models` model: its own code, with the players' states in memory.
 
 A pool of that model rates its rounds with the very same `predict` and `rate`; the replay
 only keeps the states itself, so that an export of a pool replays to its stored ratings.
+`ModelReplay` replays any registered model; a model whose replay needs more (options of its
+own, a full-history fit on a schedule) has an adapter deriving from it.
 """
 
 from __future__ import annotations
@@ -10,9 +12,9 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, ClassVar
 
+from synelo.evaluation.adapters.base import HistoryInfo, OptionValue, RatingModel
 from synelo.evaluation.history import Match
-from synelo.evaluation.models.base import HistoryInfo, OptionValue, RatingModel
-from synelo.models import Model, RoundError, RoundFacts
+from synelo.models import Model, Param, RoundError, RoundFacts
 
 
 def round_facts(match: Match) -> RoundFacts:
@@ -41,44 +43,34 @@ def naming(match: Match) -> Iterator[None]:
         raise ValueError(f"match {match.id!r}: {exc}") from None
 
 
-def numeric_defaults(model: type[Model[Any]]) -> dict[str, float]:
-    """A service model's numeric parameters with their defaults (replay options are
-    numbers)."""
-    return {
-        name: spec.default
-        for name, spec in model.parameters.items()
-        if isinstance(spec.default, int | float)
-    }
+class ModelReplay(RatingModel):
+    """A `synelo.models` model under replay, with the states of its players and the pool's
+    context entries (`Model.context_keys`) in memory."""
 
+    # the model's parameters that are no option of its replay (see `options`)
+    not_options: ClassVar[tuple[str, ...]] = ()
 
-def named_choices(model: type[Model[Any]]) -> dict[str, tuple[str, ...]]:
-    """A service model's parameters that take one of a few names, with those names (replay
-    options ``-p name=value``)."""
-    return {name: spec.choices for name, spec in model.parameters.items() if spec.choices}
-
-
-def text_params(model: type[Model[Any]]) -> tuple[str, ...]:
-    """A service model's free-text parameters (``-p positions=scout,soldier``)."""
-    return tuple(name for name, spec in model.parameters.items() if spec.text)
-
-
-class ServedModel(RatingModel):
-    """A `synelo.models` model under replay; subclasses name it in `served`."""
-
-    served: ClassVar[type[Model[Any]]]
-
-    def __init__(self, **options: OptionValue) -> None:
-        self.model = self.served(options)
+    def __init__(self, model: type[Model[Any]], options: Mapping[str, OptionValue]) -> None:
+        self.name = model.name
+        self.model = model(options)
         self.states: dict[str, Any] = {}
         self.context: dict[str, Any] = {}  # the pool's context entries (Model.context_keys)
 
     @classmethod
-    def create(cls, options: Mapping[str, OptionValue], info: HistoryInfo) -> ServedModel:
+    def options(cls, model: type[Model[Any]]) -> dict[str, Param]:
+        """The options (``-p name=value``) that a replay of `model` takes: the model's
+        parameters, but those of `not_options`."""
+        return {n: p for n, p in model.parameters.items() if n not in cls.not_options}
+
+    @classmethod
+    def create(
+        cls, model: type[Model[Any]], options: Mapping[str, OptionValue], info: HistoryInfo
+    ) -> ModelReplay:
         """With `options` over the parameters of the pool a history was exported from, when
         that pool rated with this model."""
         header = info.header
-        stored = header.get("params") if header.get("model") == cls.name else None
-        return cls(**{**(stored or {}), **options})
+        stored = header.get("params") if header.get("model") == model.name else None
+        return cls(model, {**(stored or {}), **options})
 
     def entries(self, facts: RoundFacts) -> dict[str, Any]:
         """The context entries a round reads, as a pool would hand them in."""
@@ -113,7 +105,7 @@ class ServedModel(RatingModel):
         return {p: strength(s) for p, s in self.states.items()}
 
     def display_ratings(self) -> dict[str, float]:
-        """Each player's display rating: the served model's `rating`, as a pool shows it."""
+        """Each player's display rating: the model's `rating`, as a pool shows it."""
         rating = self.model.rating
         return {p: rating(s) for p, s in self.states.items()}
 
@@ -122,6 +114,10 @@ class ServedModel(RatingModel):
         if player not in self.states:
             return None
         return self.model.strength(self.model.state_of(self.states, player))
+
+    def traits(self) -> dict[str, dict[str, float]]:
+        """The model's own traits of the players (`Model.traits`)."""
+        return self.model.traits(self.states)
 
     def rating_of(self, player: str) -> Any:
         """The model's state of a player (a new one if never seen)."""

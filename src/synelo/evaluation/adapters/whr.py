@@ -12,50 +12,37 @@ never of the ones it learned from."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
+from synelo.evaluation.adapters.base import HistoryInfo, OptionValue
+from synelo.evaluation.adapters.model import ModelReplay, round_facts
 from synelo.evaluation.history import Match
-from synelo.evaluation.models.base import Bounds, HistoryInfo, OptionValue, register
-from synelo.evaluation.models.served import (
-    ServedModel,
-    named_choices,
-    numeric_defaults,
-    round_facts,
-)
-from synelo.models import RoundFacts
+from synelo.models import Model, RoundFacts
 from synelo.models.whr import Whr, round_day
 
 
-@register
-class WhrModel(ServedModel):
+class WhrReplay(ModelReplay):
     """`synelo.models.whr.Whr` under replay, with the days W11 gives its matches and, on
     request, the full-history fit every `refit_every` matches (see the module)."""
 
-    served = Whr
-    name = Whr.name
-    summary = Whr.summary
-    defaults = {**numeric_defaults(Whr), "refit_every": 0}
-    choices = named_choices(Whr)
-    tunable = {
-        "game_variance": Bounds(1.0, 200_000.0, log=True),
-        "variance_scale": Bounds(1_000.0, 5_000_000.0, log=True),
-        "variance_games": Bounds(10.0, 10_000.0, log=True),
-    }
-
     @classmethod
-    def create(cls, options: Mapping[str, OptionValue], info: HistoryInfo) -> ServedModel:
-        """As any served model, but without the pool's own `refit_every`: that is the
+    def create(
+        cls, model: type[Model[Any]], options: Mapping[str, OptionValue], info: HistoryInfo
+    ) -> ModelReplay:
+        """As any model's replay, but without the pool's own `refit_every`: that is the
         service's schedule of refit jobs, which an export does not record, so the replay of
         an export rates online unless `-p refit_every` asks for refits."""
         header = info.header
-        stored = dict(header.get("params") or {}) if header.get("model") == cls.name else {}
+        stored = dict(header.get("params") or {}) if header.get("model") == model.name else {}
         stored.pop("refit_every", None)
-        return cls(**{**stored, **options})
+        return cls(model, {**stored, **options})
 
-    def __init__(self, **options: OptionValue) -> None:
-        self.refit_every = int(options.pop("refit_every", 0))
+    def __init__(self, model: type[Model[Any]], options: Mapping[str, OptionValue]) -> None:
+        rest = dict(options)
+        self.refit_every = int(rest.pop("refit_every", 0))
         if self.refit_every < 0:
             raise ValueError("refit_every must be >= 0 (0: never)")
-        super().__init__(**options)
+        super().__init__(model, rest)
         self.events: dict[str, int] = {}  # event → day, for matches without a time
         self.history: list[RoundFacts] = []  # the matches learned so far, when refitting
         self.refits = 0
