@@ -22,14 +22,14 @@ from synelo.config import Settings
 from synelo.domain import UnknownPool
 from synelo.rerate.job import JobRunner
 from synelo.rerate.schedule import AutoTuneSchedule
-from synelo.service import metrics
 from synelo.service.auth import TokenChecker
-from synelo.service.cors import PublicCors
-from synelo.service.errors import ErrorLog
 from synelo.service.gate import BalanceGate
-from synelo.service.limits import BodyLimit, escape_surrogates
-from synelo.service.paths import EncodedSlashes
-from synelo.service.ratelimit import LimitGate, RateLimits
+from synelo.service.middleware import metrics
+from synelo.service.middleware.cors import PublicCors
+from synelo.service.middleware.errors import ErrorLog
+from synelo.service.middleware.limits import BodyLimit, escape_surrogates
+from synelo.service.middleware.paths import EncodedSlashes
+from synelo.service.middleware.ratelimit import LimitGate, RateLimits
 from synelo.service.routers import balance, models, players, pools, public, rerate, rounds
 from synelo.store.checkpoint import Checkpointer
 from synelo.store.engine import create_store_engine

@@ -21,7 +21,7 @@ from synelo.models import MODELS
 from synelo.schemas import POOL_NAME
 from synelo.service.deps import StoreDep
 from synelo.service.ids import normalize_id
-from synelo.service.paths import PlayerPathId, RoundPathId, maybe_storable
+from synelo.service.params import PlayerPathId, RoundPathId, maybe_storable
 from synelo.service.routers.players import player_out
 from synelo.service.routers.public import (
     BARS,

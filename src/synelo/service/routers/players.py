@@ -25,7 +25,7 @@ from synelo.schemas import (
 from synelo.service.auth import actor
 from synelo.service.deps import AdminAuth, PoolDep, ServerAuth, StoreDep
 from synelo.service.ids import invalid, normalize_id
-from synelo.service.paths import PlayerPathId, ReasonQuery
+from synelo.service.params import PlayerPathId, ReasonQuery
 from synelo.service.responses import COMMON
 
 router = APIRouter(prefix="/v1/pools/{pool}", tags=["players"], responses=COMMON)

@@ -28,7 +28,7 @@ from synelo.schemas import POOL_NAME, AutoTuneIn, ParamsIn, PoolIn, PoolOut, Qua
 from synelo.service.auth import actor
 from synelo.service.deps import AdminAuth, PoolDep, StoreDep
 from synelo.service.ids import invalid
-from synelo.service.paths import ReasonQuery
+from synelo.service.params import ReasonQuery
 from synelo.service.responses import COMMON, errors
 from synelo.store.rerate import RerateStore
 

@@ -39,7 +39,7 @@ from synelo.schemas import (
 from synelo.service.auth import require
 from synelo.service.deps import StoreDep
 from synelo.service.ids import normalize_id, steam64_of
-from synelo.service.paths import PlayerPathId, RoundPathId
+from synelo.service.params import PlayerPathId, RoundPathId
 from synelo.service.responses import COMMON
 
 NOT_MODIFIED: dict[int | str, dict[str, Any]] = {

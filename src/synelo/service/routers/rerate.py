@@ -25,7 +25,7 @@ from synelo.schemas import (
 from synelo.service.auth import actor
 from synelo.service.deps import AdminAuth, PoolDep
 from synelo.service.ids import invalid
-from synelo.service.paths import RoundPathId
+from synelo.service.params import RoundPathId
 from synelo.service.responses import COMMON, errors
 from synelo.service.routers.players import settable
 from synelo.service.routers.pools import autotune_setting, model_settings, pool_out

@@ -13,7 +13,7 @@ from __future__ import annotations
 from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from synelo.service.ratelimit import PUBLIC_PREFIX
+from synelo.service.middleware.ratelimit import PUBLIC_PREFIX
 
 PREFLIGHT_MAX_AGE_S = 600
 _PREFLIGHT = [
