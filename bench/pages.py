@@ -98,8 +98,8 @@ from update import (
 
 from synelo.config import Settings
 from synelo.domain import RoundReport, SubmitResult
+from synelo.service.api.public import BARS
 from synelo.service.app import create_app  # before synelo.web: the app imports the pages
-from synelo.service.routers.public import BARS
 from synelo.store.engine import create_store_engine
 from synelo.store.repository import Store
 from synelo.store.tables import journal, players, rounds

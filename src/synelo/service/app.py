@@ -22,6 +22,7 @@ from synelo.config import Settings
 from synelo.domain import UnknownPool
 from synelo.rerate.job import JobRunner
 from synelo.rerate.schedule import AutoTuneSchedule
+from synelo.service.api import balance, models, players, pools, public, rerate, rounds
 from synelo.service.auth import TokenChecker
 from synelo.service.gate import BalanceGate
 from synelo.service.middleware import metrics
@@ -30,7 +31,6 @@ from synelo.service.middleware.errors import ErrorLog
 from synelo.service.middleware.limits import BodyLimit, escape_surrogates
 from synelo.service.middleware.paths import EncodedSlashes
 from synelo.service.middleware.ratelimit import LimitGate, RateLimits
-from synelo.service.routers import balance, models, players, pools, public, rerate, rounds
 from synelo.store.checkpoint import Checkpointer
 from synelo.store.engine import create_store_engine
 from synelo.store.repository import Clock, Store, utcnow

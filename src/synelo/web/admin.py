@@ -27,9 +27,9 @@ from starlette.concurrency import run_in_threadpool
 
 from synelo.domain import Pool, UnknownPool
 from synelo.schemas import POOL_NAME, HiddenIn, RatingIn, UnvoidIn, VoidIn
+from synelo.service.api import players, rerate
 from synelo.service.auth import TokenChecker
 from synelo.service.params import PlayerPathId, RoundPathId
-from synelo.service.routers import players, rerate
 from synelo.store.repository import hash_token
 from synelo.store.sessions import AdminSession, SessionStore
 from synelo.web.templating import render

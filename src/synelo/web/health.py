@@ -39,8 +39,8 @@ from synelo.schemas import (
     HealthThetaOut,
     PublicHealthOut,
 )
-from synelo.service.responses import COMMON
-from synelo.service.routers.public import NOT_MODIFIED, cached, readable_pool
+from synelo.service.api.public import NOT_MODIFIED, cached, readable_pool
+from synelo.service.api.responses import COMMON
 from synelo.store.health import PoolHealth, health_version
 from synelo.store.repository import Store
 from synelo.web.charts import Bin, Point, bar_chart, histogram, line_chart, reliability_chart

@@ -19,17 +19,17 @@ from starlette.concurrency import run_in_threadpool
 from synelo.domain import Pool, RatingStep, UnknownPool, VoidedRound
 from synelo.models import MODELS
 from synelo.schemas import POOL_NAME
-from synelo.service.deps import StoreDep
-from synelo.service.ids import normalize_id
-from synelo.service.params import PlayerPathId, RoundPathId, maybe_storable
-from synelo.service.routers.players import player_out
-from synelo.service.routers.public import (
+from synelo.service.api.players import player_out
+from synelo.service.api.public import (
     BARS,
     TREND,
     board_search,
     public_player,
     public_round,
 )
+from synelo.service.deps import StoreDep
+from synelo.service.ids import normalize_id
+from synelo.service.params import PlayerPathId, RoundPathId, maybe_storable
 from synelo.web.admin import admin_session
 from synelo.web.charts import Point, histogram, line_chart
 from synelo.web.templating import render

@@ -19,9 +19,9 @@ from starlette.concurrency import run_in_threadpool
 
 from synelo.domain import Pool, UnknownPool
 from synelo.schemas import POOL_NAME, SplitsIn, SplitsOut
+from synelo.service.api.balance import splits
 from synelo.service.deps import StoreDep
 from synelo.service.ids import normalize_ids
-from synelo.service.routers.balance import splits
 from synelo.web.admin import Refused, admin_session
 from synelo.web.templating import problems, render
 

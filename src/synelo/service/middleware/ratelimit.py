@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("synelo.ratelimit")
 
 BURST_S = 1.0  # a limit lets this many seconds' worth of requests through at once
-PUBLIC_PREFIX = "/v1/public/"  # the read endpoints anyone may call (routers/public.py)
+PUBLIC_PREFIX = "/v1/public/"  # the read endpoints anyone may call (api/public.py)
 
 
 def is_public_path(path: str) -> bool:

@@ -22,11 +22,11 @@ from synelo.schemas import (
     PlayerOut,
     RatingIn,
 )
+from synelo.service.api.responses import COMMON
 from synelo.service.auth import actor
 from synelo.service.deps import AdminAuth, PoolDep, ServerAuth, StoreDep
 from synelo.service.ids import invalid, normalize_id
 from synelo.service.params import PlayerPathId, ReasonQuery
-from synelo.service.responses import COMMON
 
 router = APIRouter(prefix="/v1/pools/{pool}", tags=["players"], responses=COMMON)
 SET_LIMIT = 1_000_000  # the display ratings an admin may set outside SynElo pools

@@ -22,13 +22,13 @@ from synelo.schemas import (
     UnvoidIn,
     VoidIn,
 )
+from synelo.service.api.players import settable
+from synelo.service.api.pools import autotune_setting, model_settings, pool_out
+from synelo.service.api.responses import COMMON, errors
 from synelo.service.auth import actor
 from synelo.service.deps import AdminAuth, PoolDep
 from synelo.service.ids import invalid
 from synelo.service.params import RoundPathId
-from synelo.service.responses import COMMON, errors
-from synelo.service.routers.players import settable
-from synelo.service.routers.pools import autotune_setting, model_settings, pool_out
 from synelo.store.repository import Store
 from synelo.store.rerate import RerateStore
 

@@ -36,11 +36,11 @@ from synelo.schemas import (
     RatingBinsOut,
     storable,
 )
+from synelo.service.api.responses import COMMON
 from synelo.service.auth import require
 from synelo.service.deps import StoreDep
 from synelo.service.ids import normalize_id, steam64_of
 from synelo.service.params import PlayerPathId, RoundPathId
-from synelo.service.responses import COMMON
 
 NOT_MODIFIED: dict[int | str, dict[str, Any]] = {
     304: {"description": "If-None-Match named the answer's ETag: nothing changed"}

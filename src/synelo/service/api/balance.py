@@ -37,11 +37,11 @@ from synelo.schemas import (
     SplitsIn,
     SplitsOut,
 )
+from synelo.service.api.responses import COMMON, errors
+from synelo.service.api.rounds import check_round, round_extras
 from synelo.service.deps import PoolDep, ServerAuth, StoreDep
 from synelo.service.gate import BalanceGate, Busy
 from synelo.service.ids import Loc, invalid, normalize_ids
-from synelo.service.responses import COMMON, errors
-from synelo.service.routers.rounds import check_round, round_extras
 from synelo.store.repository import Store
 
 router = APIRouter(prefix="/v1/pools/{pool}", tags=["balance"], responses=COMMON)

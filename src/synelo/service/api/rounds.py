@@ -13,9 +13,9 @@ from synelo.domain import Pool, RatedRound, RoundConflict, RoundReport, pool_mod
 from synelo.models import Model, RoundError, RoundFacts
 from synelo.models.rounds import report_facts
 from synelo.schemas import CommandSpan, PlayedSpan, PredictIn, RoundIn, RoundOut
+from synelo.service.api.responses import COMMON
 from synelo.service.deps import PoolDep, RoundAuth
 from synelo.service.ids import Loc, invalid, normalize_id, normalize_ids
-from synelo.service.responses import COMMON
 from synelo.store.writer import QueueFull
 
 router = APIRouter(prefix="/v1/pools/{pool}", tags=["rounds"], responses=COMMON)

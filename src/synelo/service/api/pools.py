@@ -25,11 +25,11 @@ from synelo.ratings import SynEloParams
 from synelo.ratings.brier import BRIER_TARGET
 from synelo.rerate.autotune import AutoTune, AutoTuneError, check_autotune
 from synelo.schemas import POOL_NAME, AutoTuneIn, ParamsIn, PoolIn, PoolOut, QualityOut
+from synelo.service.api.responses import COMMON, errors
 from synelo.service.auth import actor
 from synelo.service.deps import AdminAuth, PoolDep, StoreDep
 from synelo.service.ids import invalid
 from synelo.service.params import ReasonQuery
-from synelo.service.responses import COMMON, errors
 from synelo.store.rerate import RerateStore
 
 log = logging.getLogger("synelo")
