@@ -1,9 +1,10 @@
 """The public pages: the pools, a pool's leaderboard with its rating distribution, and a
 player's page with their rating over time and recent rounds.
 
-They read what the public read endpoints read (`routers.public`), under the same rules: a
-public pool only (a private one is a 404 until the admin login exists), players past the
-shadow period, not stale and not hidden on the board, no provisional rating anywhere.
+They read what the public read endpoints read, shaped by the same functions
+(`synelo.service.api.views`), under the same rules: a public pool only (a private one is a
+404 until the admin login exists), players past the shadow period, not stale and not hidden
+on the board, no provisional rating anywhere.
 """
 
 from __future__ import annotations
@@ -19,11 +20,11 @@ from starlette.concurrency import run_in_threadpool
 from synelo.domain import Pool, RatingStep, UnknownPool, VoidedRound
 from synelo.models import MODELS
 from synelo.schemas import POOL_NAME
-from synelo.service.api.players import player_out
-from synelo.service.api.public import (
+from synelo.service.api.views import (
     BARS,
     TREND,
     board_search,
+    player_out,
     public_player,
     public_round,
 )

@@ -38,7 +38,7 @@ from synelo.schemas import (
     SplitsOut,
 )
 from synelo.service.api.responses import COMMON, errors
-from synelo.service.api.rounds import check_round, round_extras
+from synelo.service.api.round_body import check_round, round_extras
 from synelo.service.deps import PoolDep, ServerAuth, StoreDep
 from synelo.service.gate import BalanceGate, Busy
 from synelo.service.ids import Loc, invalid, normalize_ids

@@ -6,55 +6,27 @@ import logging
 from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Path, Request
-from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from pydantic import ValidationError
 
-from synelo.config import Settings
 from synelo.domain import (
-    POOL_RULES,
     Change,
     JobRunning,
-    Pool,
     PoolExists,
     UnknownPool,
 )
-from synelo.models import MODELS, ParameterError, resolve_params
-from synelo.models.synelo import SynElo
-from synelo.ratings import SynEloParams
 from synelo.ratings.brier import BRIER_TARGET
-from synelo.rerate.autotune import AutoTune, AutoTuneError, check_autotune
-from synelo.schemas import POOL_NAME, AutoTuneIn, ParamsIn, PoolIn, PoolOut, QualityOut
+from synelo.schemas import POOL_NAME, PoolIn, PoolOut, QualityOut
+from synelo.service.api.pool_settings import autotune_setting, model_settings
 from synelo.service.api.responses import COMMON, errors
+from synelo.service.api.views import pool_out
 from synelo.service.auth import actor
 from synelo.service.deps import AdminAuth, PoolDep, StoreDep
-from synelo.service.ids import invalid
 from synelo.service.params import ReasonQuery
 from synelo.store.rerate import RerateStore
 
 log = logging.getLogger("synelo")
 
 router = APIRouter(prefix="/v1/pools", tags=["pools"], dependencies=[AdminAuth], responses=COMMON)
-
-
-def pool_out(pool: Pool) -> PoolOut:
-    params = dict(pool.model_params)
-    if not pool.is_synelo:
-        params.update({name: getattr(pool.params, name) for name in POOL_RULES})
-    return PoolOut(
-        name=pool.name,
-        model=pool.model,
-        team_size=pool.team_size,
-        kmax=pool.team_size,
-        theta=pool.params.theta if pool.is_synelo else None,
-        player_ids=pool.player_ids,
-        rounds=pool.rounds,
-        voided=pool.voided,
-        autotune=None if pool.autotune is None else dict(pool.autotune),
-        public=pool.public,
-        created_at=pool.created_at,
-        params=params,
-    )
 
 
 @router.post("", status_code=201, response_model=PoolOut, responses=errors(409))
@@ -79,96 +51,6 @@ def create_pool(body: PoolIn, request: Request, store: StoreDep) -> PoolOut:
     except PoolExists:
         raise HTTPException(409, f"pool {body.name!r} exists already") from None
     return pool_out(pool)
-
-
-def model_settings(
-    settings: Settings,
-    team_size: int,
-    model: str,
-    theta: float | None,
-    given: dict[str, Any],
-    base: Pool | None = None,
-) -> tuple[SynEloParams, dict[str, Any]]:
-    """A pool's SynEloParams and its model's own parameters: `given` over `base`'s (a pool
-    that keeps its model) or over the settings' and the model's defaults; every error a
-    422 naming its field under body.params (body.model, body.theta)."""
-    if model not in MODELS:
-        raise invalid(("body", "model"), f"unknown model (known: {', '.join(MODELS)})", value=model)
-    keep = base is not None and base.model == model
-    if model == "synelo":
-        current = base.params.to_dict() if keep and base is not None else None
-        if base is not None and not keep:  # the pool's shadow and stale rules stay
-            given = {**{name: getattr(base.params, name) for name in POOL_RULES}, **given}
-        return _synelo_params(settings, team_size, theta, given, current), {}
-    if theta is not None:
-        raise invalid(("body", "theta"), f"Θ is SynElo's; model {model!r} has none")
-    rules = {name: value for name, value in given.items() if name in POOL_RULES}
-    own = {k: v for k, v in given.items() if k not in POOL_RULES}
-    if base is not None:  # a pool's shadow and stale rules stay unless given
-        rules = {**{name: getattr(base.params, name) for name in POOL_RULES}, **rules}
-        if keep:
-            own = {**base.model_params, **own}
-    try:
-        return pool_rules(settings, rules), resolve_params(MODELS[model], own)
-    except ParameterError as exc:
-        raise invalid(("body", "params", exc.name), str(exc), value=given.get(exc.name)) from None
-
-
-def autotune_setting(
-    model: str,
-    params: SynEloParams,
-    model_params: dict[str, Any],
-    given: AutoTuneIn | None,
-    loc: tuple[str, ...] | None = None,
-) -> dict[str, Any] | None:
-    """A pool's auto-tuning setting (None: off), if the pool can fit its parameters: a 422
-    at body.autotune.fit otherwise (at `loc`, for a pool's own setting the body left as
-    it was)."""
-    if given is None:
-        return None
-    setting = AutoTune(given.every, tuple(given.fit), given.holdout, given.margin)
-    own = params.to_dict() if model == "synelo" else model_params
-    try:
-        return check_autotune(model, own, setting).to_json()
-    except AutoTuneError as exc:
-        where = loc or ("body", "autotune", exc.field)
-        raise invalid(where, f"the pool's auto-tuning: {exc}", value=given.fit) from None
-
-
-def pool_rules(settings: Settings, given: dict[str, Any]) -> SynEloParams:
-    """The shadow and stale rules of a pool whose model is not SynElo: the settings', with
-    `given` over them (ParameterError naming a bad one), in a SynEloParams (its other
-    fields are unused)."""
-    rules = {name: getattr(settings, name) for name in POOL_RULES}
-    rules.update({name: SynElo.parameters[name].check(name, v) for name, v in given.items()})
-    return SynEloParams(**rules)
-
-
-def _synelo_params(
-    settings: Settings,
-    team_size: int,
-    theta: float | None,
-    given: dict[str, Any],
-    current: dict[str, Any] | None = None,
-) -> SynEloParams:
-    """A SynElo pool's parameters: `given` (checked as ParamsIn, every error named under
-    body.params) and its Θ over `current` (a pool's own) or the settings'."""
-    try:
-        overrides = ParamsIn.model_validate(given).model_dump(exclude_none=True)
-    except ValidationError as exc:
-        raise RequestValidationError(
-            [{**e, "loc": ("body", "params", *e["loc"])} for e in exc.errors()]
-        ) from None
-    try:
-        if current is not None:
-            if theta is not None:
-                overrides["theta"] = theta
-            return SynEloParams.from_dict({**current, **overrides}).within_bounds()
-        return settings.rating_params(
-            settings.pool_theta(team_size, theta), **overrides
-        ).within_bounds()
-    except ValueError as exc:
-        raise invalid(("body", "params"), str(exc)) from None
 
 
 @router.get("", response_model=list[PoolOut])

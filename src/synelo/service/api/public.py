@@ -20,40 +20,41 @@ from fastapi import APIRouter, HTTPException, Path, Query, Request, Response
 from pydantic import AfterValidator, BaseModel
 from starlette.concurrency import run_in_threadpool
 
-from synelo.domain import JournalEntry, PlayerRow, Pool, RoundView, UnknownPool
+from synelo.domain import Pool, UnknownPool
 from synelo.models import MODELS
 from synelo.ratings.distribution import equal_bins
 from synelo.schemas import (
     POOL_NAME,
     PublicBoardOut,
-    PublicEntryOut,
     PublicHistoryOut,
     PublicPlayerOut,
     PublicPoolOut,
     PublicPoolsOut,
     PublicRoundOut,
-    PublicRoundPlayerOut,
     RatingBinsOut,
     storable,
 )
 from synelo.service.api.responses import COMMON
+from synelo.service.api.views import (
+    BARS,
+    TREND,
+    board_search,
+    public_entries,
+    public_player,
+    public_round,
+)
 from synelo.service.auth import require
 from synelo.service.deps import StoreDep
-from synelo.service.ids import normalize_id, steam64_of
+from synelo.service.ids import normalize_id
 from synelo.service.params import PlayerPathId, RoundPathId
 
 NOT_MODIFIED: dict[int | str, dict[str, Any]] = {
     304: {"description": "If-None-Match named the answer's ETag: nothing changed"}
 }
 router = APIRouter(prefix="/v1/public", tags=["public"], responses={**COMMON, **NOT_MODIFIED})
-# a chance is given to the percent: at full precision, a round's chance and the other
-# players' ratings would give a provisional player's rating away exactly
-CHANCE_DIGITS = 2
 HISTORY_MAX = 500  # journal entries one history answer gives at most
 PUBLIC_MAX_AGE_S = 15  # how long a browser or proxy may keep a public answer
 MAX_SEARCH = 64
-TREND = 10  # a board's trend: a player's change over their last this many rounds
-BARS = 20  # ranges of a board's rating distribution
 
 PoolName = Annotated[str, Path(description="pool name", pattern=POOL_NAME)]
 
@@ -104,29 +105,6 @@ def _has_token(request: Request) -> bool:
     """Whether the request carried a token (checked by readable_pool): its reader may see
     exact chances, a game server or an admin who can look the ratings up anyway."""
     return bool(request.headers.get("authorization"))
-
-
-def board_search(pool: Pool, search: str | None) -> str | None:
-    """What a board's search looks for: in a steam pool a Steam2 or Steam3 id stands for
-    its SteamID64; any other text for itself."""
-    if search and pool.player_ids == "steam":
-        return steam64_of(search) or search
-    return search or None
-
-
-def public_player(row: PlayerRow, pool: Pool, place: int | None) -> PublicPlayerOut:
-    """A player as public pages show them: no rating while provisional."""
-    left = max(0, pool.params.t_shadow - row.rounds_played)
-    return PublicPlayerOut(
-        steam_id=row.player_key,
-        name=row.name,
-        rounds_played=row.rounds_played,
-        last_played=row.last_played,
-        provisional=left > 0,
-        rounds_left=left,
-        rating=None if left > 0 else row.rating,
-        place=place,
-    )
 
 
 async def listed_player(
@@ -209,71 +187,6 @@ async def public_player_page(
     and the rounds left before. A hidden player is as unknown as one never rated."""
     found, shown = await listed_player(request, store, pool, steam_id)
     return cached(request, shown, found)
-
-
-def public_entries(
-    entries: list[JournalEntry], player: PublicPlayerOut, exact: bool = False
-) -> list[PublicEntryOut]:
-    """A player's journal as public pages show it: no rating while provisional, chances
-    to the percent unless `exact` (a reader with a token)."""
-    shown = not player.provisional
-    digits = None if exact else CHANCE_DIGITS
-    return [
-        PublicEntryOut(
-            kind=e.kind,
-            round_id=e.round_id,
-            team=e.team,
-            p=None if e.p is None else _chance(e.p, digits),
-            s=e.s,
-            before=e.before if shown else None,
-            after=e.after if shown else None,
-            at=e.created_at,
-        )
-        for e in entries
-    ]
-
-
-def _chance(p: float, digits: int | None) -> float:
-    return p if digits is None else round(p, digits)
-
-
-def public_round(view: RoundView, admin: bool = False, exact: bool = False) -> PublicRoundOut:
-    """A round as public pages show it: both rosters with names; each player's change only
-    when they are rated in it, not provisional now and not hidden (a hidden player is
-    named "a hidden player", without id). An admin's page (`admin`) shows hidden players
-    as they are, marked."""
-    changes = {player: (team, before, after) for player, team, before, after in view.changes}
-    sides: dict[str, list[PublicRoundPlayerOut]] = {}
-    for side, roster in (("A", view.team_a), ("B", view.team_b)):
-        rated = [p for p, (team, _, _) in changes.items() if team == side]
-        listed = []
-        for player in dict.fromkeys([*roster, *rated]):
-            hidden = player in view.hidden
-            masked = hidden and not admin
-            provisional = player in view.provisional
-            shown = player in changes and not masked and not provisional
-            before, after = changes[player][1:] if shown else (None, None)
-            listed.append(
-                PublicRoundPlayerOut(
-                    steam_id=None if masked else player,
-                    name="a hidden player" if masked else view.names.get(player, player),
-                    provisional=provisional and not masked,
-                    before=before,
-                    after=after,
-                )
-            )
-        sides[side] = listed
-    return PublicRoundOut(
-        round_id=view.round_id,
-        seq=view.seq,
-        at=view.created_at,
-        map=view.map,
-        winner=view.winner,
-        p_a=_chance(view.p_a, None if exact else CHANCE_DIGITS),
-        voided=view.voided,
-        A=sides["A"],
-        B=sides["B"],
-    )
 
 
 @router.get("/pools/{pool}/players/{steam_id}/history", response_model=PublicHistoryOut)
