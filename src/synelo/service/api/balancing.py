@@ -1,0 +1,353 @@
+"""Scramble splits, mid-round autobalance and predictions, on the pool's current ratings:
+the work behind the balance routes and the scramble viewer, which both call it.
+
+Balancing evens out team sums of each player's strength (the pool's model says what it is:
+SynElo's and Elo's rating, TrueSkill's μ…); the win chance of a split is the model's own
+prediction for it. A model whose split mode is "all-play" (whr) seats everyone instead, ⌊n/2⌋
+against ⌈n/2⌉, and balances by its own logit P(A), extra-player advantage included (W12); it
+places an odd joiner by that logit too.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import Any, Literal, NamedTuple
+
+from fastapi import HTTPException
+from fastapi.exceptions import RequestValidationError
+from starlette.concurrency import run_in_threadpool
+
+from synelo.balance import all_play_split, best_splits, min_swaps, place_joiner, transfer_moves
+from synelo.balance.autobalance import Move, Rebalance
+from synelo.balance.solver import SplitSet
+from synelo.config import Settings
+from synelo.domain import Pool, pool_model
+from synelo.models import Model, RoundFacts
+from synelo.ratings import win_probability
+from synelo.schemas import (
+    AutobalanceIn,
+    AutobalanceOut,
+    MoveOut,
+    PredictIn,
+    PredictOut,
+    ResultOut,
+    SplitOut,
+    SplitsIn,
+    SplitsOut,
+)
+from synelo.service.api.roster import Roster
+from synelo.service.api.round_body import check_round, round_extras
+from synelo.service.gate import BalanceGate, Busy
+from synelo.service.ids import Loc, invalid, normalize_ids
+from synelo.store.repository import Store
+
+
+async def find_splits(
+    pool: Pool, body: SplitsIn, store: Store, settings: Settings, gate: BalanceGate
+) -> SplitsOut:
+    """The splits a request asks for, within the budget of `settings` counted from now:
+    checked on the event loop, then solved in the thread pool once `gate` gives this request
+    its turn; a 503 with Retry-After when the budget runs out before the turn comes."""
+    began = time.perf_counter()
+    asked = _checked(pool, body)
+    try:
+        deadline = began + settings.balance_budget_ms / 1000
+        async with gate.turn(deadline):
+            return await run_in_threadpool(_solve, asked, body, store, settings, deadline, began)
+    except Busy:
+        raise HTTPException(
+            503,
+            "the split solver is busy with other requests; retry",
+            headers={"Retry-After": "1"},
+        ) from None
+
+
+SplitMode = Literal["even", "all-play"]
+
+
+class _Asked(NamedTuple):
+    """A splits request checked against its pool: the players, their parties and rules."""
+
+    roster: Roster
+    current: tuple[list[int], list[int]] | None
+    parties: list[list[int]]
+    must: list[int]
+    max_k: int
+    mode: SplitMode
+
+
+def _has_all_play(model: Model[Any]) -> bool:
+    """Whether the model scores a split by its own logit (`Model.split_logit`)."""
+    return type(model).split_logit is not Model.split_logit
+
+
+def _all_play_refused(pool: Pool) -> RequestValidationError:
+    return invalid(
+        ("body", "mode"),
+        f"the pool's model {pool.model!r} has no all-play splits (no split logit); use mode even",
+        value="all-play",
+    )
+
+
+def _checked(pool: Pool, body: SplitsIn) -> _Asked:
+    """The request's players as indices, or a 422 naming the field that does not fit."""
+    model = pool_model(pool)
+    mode: SplitMode = body.mode or model.split_mode
+    if mode == "all-play" and not _has_all_play(model):
+        raise _all_play_refused(pool)
+    roster = Roster(pool, normalize_ids(body.players, pool.player_ids, ("body", "players")))
+    n = len(roster.keys)
+    current = None
+    if body.current is not None:
+        seen: dict[str, Loc] = {}
+        current = (
+            roster.members(body.current.A, ("body", "current", "A"), seen),
+            roster.members(body.current.B, ("body", "current", "B"), seen),
+        )
+    parties = roster.parties(body.parties, "players")
+    must = roster.members(body.must_play, ("body", "must_play"))
+    max_k = n // 2 if body.max_k is None else body.max_k
+    if 2 * max_k > n:
+        raise invalid(
+            ("body", "max_k"),
+            f"team size {max_k} needs {2 * max_k} players; {n} were given",
+            value=body.max_k,
+        )
+    if body.min_k > max_k:
+        raise invalid(
+            ("body", "min_k"), f"min_k {body.min_k} is larger than max_k {max_k}", value=body.min_k
+        )
+    if mode == "all-play":
+        if max_k < n // 2:  # everyone plays: must_play holds whoever it names
+            raise invalid(
+                ("body", "max_k"),
+                f"an all-play split seats all {n} players, {n // 2} against {n - n // 2}; "
+                f"max_k {max_k} is smaller",
+                value=body.max_k,
+            )
+    elif len(must) > 2 * max_k:
+        raise invalid(
+            ("body", "must_play"),
+            f"{len(must)} players must play but the largest team size ({max_k}) seats {2 * max_k}",
+            value=len(must),
+        )
+    return _Asked(roster, current, parties, must, max_k, mode)
+
+
+def _solve(
+    asked: _Asked,
+    body: SplitsIn,
+    store: Store,
+    settings: Settings,
+    deadline: float,
+    began: float,
+) -> SplitsOut:
+    """Read the ratings and search until `deadline` (time.perf_counter), in a thread: it
+    is CPU-bound and reads the database."""
+    roster = asked.roster
+    pool = roster.read(store)
+    context: dict[str, Any] = {}
+    if asked.mode == "all-play":
+        result, context = _all_play(asked, body, store, settings, deadline)
+    else:
+        result = best_splits(
+            roster.ratings(store),
+            theta=pool.params.theta,  # SynElo's Θ; the model's own P replaces it otherwise
+            min_k=body.min_k,
+            max_k=asked.max_k,
+            must_play=asked.must,
+            parties=asked.parties,
+            current=asked.current,
+            prefer=body.prefer,
+            n_max=settings.n_max,
+            budget_s=max(0.0, deadline - time.perf_counter()),
+        )
+    keys = roster.keys
+    splits = result.splits
+    if not pool.is_synelo:
+        model, states = roster.states(store)
+        facts = [
+            RoundFacts(tuple(keys[i] for i in s.a), tuple(keys[i] for i in s.b), "A")
+            for s in splits
+        ]
+        wanted = {k for f in facts for k in model.context_keys(f)} - context.keys()
+        context = {**context, **store.read_context(pool, sorted(wanted))}
+        splits = tuple(
+            replace(s, p_a=model.predict(states, f, context))
+            for s, f in zip(splits, facts, strict=True)
+        )
+    return SplitsOut(
+        mode=asked.mode,
+        solver=result.solver,
+        elapsed_ms=round((time.perf_counter() - began) * 1000, 3),
+        splits=[
+            SplitOut(
+                k=s.k,
+                A=[keys[i] for i in s.a],
+                B=[keys[i] for i in s.b],
+                bench=[keys[i] for i in s.bench],
+                sum_a=int(s.sum_a),
+                sum_b=int(s.sum_b),
+                gap=int(s.gap),
+                p_a=s.p_a,
+                optimal=s.optimal,
+                moved=s.moved,
+                moved_optimal=s.moved_optimal,
+                split_parties=[[keys[i] for i in p] for p in s.split_parties],
+                logit=s.logit,
+            )
+            for s in splits
+        ],
+    )
+
+
+def _all_play(
+    asked: _Asked, body: SplitsIn, store: Store, settings: Settings, deadline: float
+) -> tuple[SplitSet, dict[str, Any]]:
+    """W12 on the pool's model: the split and the context entries its logit read (those of
+    ⌊n/2⌋ against ⌈n/2⌉, either way round)."""
+    roster = asked.roster
+    pool = roster.read(store)
+    model, _ = roster.states(store)
+    if not _has_all_play(model):  # the pool's model changed since the request was checked
+        raise _all_play_refused(pool)
+    keys, k = roster.keys, len(roster.keys) // 2
+    context = _context_of(store, pool, model, [(keys[:k], keys[k:]), (keys[k:], keys[:k])])
+    result = all_play_split(
+        roster.ratings(store),
+        lambda a, b: model.split_logit(a, b, context),
+        lambda size_a, size_b: model.split_line(size_a, size_b, context),
+        parties=asked.parties,
+        current=asked.current,
+        prefer=body.prefer,
+        exact=len(keys) <= settings.n_max,
+        budget_s=max(0.0, deadline - time.perf_counter()),
+    )
+    return result, context
+
+
+def _context_of(
+    store: Store,
+    pool: Pool,
+    model: Model[Any],
+    teams: Sequence[tuple[Sequence[str], Sequence[str]]],
+) -> dict[str, Any]:
+    """The pool's context entries that rounds of these teams read."""
+    wanted = {k for a, b in teams for k in model.context_keys(RoundFacts(tuple(a), tuple(b), "A"))}
+    return store.read_context(pool, sorted(wanted))
+
+
+def find_moves(pool: Pool, body: AutobalanceIn, store: Store) -> AutobalanceOut:
+    """The moves that even out the teams of a round under way (the method the body names),
+    a joiner placed first."""
+    kind = pool.player_ids
+    seen: dict[str, Loc] = {}
+    team_a = normalize_ids(body.teams.A, kind, ("body", "teams", "A"), seen)
+    team_b = normalize_ids(body.teams.B, kind, ("body", "teams", "B"), seen)
+    joiner = (
+        normalize_ids([body.joiner], kind, ("body", "joiner"), seen)
+        if body.joiner is not None
+        else ()
+    )
+    if body.unassigned and body.method != "min_swaps":
+        raise invalid(
+            ("body", "unassigned"),
+            "unassigned players are placed by min_swaps; use joiner with f11",
+            value=body.unassigned,
+        )
+    new = normalize_ids(body.unassigned, kind, ("body", "unassigned"), seen)
+    roster = Roster(pool, [*team_a, *team_b, *joiner, *new])
+    if not roster.keys:
+        raise invalid(("body", "teams"), "no players were given")
+    where = "teams, joiner or unassigned"
+    locked = set(roster.members(body.locked, ("body", "locked"), where=where))
+    parties = roster.parties(body.parties, where)
+    ratings = roster.ratings(store)
+    a = list(range(len(team_a)))
+    b = list(range(len(a), len(a) + len(team_b)))
+    gap_before = abs(sum(ratings[i] for i in a) - sum(ratings[i] for i in b))
+    placed: list[Move] = []
+    if body.method == "min_swaps":
+        extra = list(range(len(a) + len(b), len(roster.keys)))
+        outcome = min_swaps(ratings, a, b, unassigned=extra, locked=locked, parties=parties)
+    else:
+        if joiner:
+            j = len(a) + len(b)
+            side = place_joiner(ratings, a, b, j, logit=_joiner_logit(roster, store, a, b, j))
+            (a if side == "A" else b).append(j)
+            placed.append(Move(j, "none", side))
+        outcome = transfer_moves(ratings, a, b, locked=locked, parties=parties)
+    return _answer(body.method, roster.keys, placed, gap_before, outcome)
+
+
+def _joiner_logit(
+    roster: Roster, store: Store, a: list[int], b: list[int], joiner: int
+) -> Callable[[Sequence[float], Sequence[float]], float] | None:
+    """An all-play model's split logit for placing an odd joiner (W12), with the context
+    entries of either place; None for other models (the joiner goes by sums)."""
+    pool = roster.read(store)
+    if pool.is_synelo:
+        return None
+    model, _ = roster.states(store)
+    if model.split_mode != "all-play" or not _has_all_play(model):
+        return None
+    keys = roster.keys
+    team_a, team_b = [keys[i] for i in a], [keys[i] for i in b]
+    context = _context_of(
+        store, pool, model, [([*team_a, keys[joiner]], team_b), (team_a, [*team_b, keys[joiner]])]
+    )
+    return lambda x, y: model.split_logit(x, y, context)
+
+
+def _answer(
+    method: str, keys: Sequence[str], placed: list[Move], gap_before: int, outcome: Rebalance
+) -> AutobalanceOut:
+    """The moves in order (a placed joiner first); gap_before is the teams as given."""
+    moves = [
+        MoveOut(steam_id=keys[m.player], **{"from": m.from_team}, to=m.to_team)
+        for m in (*placed, *outcome.moves)
+    ]
+    return AutobalanceOut(
+        method=method,
+        moves=moves,
+        gap_before=gap_before,
+        gap_after=int(outcome.gap_after),
+        sum_a=int(outcome.sum_a),
+        sum_b=int(outcome.sum_b),
+        size_a=outcome.size_a,
+        size_b=outcome.size_b,
+    )
+
+
+def predict_win(pool: Pool, body: PredictIn, store: Store) -> PredictOut:
+    """Team A's chance, the teams' strengths and the model's likely results for the teams of
+    a round about to start, on the pool's ratings as they stand."""
+    kind = pool.player_ids
+    seen: dict[str, Loc] = {}
+    team_a = tuple(normalize_ids(body.teams.A, kind, ("body", "teams", "A"), seen))
+    team_b = tuple(normalize_ids(body.teams.B, kind, ("body", "teams", "B"), seen))
+    extras = round_extras(body, kind, {"A": set(team_a), "B": set(team_b)})
+    if body.map:
+        extras["map"] = body.map
+    facts = RoundFacts(team_a, team_b, "A", extras=extras)
+    roster = Roster(pool, [*team_a, *team_b])
+    results: list[ResultOut] | None = None
+    pool = roster.read(store)
+    if pool.is_synelo:
+        ratings = dict(zip(roster.keys, roster.ratings(store), strict=True))
+        strength_a = float(sum(ratings[k] for k in team_a))
+        strength_b = float(sum(ratings[k] for k in team_b))
+        p_a = win_probability(strength_a, strength_b, pool.params.theta)
+    else:
+        model, states = roster.states(store)
+        check_round(model, facts, rated=False)
+        each = model.strengths([model.state_of(states, k) for k in (*team_a, *team_b)], facts)
+        strength_a, strength_b = sum(each[: len(team_a)]), sum(each[len(team_a) :])
+        context = store.read_context(pool, model.context_keys(facts))
+        p_a = model.predict(states, facts, context)
+        scores = model.results(states, facts, context)
+        if scores is not None:
+            results = [ResultOut(A=a, B=b, p=p) for a, b, p in scores]
+    return PredictOut(p_a=p_a, strength_a=strength_a, strength_b=strength_b, results=results)
