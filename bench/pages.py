@@ -98,14 +98,14 @@ from update import (
 
 from synelo.config import Settings
 from synelo.domain import RoundReport, SubmitResult
-from synelo.service.api.public import BARS
-from synelo.service.app import create_app  # before synelo.web: the app imports the pages
+from synelo.service.api.views import BARS
+from synelo.service.app import create_app
+from synelo.service.charts import Point, histogram, line_chart
+from synelo.service.pages.public import CHART_POINTS, HISTORY, PAGE, sampled
 from synelo.store.engine import create_store_engine
 from synelo.store.repository import Store
 from synelo.store.tables import journal, players, rounds
 from synelo.store.writer import RoundWriter
-from synelo.web.charts import Point, histogram, line_chart
-from synelo.web.pages import CHART_POINTS, HISTORY, PAGE, sampled
 
 POOL = "default"
 TEAM_SIZE = 12

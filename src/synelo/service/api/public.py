@@ -1,5 +1,6 @@
 """Read-only endpoints for what players and community websites look at: the public pools,
-their leaderboards and players, with the visibility rules every public page keeps.
+their leaderboards, players, rounds and health figures, with the visibility rules every
+public page keeps.
 
 A public pool (`public: true`) answers anyone: with CORS for any origin, an ETag (a repeat
 with If-None-Match gets 304) and a short public cache lifetime, under a per-address rate
@@ -13,6 +14,7 @@ rating is never shown.
 from __future__ import annotations
 
 import hashlib
+from dataclasses import asdict
 from typing import Annotated, Any
 
 import orjson
@@ -20,12 +22,19 @@ from fastapi import APIRouter, HTTPException, Path, Query, Request, Response
 from pydantic import AfterValidator, BaseModel
 from starlette.concurrency import run_in_threadpool
 
-from synelo.domain import Pool, UnknownPool
+from synelo.domain import Pool, PoolQuality, UnknownPool
 from synelo.models import MODELS
+from synelo.ratings.brier import BRIER_TARGET
 from synelo.ratings.distribution import equal_bins
 from synelo.schemas import (
     POOL_NAME,
+    HealthBinOut,
+    HealthBlockOut,
+    HealthDayOut,
+    HealthSpreadOut,
+    HealthThetaOut,
     PublicBoardOut,
+    PublicHealthOut,
     PublicHistoryOut,
     PublicPlayerOut,
     PublicPoolOut,
@@ -34,6 +43,7 @@ from synelo.schemas import (
     RatingBinsOut,
     storable,
 )
+from synelo.service.api import reports
 from synelo.service.api.responses import COMMON
 from synelo.service.api.views import (
     BARS,
@@ -221,3 +231,50 @@ async def public_round_answer(
     if view is None:
         raise HTTPException(404, f"no round {round_id!r} in pool {found.name!r}")
     return cached(request, public_round(view, exact=_has_token(request)), found)
+
+
+@router.get("/pools/{pool}/health", response_model=PublicHealthOut)
+async def public_health(
+    request: Request,
+    pool: Annotated[str, Path(pattern=POOL_NAME)],  # as it was documented: no description
+) -> Response:
+    """The figures of the pool's health page: F6 by blocks, the reliability bins, K or
+    the uncertainty, Θ, and the rounds of each day (voided rounds in none of them)."""
+    found = await readable_pool(request, pool)
+    try:
+        context, behind = await reports.pool_figures(request, found)
+    except UnknownPool:  # deleted meanwhile
+        raise HTTPException(404, f"no public pool named {pool!r}") from None
+    shown: Pool = context["pool"]
+    quality: PoolQuality = context["quality"]
+    spread = context["spread"]
+    answer = PublicHealthOut(
+        pool=shown.name,
+        model=shown.model,
+        as_of_round=shown.rounds,
+        behind=behind,
+        rounds=context["rounds"],
+        voided=shown.voided,
+        brier_target=BRIER_TARGET,
+        brier_all=quality.brier_all,
+        brier_recent=quality.brier_recent,
+        blocks=[HealthBlockOut(**asdict(b)) for b in context["blocks"]],
+        reliability=[
+            HealthBinOut(
+                low=b.low,
+                high=b.high,
+                rounds=b.rounds,
+                predicted=b.predicted if b.rounds else None,
+                observed=b.observed if b.rounds else None,
+            )
+            for b in context["bins"]
+        ],
+        spread=None
+        if spread is None
+        else HealthSpreadOut(
+            name=context["spread_key"], players=context["spread_players"], **spread
+        ),
+        theta=HealthThetaOut(**context["theta"]),
+        rounds_per_day=[HealthDayOut(day=d, rounds=n) for d, n in context["days"]],
+    )
+    return cached(request, answer, found)

@@ -47,7 +47,7 @@ PUBLIC_PREFIX = "/v1/public/"  # the read endpoints anyone may call (api/public.
 
 def is_public_path(path: str) -> bool:
     """Whether the path is one anyone may read without a token: the public read endpoints
-    and the pages (synelo.web), which share their own per-address limit."""
+    and the pages (synelo.service.pages), which share their own per-address limit."""
     return path.startswith((PUBLIC_PREFIX, "/pools/")) or path in ("/", "/login", "/logout")
 
 

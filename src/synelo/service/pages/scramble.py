@@ -22,8 +22,8 @@ from synelo.schemas import POOL_NAME, SplitsIn, SplitsOut
 from synelo.service.api.balancing import find_splits
 from synelo.service.deps import StoreDep
 from synelo.service.ids import normalize_ids
-from synelo.web.admin import Refused, admin_session
-from synelo.web.templating import problems, render
+from synelo.service.pages.access import Refused, admin_session
+from synelo.service.pages.templating import problems, render
 
 router = APIRouter(include_in_schema=False)
 PICKABLE = 20  # recent rounds offered to pick players from

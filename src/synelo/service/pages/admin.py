@@ -30,52 +30,17 @@ from synelo.domain import JobRunning, Pool, UnknownPool
 from synelo.schemas import POOL_NAME, HiddenIn, RatingIn, UnvoidIn, VoidIn
 from synelo.service.api import actions
 from synelo.service.auth import TokenChecker, actor
+from synelo.service.pages.access import COOKIE, Refused, admin_session
+from synelo.service.pages.templating import render
 from synelo.service.params import PlayerPathId, RoundPathId
 from synelo.store.repository import hash_token
 from synelo.store.sessions import AdminSession, SessionStore
-from synelo.web.templating import render
 
 log = logging.getLogger("synelo.web")
 router = APIRouter(include_in_schema=False)
-COOKIE = "synelo_session"
 LOGIN_COOKIE = "synelo_login"  # the login form's form token, before there is a session
 LOGIN_FORM_S = 3600  # how long a login form may stay open before it is sent
 FormText = Annotated[str, Form(max_length=500)]
-
-
-async def admin_session(request: Request) -> AdminSession | None:
-    """The request's admin session: its cookie names a session that has not ended, opened
-    with a token that is still an admin's. Looked up once per request."""
-    if hasattr(request.state, "admin_session"):
-        found: AdminSession | None = request.state.admin_session
-        return found
-    found = None
-    cookie = request.cookies.get(COOKIE)
-    if cookie:
-        sessions: SessionStore = request.app.state.sessions
-        session = await run_in_threadpool(sessions.find, cookie)
-        tokens: TokenChecker = request.app.state.tokens
-        if session is not None:
-            holder = await run_in_threadpool(tokens.digest_role, session.token_hash)
-            if holder is not None and holder[0] == "admin":
-                found = session
-                request.state.actor = session.actor
-    request.state.admin_session = found
-    return found
-
-
-class Refused(Exception):
-    """A page request refused: answered as an HTML page with this status and message."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-
-
-async def refused_page(request: Request, exc: Exception) -> HTMLResponse:
-    """The page of a refusal (registered for Refused by the app)."""
-    status = exc.status if isinstance(exc, Refused) else 400
-    return render(request, "refused.html", status=status, message=str(exc))
 
 
 async def posted_by_admin(request: Request, csrf: str) -> AdminSession:
