@@ -23,6 +23,7 @@ from synelo.domain import UnknownPool
 from synelo.rerate.job import JobRunner
 from synelo.rerate.schedule import AutoTuneSchedule
 from synelo.service.api import balance, models, players, pools, public, rerate, rounds
+from synelo.service.api import metrics as metrics_route
 from synelo.service.auth import TokenChecker
 from synelo.service.gate import BalanceGate
 from synelo.service.middleware import metrics
@@ -162,7 +163,7 @@ def create_app(
     app.include_router(health.router)
     app.include_router(admin.router)
     app.include_router(scramble.router)
-    app.include_router(metrics.router(settings.metrics_public, writer.queued))
+    app.include_router(metrics_route.router(settings.metrics_public, writer.queued))
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(EncodedSlashes)
     app.add_middleware(LimitGate, limits=limits)  # before the body is read or routed
