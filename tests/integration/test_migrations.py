@@ -153,7 +153,7 @@ def test_0006_downgrades_to_the_journal_in_force_and_back(tmp_path: Path) -> Non
     from synelo.domain import RoundReport
     from synelo.ratings import SynEloParams
     from synelo.rerate.job import run_job
-    from synelo.store.rerate import RerateStore
+    from synelo.store.generations import RerateStore
 
     engine = create_store_engine(f"sqlite:///{tmp_path / 'six.db'}")
     migrate(engine)

@@ -264,7 +264,7 @@ def test_a_cached_window_is_not_read_again(
 ) -> None:
     """The writer's cache serves the next round of the same players: no window is read back
     from the database, until the cache is gone (a new store) and each is read once."""
-    from synelo.store import repository
+    from synelo.store import rounds as repository
 
     reads: list[list[int]] = []
     real = repository.sql.windows

@@ -1,2 +1,4 @@
-"""Re-rating a pool from its stored rounds: the pure recompute (`engine`) and the
-background job that runs it beside the live service and swaps its result in (`job`)."""
+"""Re-rating a pool from its stored rounds, above the store: the background job that runs
+the pure recompute (`synelo.models.recompute`) beside the live service and swaps its result
+in (`job`), what it rates with (`targets`), the auto-tune's fit (`autotune`) and the
+schedule that starts auto-tunes and refits (`schedule`)."""

@@ -4,7 +4,7 @@ The job rates the snapshot's rounds in memory (`engine.Recompute`) and writes th
 journal generation a chunk at a time, in short transactions, so the live service keeps
 rating rounds and answering lookups from the old ratings meanwhile. The swap then catches
 up with the rounds and admin changes that arrived in between and puts everything in force
-at once (`store.rerate.RerateStore.swap`); the old generation is deleted last. An auto-tune
+at once (`store.generations.RerateStore.swap`); the old generation is deleted last. An auto-tune
 job (kind "tune") fits first, and goes on as such a re-rate only if it adopts the fit.
 `JobRunner` starts each job in a process of its own (or on a thread, for tests).
 """
@@ -24,20 +24,13 @@ from multiprocessing.process import BaseProcess
 from synelo.domain import Job, Pool
 from synelo.models.recompute import JournalLine, Recompute, RoundLine
 from synelo.rerate.autotune import AutoTune, fit_pool
-from synelo.store.rerate import (
-    JournalChain,
-    RerateStore,
-    Snapshot,
-    adopted_params,
-    in_order,
-    recompute_for,
-    target_model,
-)
+from synelo.rerate.targets import adopted_params, recompute_for, target_model
+from synelo.store.generations import JournalChain, RerateStore, Snapshot, in_order
 
 log = logging.getLogger("synelo.rerate")
 CHUNK_LINES = 50_000  # journal rows per background transaction
 SQLITE_GAP_S = 0.1  # after each, the live writer's turn at SQLite's write lock
-HEARTBEAT_S = 10.0  # well inside store.rerate.STALE_AFTER
+HEARTBEAT_S = 10.0  # well inside store.jobs.STALE_AFTER
 
 
 def run_job(rerate: RerateStore, pool: Pool, job: Job) -> Pool | None:

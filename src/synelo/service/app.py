@@ -38,8 +38,8 @@ from synelo.service.pages.access import NotFound, Refused, not_found_page, refus
 from synelo.service.pages.templating import is_page, problems
 from synelo.store.checkpoint import Checkpointer
 from synelo.store.engine import create_store_engine
+from synelo.store.generations import RerateStore
 from synelo.store.repository import Clock, Store, utcnow
-from synelo.store.rerate import RerateStore
 from synelo.store.sessions import SessionStore
 from synelo.store.writer import RoundWriter
 

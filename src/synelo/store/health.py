@@ -12,17 +12,16 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import orjson
 from sqlalchemy import ColumnElement, Connection, String, case, false, func, literal, select
 
-from synelo.domain import Change, Pool
+from synelo.domain import Change, Pool, pool_model
 from synelo.ratings import k_factor
+from synelo.store.core import Core
+from synelo.store.rows import as_change
 from synelo.store.tables import changes, players, pools, rounds
-
-if TYPE_CHECKING:
-    from synelo.store.repository import Store
 
 BLOCKS = 50  # at most this many points on the Brier chart
 BINS = 10  # reliability bins of P_A: [0, 0.1), [0.1, 0.2) … [0.9, 1]
@@ -90,24 +89,27 @@ def _day(dialect: str, column: Any) -> ColumnElement[str]:
     return func.to_char(func.timezone("UTC", column), "YYYY-MM-DD", type_=String)
 
 
-def read_health(store: Store, pool: Pool, now: datetime) -> PoolHealth:
-    """The health figures of `pool` (as it is in the snapshot read), `now` deciding which
-    players are active (a round in the pool's stale period)."""
-    from synelo.store.repository import _change  # imported here: the repository imports us
+def pool_health(core: Core, pool: Pool) -> PoolHealth:
+    """The pool health page's figures, read in one snapshot with the pool as it stands."""
+    now = core.clock()
+    with core.snapshot_read() as conn:
+        return read_health(conn, core.pool_by_id(conn, pool), now)
 
-    with store.snapshot_read() as conn:
-        pool = store._pool_by_id(conn, pool)
-        kept = (rounds.c.pool_id == pool.id, rounds.c.voided == false())
-        block = max(1, math.ceil(pool.rounds / BLOCKS))
-        blocks, bins = _blocks_and_bins(conn, kept, block, pool.rounds)
-        days = _days(conn, kept)
-        uncertainty = _uncertainty(conn, pool, now)
-        tunes = conn.execute(
-            select(changes)
-            .where(changes.c.pool_id == pool.id, changes.c.kind == "tune")
-            .order_by(changes.c.id.desc())
-            .limit(TUNES)
-        ).all()
+
+def read_health(conn: Connection, pool: Pool, now: datetime) -> PoolHealth:
+    """The health figures of `pool` (as read on `conn`, in the snapshot they are read in),
+    `now` deciding which players are active (a round in the pool's stale period)."""
+    kept = (rounds.c.pool_id == pool.id, rounds.c.voided == false())
+    block = max(1, math.ceil(pool.rounds / BLOCKS))
+    blocks, bins = _blocks_and_bins(conn, kept, block, pool.rounds)
+    days = _days(conn, kept)
+    uncertainty = _uncertainty(conn, pool, now)
+    tunes = conn.execute(
+        select(changes)
+        .where(changes.c.pool_id == pool.id, changes.c.kind == "tune")
+        .order_by(changes.c.id.desc())
+        .limit(TUNES)
+    ).all()
     return PoolHealth(
         pool,
         sum(b.rounds for b in blocks),
@@ -116,11 +118,11 @@ def read_health(store: Store, pool: Pool, now: datetime) -> PoolHealth:
         bins,
         days,
         uncertainty,
-        [_change(row) for row in tunes],
+        [as_change(row) for row in tunes],
     )
 
 
-def health_version(store: Store, pool: Pool) -> tuple[int, ...]:
+def health_version(store: Core, pool: Pool) -> tuple[int, ...]:
     """What the health figures depend on besides the time, in one cheap read: the pool's
     generation, rounds and voids, and its newest admin log entry (an auto-tune only
     logged, an admin's set…). Equal versions: equal figures, but for the players turning
@@ -211,8 +213,6 @@ def _uncertainty(conn: Connection, pool: Pool, now: datetime) -> list[float]:
     """Each active player's uncertainty figure: SynElo's F5 K = K_min + (K_max − K_min)·C·G
     from their stored C and rating (as the lookup computes it), another model's
     `uncertainty` field from their state; none for a model that keeps no such figure."""
-    from synelo.domain import pool_model
-
     active = (
         players.c.pool_id == pool.id,
         players.c.last_played >= now - timedelta(days=pool.params.t_stale_days),

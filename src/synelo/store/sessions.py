@@ -61,7 +61,7 @@ class SessionStore:
 
     def find(self, cookie: str) -> AdminSession | None:
         """The session of a cookie, if it has not ended (logged out or expired)."""
-        with self.store._read() as conn:
+        with self.store.read() as conn:
             row = conn.execute(
                 select(
                     sessions.c.actor, sessions.c.csrf, sessions.c.token_hash, sessions.c.expires_at

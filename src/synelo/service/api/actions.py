@@ -14,8 +14,8 @@ from synelo.schemas import HiddenIn, PlayerOut, RatingIn
 from synelo.service.api.pool_settings import SET_LIMIT, ratable
 from synelo.service.api.views import placed, player_out
 from synelo.service.ids import invalid, normalize_id
+from synelo.store.generations import RerateStore
 from synelo.store.repository import Store
-from synelo.store.rerate import RerateStore
 
 
 def set_rating(store: Store, pool: Pool, steam_id: str, body: RatingIn, who: str) -> PlayerOut:

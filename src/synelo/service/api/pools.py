@@ -22,7 +22,7 @@ from synelo.service.api.views import pool_out
 from synelo.service.auth import actor
 from synelo.service.deps import AdminAuth, PoolDep, StoreDep
 from synelo.service.params import ReasonQuery
-from synelo.store.rerate import RerateStore
+from synelo.store.generations import RerateStore
 
 log = logging.getLogger("synelo")
 

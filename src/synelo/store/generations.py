@@ -1,5 +1,7 @@
-"""The store's side of a re-rate: jobs, the pool's rounds and admin log as they stand, the
-new journal generation written beside the old one, the atomic swap, and the clean-up.
+"""Journal generations, the store's side of a re-rate: the pool's rounds and admin log as
+they stand (the snapshot), a new generation of journal rows written beside the one in force,
+the atomic swap, and the clean-up of the old generation. (A job's row is `store.jobs`'s;
+running the job, above the store, is `synelo.rerate`'s.)
 
 A re-rate writes its journal rows under its own generation (the job's id), which nothing
 reads until the swap: players' chains start at `players.last_journal`, and every query by
@@ -14,24 +16,13 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 import orjson
-from sqlalchemy import Connection, delete, func, insert, select, update
+from sqlalchemy import Connection, delete, func, select, update
 
-from synelo.domain import (
-    Change,
-    Job,
-    JobRunning,
-    Pool,
-    UnknownPool,
-    UnknownRound,
-    encode_params,
-    pool_params,
-    stored_model,
-)
-from synelo.models import MODELS, resolve_params
+from synelo.domain import Change, Job, Pool, UnknownPool
 from synelo.models.recompute import (
     AdminIn,
     JournalLine,
@@ -41,14 +32,24 @@ from synelo.models.recompute import (
     RoundLine,
 )
 from synelo.models.rounds import report_facts
-from synelo.ratings import SynEloParams
 from synelo.store import driver_sql as sql
 from synelo.store import window_codec
-from synelo.store.repository import (
-    Store,
-    _change,
-    _pool,
+from synelo.store.admin_log import log_change
+from synelo.store.bulk import bulk_insert, bulk_update
+from synelo.store.core import locked_pool
+from synelo.store.jobs import (
+    due_refits,
+    due_tunes,
+    fail_job,
+    heartbeat,
+    progress,
+    read_job,
+    record_fit,
+    start_job,
 )
+from synelo.store.pools import delete_pool
+from synelo.store.repository import Store
+from synelo.store.rows import as_change, as_pool
 from synelo.store.tables import (
     WINDOW_CHUNK,
     changes,
@@ -60,8 +61,6 @@ from synelo.store.tables import (
     rounds,
     window_chunks,
 )
-
-STALE_AFTER = timedelta(seconds=120)  # a running job silent this long has died
 
 
 class JobSuperseded(RuntimeError):
@@ -98,24 +97,6 @@ class Snapshot:
     admin: list[Change]
     seq: int
     change: int
-
-
-def _job(row: Any, pool: str) -> Job:
-    return Job(
-        row.id,
-        pool,
-        row.kind,
-        json.loads(row.spec),
-        row.status,
-        row.phase,
-        row.total,
-        row.done,
-        row.error,
-        row.actor,
-        row.created_at,
-        row.updated_at,
-        row.finished_at,
-    )
 
 
 def in_order(
@@ -193,7 +174,7 @@ class JournalChain:
                 )
             )
             last[line.player] = jid
-        _bulk_insert(conn, "journal", _JOURNAL_COLUMNS, rows)
+        bulk_insert(conn, "journal", _JOURNAL_COLUMNS, rows)
 
     def _copy(self, conn: Connection, ids: Sequence[int], lines: Sequence[JournalLine]) -> None:
         """PostgreSQL: the rows as COPY's text, formatted here in one pass (a float's repr
@@ -256,170 +237,54 @@ def _journal_ids(conn: Connection, n: int) -> list[int]:
     return [row[0] for row in cur.fetchall()]
 
 
-def _bulk_insert(
-    conn: Connection, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]
-) -> None:
-    """Insert many rows: COPY on PostgreSQL, one prepared INSERT on SQLite."""
-    if conn.dialect.name == "sqlite":
-        marks = ", ".join("?" * len(columns))
-        stmt = f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})"
-        conn.connection.cursor().executemany(stmt, rows)
-        return
-    cur: Any = conn.connection.cursor()
-    with cur.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
-        for row in rows:
-            copy.write_row(row)
-
-
-def _bulk_update(
-    conn: Connection, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]
-) -> None:
-    """UPDATE table SET columns… WHERE id = … for many rows (each row: the values, then
-    the id): a prepared UPDATE on SQLite; on PostgreSQL, COPY into a temporary table and
-    one UPDATE … FROM it."""
-    if not rows:
-        return
-    if conn.dialect.name == "sqlite":
-        sets = ", ".join(f"{c} = ?" for c in columns)
-        conn.connection.cursor().executemany(f"UPDATE {table} SET {sets} WHERE id = ?", rows)
-        return
-    staged = f"staged_{table}"
-    conn.exec_driver_sql(
-        f"CREATE TEMPORARY TABLE {staged} ON COMMIT DROP AS "
-        f"SELECT {', '.join(columns)}, id FROM {table} WITH NO DATA"
-    )
-    _bulk_insert(conn, staged, [*columns, "id"], rows)
-    sets = ", ".join(f"{c} = {staged}.{c}" for c in columns)
-    conn.exec_driver_sql(f"UPDATE {table} SET {sets} FROM {staged} WHERE {table}.id = {staged}.id")
-    conn.exec_driver_sql(f"DROP TABLE {staged}")
-
-
 class RerateStore:
     """Every read and write of a re-rate (see the module)."""
 
     def __init__(self, store: Store) -> None:
         self.store = store
 
-    # --- jobs -------------------------------------------------------------------------------
+    # --- jobs (store.jobs) ------------------------------------------------------------------
     def start(
         self, pool_name: str, kind: str, spec: Mapping[str, Any], actor: str
     ) -> tuple[Pool, Job]:
-        """A new running job, unless one runs on the pool (JobRunning); a void names a
-        stored round not voided yet, an unvoid a voided one (UnknownRound, ValueError)."""
-        now = self.store.clock()
-        with self.store.write_transaction() as conn:
-            pool = self.store._locked_pool(conn, pool_name)
-            _no_job_running(conn, pool, now)
-            if kind in ("void", "unvoid"):
-                voided = conn.execute(
-                    select(rounds.c.voided).where(
-                        rounds.c.pool_id == pool.id, rounds.c.round_id == spec["round_id"]
-                    )
-                ).scalar()
-                if voided is None:
-                    raise UnknownRound(spec["round_id"])
-                if voided == (kind == "void"):
-                    state = "voided" if voided else "not voided"
-                    raise ValueError(f"round {spec['round_id']!r} is {state} already")
-            total = conn.execute(
-                select(func.count())
-                .select_from(rounds)
-                .where(rounds.c.pool_id == pool.id, rounds.c.voided == False)  # noqa: E712
-            ).scalar_one() + {"void": -1, "unvoid": 1}.get(kind, 0)
-            job_id = conn.execute(
-                insert(jobs)
-                .values(
-                    pool_id=pool.id,
-                    kind=kind,
-                    spec=json.dumps(dict(spec)),
-                    status="running",
-                    phase="queued",
-                    total=total,
-                    done=0,
-                    actor=actor[:64],
-                    created_at=now,
-                    updated_at=now,
-                )
-                .returning(jobs.c.id)
-            ).scalar_one()
-            row = conn.execute(select(jobs).where(jobs.c.id == job_id)).one()
-        return pool, _job(row, pool.name)
+        """A new running job (`store.jobs`)."""
+        return start_job(self.store, pool_name, kind, spec, actor)
 
     def job(self, pool: Pool, job_id: int) -> Job | None:
-        with self.store.engine.connect() as conn:
-            row = conn.execute(
-                select(jobs).where(jobs.c.id == job_id, jobs.c.pool_id == pool.id)
-            ).first()
-        return None if row is None else _job(row, pool.name)
+        """The pool's job of this id, if any."""
+        return read_job(self.store, pool, job_id)
 
     def heartbeat(self, job_id: int) -> None:
-        """The job is alive (see STALE_AFTER)."""
-        with self.store.write_transaction() as conn:
-            conn.execute(
-                update(jobs).where(jobs.c.id == job_id).values(updated_at=self.store.clock())
-            )
+        """The job is alive (see `store.jobs.STALE_AFTER`)."""
+        heartbeat(self.store, job_id)
 
     def progress(self, job_id: int, phase: str, done: int) -> None:
         """The job's phase and rounds rated, and its heartbeat."""
-        with self.store.write_transaction() as conn:
-            conn.execute(
-                update(jobs)
-                .where(jobs.c.id == job_id)
-                .values(phase=phase, done=done, updated_at=self.store.clock())
-            )
+        progress(self.store, job_id, phase, done)
 
     def record_fit(self, job: Job, value: Mapping[str, Any]) -> None:
         """An auto-tune that was not adopted: logged, and the job done (nothing swapped)."""
-        now = self.store.clock()
-        with self.store.write_transaction() as conn:
-            row = conn.execute(select(pools).join(jobs).where(jobs.c.id == job.id)).one()
-            self.store._log_change(conn, _pool(row), "tune", job.actor, None, value=value)
-            conn.execute(
-                update(jobs)
-                .where(jobs.c.id == job.id)
-                .values(status="done", phase="done", finished_at=now, updated_at=now)
-            )
+        record_fit(self.store, job, value)
 
     def due_tunes(self) -> list[Pool]:
-        """The pools with auto-tuning whose rounds rated since their last auto-tune (by the
-        rounds it started at, whatever became of it) reach its `every`."""
-        due = []
-        with self.store.engine.connect() as conn:
-            for row in conn.execute(select(pools).where(pools.c.autotune.is_not(None))):
-                pool = _pool(row)
-                since = _last_started_at(conn, pool, "tune")
-                if pool.autotune is not None and pool.rated - since >= pool.autotune["every"]:
-                    due.append(pool)
-        return due
+        """The pools due an auto-tune (`store.jobs`)."""
+        return due_tunes(self.store)
 
     def due_refits(self) -> list[Pool]:
-        """The pools whose model refits every `refit_every` rounds (WHR) and whose rounds
-        rated since their last scheduled or asked-for refit reach it."""
-        due = []
-        with self.store.engine.connect() as conn:
-            for row in conn.execute(select(pools).where(pools.c.model != "synelo")):
-                pool = _pool(row)
-                every = pool.model_params.get("refit_every")
-                if (
-                    isinstance(every, int)
-                    and every > 0
-                    and pool.rated - _last_started_at(conn, pool, "refit") >= every
-                ):
-                    due.append(pool)
-        return due
+        """The pools due a scheduled refit (`store.jobs`)."""
+        return due_refits(self.store)
 
     def fail(self, job: Job, error: str) -> None:
         """Mark the job failed; its journal rows are left for the next clean-up."""
-        self.fail_id(job.id, error)
+        fail_job(self.store, job.id, error)
 
     def fail_id(self, job_id: int, error: str) -> None:
-        now = self.store.clock()
-        with self.store.write_transaction() as conn:
-            conn.execute(
-                update(jobs)
-                .where(jobs.c.id == job_id, jobs.c.status == "running")
-                .values(status="failed", error=error[:2000], finished_at=now, updated_at=now)
-            )
+        """Mark the job of this id failed, if it still runs."""
+        fail_job(self.store, job_id, error)
+
+    def delete_pool(self, pool_name: str) -> Pool:
+        """Delete the pool and all it holds, unless a re-rate runs on it (`store.pools`)."""
+        return delete_pool(self.store, pool_name)
 
     # --- reading ----------------------------------------------------------------------------
     def snapshot(self, pool_name: str) -> Snapshot:
@@ -428,7 +293,7 @@ class RerateStore:
             row = conn.execute(select(pools).where(pools.c.name == pool_name)).first()
             if row is None:
                 raise UnknownPool(pool_name)
-            pool = _pool(row)
+            pool = as_pool(row)
             stored = self._rounds(conn, pool.id, 0)
             log = self._admin(conn, pool.id, 0)
             last_change = conn.execute(
@@ -453,7 +318,7 @@ class RerateStore:
     @staticmethod
     def _admin(conn: Connection, pool_id: int, after_id: int) -> list[Change]:
         return [
-            _change(r)
+            as_change(r)
             for r in conn.execute(
                 select(changes)
                 .where(
@@ -498,7 +363,7 @@ class RerateStore:
         JSON; `voided`: the row ids of the rounds voided from now on."""
         model_name, params_text = target
         with self.store.write_transaction() as conn:
-            pool = self.store._locked_pool(conn, snapshot.pool.name)
+            pool = locked_pool(conn, snapshot.pool.name)
             status = conn.execute(select(jobs.c.status).where(jobs.c.id == job.id)).scalar()
             if status != "running" or pool.generation != snapshot.pool.generation:
                 raise JobSuperseded(job.id)
@@ -520,7 +385,7 @@ class RerateStore:
             self._write_players(conn, pool, engine, chain, model_name)
             conn.execute(delete(pool_context).where(pool_context.c.pool_id == pool.id))
             sql.save_context(conn, pool.id, engine.context)
-            _bulk_update(
+            bulk_update(
                 conn,
                 "rounds",
                 ("p_a", "sum_a", "sum_b"),
@@ -562,12 +427,13 @@ class RerateStore:
                             else json.dumps(spec["autotune"])
                         )
                     )
-            self.store._log_change(
+            log_change(
                 conn,
                 pool,
                 job.kind,
                 job.actor,
                 spec.get("reason"),
+                at=self.store.clock(),
                 round_id=spec.get("round_id"),
                 value=value,
             )
@@ -621,7 +487,7 @@ class RerateStore:
                     pid,
                 )
             )
-        _bulk_update(
+        bulk_update(
             conn,
             "players",
             (
@@ -648,8 +514,8 @@ class RerateStore:
             )
         )
         if chunks:
-            _bulk_insert(conn, "window_chunks", ("player_id", "chunk", "data"), chunks)
-        self.store._windows.clear()
+            bulk_insert(conn, "window_chunks", ("player_id", "chunk", "data"), chunks)
+        self.store.windows.clear()
 
     def clean_up(self, pool: Pool) -> int:
         """Delete the journal rows of the generations before the one in force, a batch of
@@ -679,87 +545,3 @@ class RerateStore:
                 )
             ).rowcount
         return deleted
-
-    def delete_pool(self, pool_name: str) -> Pool:
-        """Delete the pool and everything it holds, in one transaction, unless a re-rate runs
-        on it (JobRunning): a job would go on writing rows for it. The journal has no
-        foreign keys (migration 0006), so its rows go first, by round and then the admin
-        rows; players, their windows, rounds, the admin log and jobs follow the pool by
-        ON DELETE CASCADE. One transaction, because SQLite reuses the ids of deleted rows:
-        a journal row left behind could be read as a later round's."""
-        with self.store.write_transaction() as conn:
-            pool = self.store._locked_pool(conn, pool_name)
-            _no_job_running(conn, pool, self.store.clock())
-            conn.execute(
-                delete(journal).where(
-                    journal.c.round_pk.in_(select(rounds.c.id).where(rounds.c.pool_id == pool.id))
-                )
-            )
-            conn.execute(
-                delete(journal).where(journal.c.pool_id == pool.id, journal.c.round_pk.is_(None))
-            )
-            conn.execute(delete(pools).where(pools.c.id == pool.id))
-        self.store._pools.pop(pool.name, None)
-        self.store._windows.clear()  # a later player may get a deleted one's id (SQLite)
-        return pool
-
-
-def _no_job_running(conn: Connection, pool: Pool, now: datetime) -> None:
-    """JobRunning if a live job re-rates the pool; a running job silent for STALE_AFTER is
-    marked failed (its process stopped)."""
-    running = conn.execute(
-        select(jobs.c.id, jobs.c.updated_at).where(
-            jobs.c.pool_id == pool.id, jobs.c.status == "running"
-        )
-    ).all()
-    for job_id, heartbeat in running:
-        if now - heartbeat < STALE_AFTER:
-            raise JobRunning(job_id)
-        conn.execute(
-            update(jobs)
-            .where(jobs.c.id == job_id)
-            .values(
-                status="failed",
-                error="abandoned: its process stopped",
-                finished_at=now,
-                updated_at=now,
-            )
-        )
-
-
-def _last_started_at(conn: Connection, pool: Pool, kind: str) -> int:
-    """The rounds rated when the pool's last job of `kind` started (0: none yet)."""
-    last = conn.execute(
-        select(jobs.c.spec)
-        .where(jobs.c.pool_id == pool.id, jobs.c.kind == kind)
-        .order_by(jobs.c.id.desc())
-        .limit(1)
-    ).scalar()
-    return int(json.loads(last)["at_rounds"]) if last is not None else 0
-
-
-def target_model(pool: Pool, spec: Mapping[str, Any]) -> tuple[str, str]:
-    """The model and parameters' JSON a job re-rates with: a patch's, else the pool's."""
-    if "model" in spec:
-        return spec["model"], json.dumps(spec["params"])
-    return pool.model, encode_params(pool.model, pool.params, pool.model_params)
-
-
-def adopted_params(pool: Pool, fitted: Mapping[str, float]) -> str:
-    """The pool's parameters' JSON with `fitted` over them (an adopted auto-tune)."""
-    if pool.is_synelo:
-        params = SynEloParams.from_dict({**pool.params.to_dict(), **fitted}).within_bounds()
-        return encode_params("synelo", params, {})
-    own = resolve_params(MODELS[pool.model], {**pool.model_params, **fitted})
-    return encode_params(pool.model, pool.params, own)
-
-
-def recompute_for(model_name: str, params_text: str, refit: bool = False) -> Recompute:
-    """The pure recompute for a model and its parameters' JSON; `refit`: it ends with the
-    model's full-history fit even when the model only refits when asked (a refit job)."""
-    synelo, _ = pool_params(model_name, params_text)
-    return Recompute(
-        stored_model(model_name, params_text),
-        synelo if model_name == "synelo" else None,
-        refit,
-    )

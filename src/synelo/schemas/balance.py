@@ -1,0 +1,143 @@
+"""Team balancing: the splits of a roster into teams, and autobalance's moves."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from synelo.schemas.fields import MAX_SIDE, PlayerId
+
+MAX_PLAYERS = 2 * MAX_SIDE
+
+
+# players who want to stay on one team: two or more, each listed once
+Party = Annotated[list[PlayerId], Field(min_length=2, max_length=MAX_PLAYERS)]
+
+
+class Teams(BaseModel):
+    """Present teams; either may be empty (a 3v0 is exactly what autobalance is for)."""
+
+    A: list[PlayerId] = Field(default_factory=list, max_length=MAX_SIDE)
+    B: list[PlayerId] = Field(default_factory=list, max_length=MAX_SIDE)
+
+
+class SplitsIn(BaseModel):
+    model_config = ConfigDict(
+        json_schema_extra={
+            "example": {
+                "players": [
+                    "76561197960265730",
+                    "76561197960265731",
+                    "76561197960265732",
+                    "76561197960265733",
+                    "76561197960265734",
+                ],
+                "current": {
+                    "A": ["76561197960265730", "76561197960265731"],
+                    "B": ["76561197960265732", "76561197960265733"],
+                },
+                "parties": [],
+                "must_play": ["76561197960265734"],
+                "min_k": 2,
+                "max_k": None,
+                "prefer": "mix",
+            }
+        }
+    )
+
+    players: list[PlayerId] = Field(min_length=4, max_length=MAX_PLAYERS)
+    current: Teams | None = None
+    parties: list[Party] = Field(default_factory=list, max_length=MAX_PLAYERS)
+    must_play: list[PlayerId] = Field(default_factory=list, max_length=MAX_PLAYERS)
+    min_k: int = Field(2, ge=1, le=MAX_SIDE)
+    max_k: int | None = Field(None, ge=1, le=MAX_SIDE)
+    prefer: Literal["stay", "mix"] | None = "mix"
+    mode: Literal["even", "all-play"] | None = Field(
+        None,
+        description="even: k against k by equal strength sums, for every k from min_k to "
+        "max_k; all-play: everyone plays, ⌊n/2⌋ against ⌈n/2⌉, by the least |logit P(A)| of "
+        "the pool's model (W12; only models that have one, such as whr). Default: the model's",
+    )
+
+
+class SplitOut(BaseModel):
+    k: int
+    A: list[str]
+    B: list[str]
+    bench: list[str]
+    sum_a: int
+    sum_b: int
+    gap: int
+    p_a: float
+    optimal: bool = Field(
+        description="the gap (all-play: |logit|) is proven minimal at the rating resolution"
+    )
+    moved: int | None = Field(
+        description="players on a team now who change team (null without current)"
+    )
+    moved_optimal: bool | None = Field(
+        description="prefer is proven honoured among the "
+        "splits with this gap (null without current)"
+    )
+    split_parties: list[list[str]] = Field(description="parties that could not stay together")
+    logit: float | None = Field(
+        None,
+        description="all-play: the model's logit P(A) on the strengths the split was chosen "
+        "by, whose absolute value it minimises (W12); null for even splits",
+    )
+
+
+class SplitsOut(BaseModel):
+    splits: list[SplitOut]
+    mode: Literal["even", "all-play"] = Field(
+        "even", description="how the splits were chosen (see the request's mode)"
+    )
+    solver: Literal["exact", "greedy"]
+    elapsed_ms: float = Field(
+        description="since the request began: waiting for the solver, reading and solving "
+        "(the budget SYNELO_BALANCE_BUDGET_MS covers all of it)"
+    )
+
+
+class AutobalanceIn(BaseModel):
+    model_config = ConfigDict(
+        json_schema_extra={
+            "example": {
+                "teams": {
+                    "A": ["76561197960265730", "76561197960265731", "76561197960265732"],
+                    "B": ["76561197960265733"],
+                },
+                "joiner": None,
+                "locked": [],
+                "parties": [],
+                "method": "f11",
+            }
+        }
+    )
+
+    teams: Teams
+    joiner: PlayerId | None = None
+    unassigned: list[PlayerId] = Field(default_factory=list, max_length=MAX_PLAYERS)
+    locked: list[PlayerId] = Field(default_factory=list, max_length=MAX_PLAYERS)
+    parties: list[Party] = Field(default_factory=list, max_length=MAX_PLAYERS)
+    method: Literal["f11", "min_swaps"] = "f11"
+
+
+class MoveOut(BaseModel):
+    model_config = ConfigDict(populate_by_name=True)
+
+    steam_id: str
+    from_: Literal["A", "B", "none"] = Field(alias="from")
+    to: Literal["A", "B"]
+
+
+class AutobalanceOut(BaseModel):
+    method: str
+    moves: list[MoveOut]
+    gap_before: int
+    gap_after: int
+    sum_a: int
+    sum_b: int
+    size_a: int
+    size_b: int

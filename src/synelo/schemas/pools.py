@@ -1,0 +1,205 @@
+"""Creating a pool and reading it back: its model, parameters, auto-tuning, and the
+quality figures of its ratings."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+
+from synelo.ratings.params import (
+    MAX_K,
+    MAX_SCALE,
+    MAX_STALE_DAYS,
+    MAX_T_SHADOW,
+    MAX_WEIGHT,
+    MIN_K_MAX,
+    MIN_SCALE,
+    MIN_WRE_SCALE,
+)
+from synelo.schemas.fields import POOL_NAME, Number, Text
+
+
+class ParamsIn(BaseModel):
+    """Optional per-pool overrides of the SynElo rating parameters (defaults: the settings), within
+    the bounds of SynEloParams.within_bounds; NaN and infinities are refused."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+    r0: StrictInt | None = Field(None, ge=1, le=10_000)
+    r_min: StrictInt | None = Field(None, ge=1, le=10_000)
+    r_max: StrictInt | None = Field(None, ge=1, le=10_000)
+    r_shadow_cap: StrictInt | None = Field(None, ge=1, le=10_000)
+    t_shadow: StrictInt | None = Field(None, ge=0, le=MAX_T_SHADOW)
+    t_stale_days: Number | None = Field(None, gt=0, le=MAX_STALE_DAYS)
+    k_min: Number | None = Field(None, ge=0, le=MAX_K)
+    k_max: Number | None = Field(None, ge=MIN_K_MAX, le=MAX_K)
+    window: StrictInt | None = Field(None, ge=2, le=5000)
+    w_vel: Number | None = Field(None, ge=0, le=MAX_WEIGHT)
+    w_wre: Number | None = Field(None, ge=0, le=MAX_WEIGHT)
+    w_vol: Number | None = Field(None, ge=0, le=MAX_WEIGHT)
+    wre_scale: Number | None = Field(None, ge=MIN_WRE_SCALE, le=MAX_SCALE)
+    sigma: Number | None = Field(None, ge=MIN_SCALE, le=MAX_SCALE)
+    convergence: Literal["seed", "revised"] | None = Field(
+        None,
+        description="F3's version: 'revised' (default SYNELO_CONVERGENCE) or 'seed', the "
+        "seed design's (with an explicit theta, rates exactly as pools made before it)",
+    )
+
+
+class AutoTuneIn(BaseModel):
+    """Auto-tuning: re-fit `fit` on the pool's own rounds every `every` rounds; adopt the fit
+    (re-rating the pool) when the newest `holdout` of the rounds, which the fit did not see,
+    get a log loss lower by `margin` or more."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+    every: StrictInt = Field(ge=100, le=10_000_000, description="rounds between fits")
+    fit: list[Text] = Field(
+        min_length=1, max_length=8, description="parameters to fit (the model's tunable ones)"
+    )
+    holdout: Number = Field(0.2, gt=0, lt=0.5, description="share of the newest rounds held out")
+    margin: Number = Field(
+        0.002, ge=0, le=1, description="held-out log-loss gain (nats per round) to adopt"
+    )
+
+
+class PoolIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: Text = Field(pattern=POOL_NAME)
+    team_size: StrictInt | None = Field(
+        None,
+        ge=1,
+        le=64,
+        description="largest team size on the pool's servers (default SYNELO_TEAM_SIZE); "
+        "Θ = 100·max(team_size, 2) (SYNELO_THETA_RULE) unless SYNELO_THETA or theta",
+    )
+    kmax: StrictInt | None = Field(
+        None,
+        ge=1,
+        le=64,
+        deprecated=True,
+        description="the old name of team_size (not the K-factor cap params.k_max)",
+    )
+    theta: Number | None = Field(
+        None,
+        ge=MIN_SCALE,
+        le=MAX_SCALE,
+        description="overrides SYNELO_THETA and the Θ of team_size",
+    )
+    player_ids: Literal["steam", "text"] = "steam"
+    model: Text = Field(
+        "synelo", max_length=32, description="the rating model (GET /v1/models lists them)"
+    )
+    params: dict[str, Any] | None = Field(
+        None,
+        description="the model's parameters over its defaults, each within its bounds (GET "
+        "/v1/models); every model also takes t_shadow and t_stale_days. For synelo: ParamsIn",
+    )
+    autotune: AutoTuneIn | None = Field(None, description="auto-tuning (default: off)")
+    public: StrictBool = Field(
+        False, description="anyone may read its public endpoints (/v1/public/…) without a token"
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _team_size_from_old_name(cls, data: Any) -> Any:
+        """`kmax` still sets the team size, validated as one (on the raw body, so that no
+        one reads the deprecated field and gets its warning)."""
+        if (
+            isinstance(data, dict)
+            and data.get("kmax") is not None
+            and data.get("team_size") is None
+        ):
+            return {**data, "team_size": data["kmax"]}
+        return data
+
+    @field_validator("kmax")
+    @classmethod
+    def _agrees_with_team_size(cls, kmax: int | None, info: ValidationInfo) -> int | None:
+        if kmax is not None and info.data.get("team_size") not in (None, kmax):
+            raise ValueError("kmax is the old name of team_size and differs from it: send one")
+        return kmax
+
+
+class PoolOut(BaseModel):
+    name: str
+    model: str
+    team_size: int
+    kmax: int = Field(deprecated=True, description="team_size under its old name")
+    theta: float | None = Field(description="F1's Θ (SynElo pools; null otherwise)")
+    player_ids: str
+    rounds: int
+    voided: int = Field(0, description="rounds voided (stored, not rated)")
+    autotune: dict[str, Any] | None = Field(None, description="auto-tuning (null: off)")
+    public: bool = Field(False, description="its public endpoints answer anyone")
+    created_at: datetime
+    params: dict[str, float | int | str] = Field(
+        description="the rating parameters; convergence is F3's version ('seed' for pools "
+        "created before there was a choice)"
+    )
+
+
+class QualityOut(BaseModel):
+    rounds: int
+    players: int
+    shadow: int
+    stale: int
+    mean_convergence: float | None = Field(description="mean F3 C (SynElo pools; else null)")
+    model: str
+    theta: float | None = Field(description="F1's Θ (SynElo pools; null otherwise)")
+    team_size: int
+    kmax: int = Field(deprecated=True, description="team_size under its old name")
+    brier_target: float
+    brier_all: float | None
+    brier_all_distance: float | None = Field(
+        description="brier_all − 0.25, signed: positive means worse than a coin (always 0.5)"
+    )
+    brier_recent: float | None
+    brier_recent_distance: float | None = Field(
+        description="brier_recent − 0.25, signed: positive means worse than a coin"
+    )
+    brier_recent_rounds: int
+    theta_suggested: float | None = Field(
+        description=(
+            "F1's Θ that maximises the likelihood of the pool's newest rounds (round-start "
+            "sums and outcomes), when theta_suggested_status is 'fit'; else null"
+        )
+    )
+    theta_suggested_status: Literal["fit", "no signal", "separated", "too few", "n/a"] = Field(
+        description="'fit': a finite 95 % interval; 'no signal': the ratings predict no "
+        "better than a coin at 95 %, only a lower bound on Θ is known; 'separated': the gaps "
+        "order every outcome, no finite fit; 'too few': under 500 rounds, or none with a gap; "
+        "'n/a': the pool's model is not SynElo, which alone has a Θ"
+    )
+    theta_suggested_low: float | None = Field(
+        description="the 95 % profile-likelihood interval's lower end (also for 'no signal')"
+    )
+    theta_suggested_high: float | None = Field(
+        description="the interval's upper end; null when unbounded ('no signal')"
+    )
+    theta_suggested_p_value: float | None = Field(
+        description="the likelihood-ratio test of the fit against a coin (Θ = ∞)"
+    )
+    theta_suggested_rounds: int = Field(
+        description="rounds the suggestion rests on "
+        "(the most recent, at most 100,000; 0 before 500)"
+    )
+    autotune: dict[str, Any] | None = Field(None, description="the pool's auto-tuning setting")
+    last_fit: dict[str, Any] | None = Field(
+        None,
+        description="the newest auto-tune: the parameters fitted, the held-out log loss of the "
+        "pool's parameters and of the fit, the rounds of each part, whether it was adopted, "
+        "when (at, seq) and by which job",
+    )

@@ -1,0 +1,95 @@
+"""The admin changes that re-rate a pool in the background (a patch, a void, an unvoid, a
+refit) and what they leave: the job and the pool's admin log."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool
+
+from synelo.ratings.params import MAX_SCALE, MIN_SCALE
+from synelo.schemas.fields import Number, Reason, Text
+from synelo.schemas.pools import AutoTuneIn
+
+
+class PoolPatchIn(BaseModel):
+    """A change of a pool's model or parameters, applied by re-rating every stored round."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: Text | None = Field(
+        None, max_length=32, description="a new rating model (default: the pool's)"
+    )
+    params: dict[str, Any] | None = Field(
+        None,
+        description="parameters over the pool's own (same model) or over the new model's "
+        "defaults (another model), each within its bounds",
+    )
+    theta: Number | None = Field(None, ge=MIN_SCALE, le=MAX_SCALE, description="SynElo's Θ")
+    autotune: AutoTuneIn | None = Field(
+        None, description="auto-tuning; null turns it off (alone: applied at once, no re-rate)"
+    )
+    public: StrictBool | None = Field(
+        None, description="open or close the public endpoints (applied at once, no re-rate)"
+    )
+    reason: Reason | None = None
+
+
+class EmptyIn(BaseModel):
+    """A body with nothing in it (any field is unknown)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class VoidIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    reason: Reason
+
+
+class UnvoidIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    reason: Reason | None = None
+
+
+class ChangeOut(BaseModel):
+    """An entry of a pool's admin log."""
+
+    id: int
+    seq: int = Field(description="rounds the pool had stored when it was made")
+    kind: Literal["set", "reset", "void", "unvoid", "patch", "tune", "refit", "hide"]
+    steam_id: str | None = Field(description="the player set or reset")
+    round_id: str | None = Field(description="the round voided or unvoided")
+    value: dict[str, Any] | None = Field(
+        description='{"rating"}, {"model", "params"}, {"public"} or {"hidden"}'
+    )
+    actor: str = Field(description="the token that made it: its label, or config:<role>#<n>")
+    reason: str | None
+    at: datetime
+
+
+class ChangesOut(BaseModel):
+    changes: list[ChangeOut]
+
+
+class JobOut(BaseModel):
+    """A background re-rate: running until the new ratings replace the old at once."""
+
+    id: int
+    pool: str
+    kind: Literal["patch", "void", "unvoid", "tune", "refit"]
+    status: Literal["running", "done", "failed"]
+    phase: str = Field(
+        description="queued, rating, solving (a full-history refit), swapping or done"
+    )
+    total: int = Field(description="rounds to rate (those stored when the job started)")
+    done: int = Field(description="rounds rated so far")
+    error: str | None
+    actor: str = Field(description="who asked for it")
+    reason: str | None
+    spec: dict[str, Any]
+    created_at: datetime
+    updated_at: datetime
+    finished_at: datetime | None

@@ -1,0 +1,136 @@
+"""The layout's rules that `lint-imports` (make lint) does not state: no import cycle between
+any two modules, a package's own `__init__` included, and no module reaching for another
+module's private names. The layers themselves are pyproject.toml's import contract."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import grimp
+import pytest
+
+SRC = Path(__file__).resolve().parents[2] / "src" / "synelo"
+
+
+@pytest.fixture(scope="module")
+def graph() -> grimp.ImportGraph:
+    """synelo's import graph, function-local imports included (grimp reads every import)."""
+    return grimp.build_graph("synelo", cache_dir=None)
+
+
+def strongly_connected(graph: grimp.ImportGraph) -> list[set[str]]:
+    """The import graph's cycles: its strongly connected components of two or more modules
+    (Tarjan's algorithm, iterative so that a deep chain cannot exhaust the stack)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[set[str]] = []
+    for root in sorted(graph.modules):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph.find_modules_directly_imported_by(root))))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append(
+                        (child, iter(sorted(graph.find_modules_directly_imported_by(child))))
+                    )
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = set()
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.add(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(component)
+    return found
+
+
+def test_the_cycle_finder_finds_a_cycle() -> None:
+    """The check below could fail: a cycle added to a copy of the graph is found."""
+    graph = grimp.ImportGraph()
+    for name in ("a", "a.b", "a.c", "a.d"):
+        graph.add_module(name)
+    graph.add_import(importer="a.b", imported="a.c")
+    graph.add_import(importer="a.c", imported="a.d")
+    assert strongly_connected(graph) == []
+    graph.add_import(importer="a.d", imported="a.b")
+    assert strongly_connected(graph) == [{"a.b", "a.c", "a.d"}]
+
+
+def test_no_import_cycle_between_any_two_modules(graph: grimp.ImportGraph) -> None:
+    assert strongly_connected(graph) == []
+
+
+PRIVATE_IMPORT = re.compile(r"^_[a-z]")
+
+
+def private_names_imported(path: Path) -> list[str]:
+    """`from synelo.x import _name` in one source file."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return [
+        f"{path.relative_to(SRC.parent)}:{node.lineno} {node.module}.{alias.name}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("synelo")
+        for alias in node.names
+        if PRIVATE_IMPORT.match(alias.name)
+    ]
+
+
+def test_no_module_imports_another_modules_private_name() -> None:
+    found = [hit for path in sorted(SRC.rglob("*.py")) for hit in private_names_imported(path)]
+    assert found == []
+
+
+# namedtuple's own API, whose names start with an underscore so as not to clash with fields
+NAMEDTUPLE_API = {"_make", "_asdict", "_replace", "_fields"}
+# Private attributes reached on another object, each the module's own or a library's:
+ALLOWED = {
+    # Window.restore builds a Window of its own class from stored columns
+    ("ratings/window.py", "_r"),
+    ("ratings/window.py", "_es"),
+    ("ratings/window.py", "_rebuild_scales"),
+    ("ratings/window.py", "_fresh"),
+    # the h11 protocol subclass stops uvicorn's request timer of a connection it evicts
+    # (pyproject pins uvicorn to one minor release for this)
+    ("service/server.py", "_stop_request_timer"),
+}
+
+
+def private_attributes(path: Path) -> list[tuple[str, str, int]]:
+    """`thing._name` in one source file, `self` and `cls` aside."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    where = path.relative_to(SRC).as_posix()
+    return [
+        (where, node.attr, node.lineno)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute)
+        and PRIVATE_IMPORT.match(node.attr)
+        and node.attr not in NAMEDTUPLE_API
+        and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))
+    ]
+
+
+def test_no_module_reaches_for_another_objects_private_attributes() -> None:
+    hits = [hit for path in sorted(SRC.rglob("*.py")) for hit in private_attributes(path)]
+    assert [hit for hit in hits if hit[:2] not in ALLOWED] == []
+    assert {hit[:2] for hit in hits} >= ALLOWED, "an allowed exception no longer exists"
