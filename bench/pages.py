@@ -34,11 +34,11 @@ Method
    The deep leaderboard page is measured after a new round too (the store keeps each
    pool's board in memory and brings it up to date the same way).
 4. Server-side time is the server's own: the access log's duration of each request, taken by
-   the app's outermost middleware (synelo.service.metrics.RequestMetrics, the same timer as
-   the ``synelo_http_request_duration_seconds`` histogram) from the request's head to the end
-   of its answer, in 0.1 ms. The client's time of each request (over loopback HTTP, an upper
-   bound) is printed beside it. Per page: p50, p95 and max of both, and whether the
-   server-side p95 meets ``p95 <= 100 ms``.
+   the app's outermost middleware (synelo.service.middleware.metrics.RequestMetrics, the
+   same timer as the ``synelo_http_request_duration_seconds`` histogram) from the request's
+   head to the end of its answer, in 0.1 ms. The client's time of each request (over loopback
+   HTTP, an upper bound) is printed beside it. Per page: p50, p95 and max of both, and
+   whether the server-side p95 meets ``p95 <= 100 ms``.
 5. With ``--profile``, or for every page that missed the target, the page is served again in
    this process by the app on the filled database (the server stopped) with every Store
    method it calls timed; then each SQL statement it ran is run on its own and fetched whole,
@@ -98,14 +98,14 @@ from update import (
 
 from synelo.config import Settings
 from synelo.domain import RoundReport, SubmitResult
-from synelo.service.app import create_app  # before synelo.web: the app imports the pages
-from synelo.service.routers.public import BARS
+from synelo.service.api.views import BARS
+from synelo.service.app import create_app
+from synelo.service.charts import Point, histogram, line_chart
+from synelo.service.pages.public import CHART_POINTS, HISTORY, PAGE, sampled
 from synelo.store.engine import create_store_engine
 from synelo.store.repository import Store
 from synelo.store.tables import journal, players, rounds
 from synelo.store.writer import RoundWriter
-from synelo.web.charts import Point, histogram, line_chart
-from synelo.web.pages import CHART_POINTS, HISTORY, PAGE, sampled
 
 POOL = "default"
 TEAM_SIZE = 12

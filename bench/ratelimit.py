@@ -54,7 +54,7 @@ from pathlib import Path
 
 import httpx
 
-from synelo.service.ratelimit import BURST_S  # a drained bucket is full again after this
+from synelo.service.middleware.ratelimit import BURST_S  # a drained bucket is full again after this
 
 sys.path.insert(0, str(Path(__file__).parent))
 import update  # noqa: E402  (bench/update.py: free ports, a process's CPU)

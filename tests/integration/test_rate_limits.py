@@ -28,7 +28,14 @@ from sqlalchemy import delete
 from synelo.client import RoundReporter, ServiceUnavailable, SyneloClient
 from synelo.config import Settings
 from synelo.service.app import create_app
-from synelo.service.ratelimit import BURST_S, GO, Limiter, LocalLimiter, Rate, RedisLimiter
+from synelo.service.middleware.ratelimit import (
+    BURST_S,
+    GO,
+    Limiter,
+    LocalLimiter,
+    Rate,
+    RedisLimiter,
+)
 from synelo.store.engine import create_store_engine, migrate
 from synelo.store.repository import Store, hash_token
 from synelo.store.tables import api_tokens

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from synelo.service.ratelimit import Rate, TrustedProxies, client_address, retry_after
+from synelo.service.middleware.ratelimit import Rate, TrustedProxies, client_address, retry_after
 
 PROXIES = TrustedProxies(["10.0.0.0/8", "192.0.2.1", "2001:db8:ffff::/48"])
 

@@ -21,11 +21,11 @@ from synelo.models import MODELS, create_model
 from synelo.ratings import k_factor
 from synelo.ratings.brier import brier_score
 from synelo.ratings.synelo import round_score
+from synelo.service.api import reports as web_health
+from synelo.service.charts import Bin, Point, bar_chart, histogram, line_chart, reliability_chart
 from synelo.store import health as store_health
 from synelo.store.repository import Store
 from synelo.store.tables import changes, players, pools, rounds
-from synelo.web import health as web_health
-from synelo.web.charts import Bin, Point, bar_chart, histogram, line_chart, reliability_chart
 
 NOW = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
 

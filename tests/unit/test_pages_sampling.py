@@ -4,7 +4,7 @@ newest entry kept, voids placed among the points drawn."""
 from __future__ import annotations
 
 from synelo.domain import RatingStep, VoidedRound
-from synelo.web.pages import sampled, void_marks
+from synelo.service.pages.public import sampled, void_marks
 
 
 def entry(pk: int, kind: str = "round") -> RatingStep:

@@ -24,7 +24,7 @@ from synelo.models.base import Param
 from synelo.models.positional import Positional
 from synelo.models.rounds import column_int
 from synelo.ratings.params import ParameterError as SynEloParameterError
-from synelo.service.routers.players import ratable
+from synelo.service.api.pool_settings import ratable
 from tests.model_rounds import POSITIONS, round_facts
 
 

@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 
 from synelo.domain import RatedPlayer, RatedRound, RoundReport
-from synelo.service.routers.rounds import round_json
+from synelo.service.api.rounds import round_json
 from synelo.store.round_record import decode_record, encode_record
 
 # Written by the release before this module (its HTTP answer, stored verbatim as the record).

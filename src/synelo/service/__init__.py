@@ -1,5 +1,11 @@
-"""The HTTP API (FastAPI): thin routers over the store and the pure rating math.
+"""The HTTP service (FastAPI), in layers, each importing only those below it:
 
-The package imports nothing itself: the pages (`synelo.web`) import routers of it, and the
-app (`synelo.service.app`) imports the pages.
+- `middleware`: the ASGI layers around every request (limits, CORS, metrics, errors);
+- `auth`, `deps`, `ids`, `params`, `gate`, `charts`: what the routes and pages share;
+- `api`: thin routers over the store and the pure rating math, beside the modules that hold
+  what the routes and the pages both run (`api.views`, `api.reports`, `api.actions`…);
+- `pages`: the server-rendered pages, which call those modules, never a route;
+- `app`: the one composition root, which wires all of them; `server`: how uvicorn runs it.
+
+The package imports nothing itself.
 """

@@ -22,23 +22,26 @@ from synelo.config import Settings
 from synelo.domain import UnknownPool
 from synelo.rerate.job import JobRunner
 from synelo.rerate.schedule import AutoTuneSchedule
-from synelo.service import metrics
+from synelo.service.api import balance, models, players, pools, public, rerate, rounds
+from synelo.service.api import metrics as metrics_route
 from synelo.service.auth import TokenChecker
-from synelo.service.cors import PublicCors
-from synelo.service.errors import ErrorLog
 from synelo.service.gate import BalanceGate
-from synelo.service.limits import BodyLimit, escape_surrogates
-from synelo.service.paths import EncodedSlashes
-from synelo.service.ratelimit import LimitGate, RateLimits
-from synelo.service.routers import balance, models, players, pools, public, rerate, rounds
+from synelo.service.middleware import metrics
+from synelo.service.middleware.cors import PublicCors
+from synelo.service.middleware.errors import ErrorLog
+from synelo.service.middleware.limits import BodyLimit, escape_surrogates
+from synelo.service.middleware.paths import EncodedSlashes
+from synelo.service.middleware.ratelimit import LimitGate, RateLimits
+from synelo.service.pages import admin, health, scramble
+from synelo.service.pages import public as public_pages
+from synelo.service.pages.access import NotFound, Refused, not_found_page, refused_page
+from synelo.service.pages.templating import is_page, problems
 from synelo.store.checkpoint import Checkpointer
 from synelo.store.engine import create_store_engine
 from synelo.store.generations import RerateStore
 from synelo.store.repository import Clock, Store, utcnow
 from synelo.store.sessions import SessionStore
 from synelo.store.writer import RoundWriter
-from synelo.web import admin, health, pages, scramble
-from synelo.web.templating import is_page, problems
 
 log = logging.getLogger("synelo")
 
@@ -110,7 +113,7 @@ def create_app(
         such numbers, UTF-8 no such characters, and encoding one would turn the 422 into a
         500. A page's 422 is a page that names the field."""
         if is_page(request.url.path):
-            return await admin.refused_page(request, admin.Refused(422, problems(exc.errors())))
+            return await refused_page(request, Refused(422, problems(exc.errors())))
         return JSONResponse({"detail": _echoable(jsonable_encoder(exc.errors()))}, 422)
 
     @app.exception_handler(StarletteHTTPException)
@@ -120,16 +123,16 @@ def create_app(
         if not is_page(request.url.path):
             return await http_exception_handler(request, exc)
         if exc.status_code == 404:
-            return await pages.not_found_page(request, pages.NotFound("There is no such page."))
-        return await admin.refused_page(request, admin.Refused(exc.status_code, str(exc.detail)))
+            return await not_found_page(request, NotFound("There is no such page."))
+        return await refused_page(request, Refused(exc.status_code, str(exc.detail)))
 
     @app.exception_handler(UnknownPool)
     async def pool_gone(_: Request, exc: UnknownPool) -> JSONResponse:
         """A pool deleted (by another worker perhaps) while this request was using it."""
         return JSONResponse({"detail": f"unknown pool {exc.args[0]!r}"}, status_code=404)
 
-    app.add_exception_handler(pages.NotFound, pages.not_found_page)
-    app.add_exception_handler(admin.Refused, admin.refused_page)
+    app.add_exception_handler(NotFound, not_found_page)
+    app.add_exception_handler(Refused, refused_page)
 
     @app.exception_handler(Exception)
     async def internal_error(request: Request, exc: Exception) -> JSONResponse:
@@ -156,12 +159,11 @@ def create_app(
     app.include_router(models.router)
     app.include_router(rerate.router)
     app.include_router(public.router)
-    app.include_router(pages.router)
+    app.include_router(public_pages.router)
     app.include_router(health.router)
-    app.include_router(health.api)
     app.include_router(admin.router)
     app.include_router(scramble.router)
-    app.include_router(metrics.router(settings.metrics_public, writer.queued))
+    app.include_router(metrics_route.router(settings.metrics_public, writer.queued))
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(EncodedSlashes)
     app.add_middleware(LimitGate, limits=limits)  # before the body is read or routed

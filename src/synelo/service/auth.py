@@ -17,7 +17,7 @@ from typing import Literal
 from fastapi import HTTPException, Request
 from starlette.concurrency import run_in_threadpool
 
-from synelo.service.ratelimit import RateLimits, retry_after
+from synelo.service.middleware.ratelimit import RateLimits, retry_after
 
 Role = Literal["server", "admin"]
 Identity = tuple[str, str]  # (role, who)

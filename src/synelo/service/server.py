@@ -42,7 +42,7 @@ from uvicorn.server import ServerState
 from uvicorn.supervisors import Multiprocess
 
 from synelo.config import Settings
-from synelo.service.metrics import CONNECTIONS_CLOSED
+from synelo.service.middleware.metrics import CONNECTIONS_CLOSED
 
 HEAD_LINE_MAX = 16 * 1024  # the request line, or one header line
 HEAD_MAX = 64 * 1024  # the request line and every header line

@@ -1,6 +1,6 @@
 """CORS for the public read endpoints (/v1/public/…), beyond what a success answer carries.
 
-A public pool's answers carry `Access-Control-Allow-Origin: *` themselves (routers.public).
+A public pool's answers carry `Access-Control-Allow-Origin: *` themselves (api.public).
 This middleware adds what a website's script needs around them: the answer to a preflight
 (OPTIONS, sent when the script sets a header of its own such as If-None-Match), and the
 same header on every error of those routes (404, 422, 429), so that the script can read
@@ -13,7 +13,7 @@ from __future__ import annotations
 from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from synelo.service.ratelimit import PUBLIC_PREFIX
+from synelo.service.middleware.ratelimit import PUBLIC_PREFIX
 
 PREFLIGHT_MAX_AGE_S = 600
 _PREFLIGHT = [

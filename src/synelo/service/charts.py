@@ -3,6 +3,9 @@
 Each chart scales its data into a fixed view box that the page stretches to its width; the
 figures are in <title> elements, so hovering a point or a bar shows them, and tests can count
 the points and bars by their class.
+
+The module sits below the API and the pages rather than in `pages`: a pool's health figures
+(`synelo.service.api.reports`) are kept with their charts, drawn once for every reader.
 """
 
 from __future__ import annotations

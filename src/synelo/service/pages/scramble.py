@@ -1,10 +1,10 @@
 """The scramble viewer: paste a server's players (or pick a recent round's) and see the best
 split for every team size, its gap, its win chance and who moves.
 
-It answers with `POST /v1/pools/{pool}/splits` itself (the route function, called with the
-same checked request), so the viewer and a game server can never disagree. It is an admin's
-page: a split's gap tells a provisional player's rating, which a public page never shows, and
-each view runs the solver.
+It answers with what `POST /v1/pools/{pool}/splits` answers (the same function,
+`synelo.service.api.balancing.find_splits`, called with the same checked request), so the
+viewer and a game server can never disagree. It is an admin's page: a split's gap tells a
+provisional player's rating, which a public page never shows, and each view runs the solver.
 """
 
 from __future__ import annotations
@@ -19,11 +19,11 @@ from starlette.concurrency import run_in_threadpool
 
 from synelo.domain import Pool, UnknownPool
 from synelo.schemas import POOL_NAME, SplitsIn, SplitsOut
+from synelo.service.api.balancing import find_splits
 from synelo.service.deps import StoreDep
 from synelo.service.ids import normalize_ids
-from synelo.service.routers.balance import splits
-from synelo.web.admin import Refused, admin_session
-from synelo.web.templating import problems, render
+from synelo.service.pages.access import Refused, admin_session
+from synelo.service.pages.templating import problems, render
 
 router = APIRouter(include_in_schema=False)
 PICKABLE = 20  # recent rounds offered to pick players from
@@ -89,7 +89,10 @@ async def scramble(
     error = None
     if pasted.players:
         try:
-            answer = await splits(found, pasted.request(min_k), store, request)
+            state = request.app.state
+            answer = await find_splits(
+                found, pasted.request(min_k), store, state.settings, state.balance_gate
+            )
         except ValidationError as exc:
             error = problems(exc.errors())
         except RequestValidationError as exc:

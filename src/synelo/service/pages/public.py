@@ -1,9 +1,10 @@
 """The public pages: the pools, a pool's leaderboard with its rating distribution, and a
 player's page with their rating over time and recent rounds.
 
-They read what the public read endpoints read (`routers.public`), under the same rules: a
-public pool only (a private one is a 404 until the admin login exists), players past the
-shadow period, not stale and not hidden on the board, no provisional rating anywhere.
+They read what the public read endpoints read, shaped by the same functions
+(`synelo.service.api.views`), under the same rules: a public pool only (a private one is a
+404 until the admin login exists), players past the shadow period, not stale and not hidden
+on the board, no provisional rating anywhere.
 """
 
 from __future__ import annotations
@@ -11,60 +12,34 @@ from __future__ import annotations
 import bisect
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Query, Request, Response
+from fastapi import APIRouter, Query, Request, Response
 from fastapi.responses import HTMLResponse
 from pydantic import AfterValidator
 from starlette.concurrency import run_in_threadpool
 
-from synelo.domain import Pool, RatingStep, UnknownPool, VoidedRound
+from synelo.domain import RatingStep, VoidedRound
 from synelo.models import MODELS
-from synelo.schemas import POOL_NAME
-from synelo.service.deps import StoreDep
-from synelo.service.ids import normalize_id
-from synelo.service.paths import PlayerPathId, RoundPathId, maybe_storable
-from synelo.service.routers.players import player_out
-from synelo.service.routers.public import (
+from synelo.service.api.views import (
     BARS,
     TREND,
     board_search,
+    player_out,
     public_player,
     public_round,
 )
-from synelo.web.admin import admin_session
-from synelo.web.charts import Point, histogram, line_chart
-from synelo.web.templating import render
+from synelo.service.charts import Point, histogram, line_chart
+from synelo.service.deps import StoreDep
+from synelo.service.ids import normalize_id
+from synelo.service.pages.access import NotFound, PoolName, admin_session, public_pool
+from synelo.service.pages.templating import render
+from synelo.service.params import PlayerPathId, RoundPathId, maybe_storable
 
 router = APIRouter(include_in_schema=False)
 PAGE = 50  # players a leaderboard page lists
 HISTORY = 3_000  # journal entries a player's chart covers at most (2,000 rounds and more)
 CHART_POINTS = 500  # points it draws at most: a longer history is sampled evenly
 RECENT = 20  # rounds a player's page lists
-PoolName = Annotated[str, Path(pattern=POOL_NAME)]
 Event = tuple[float, str]  # a chart's vertical mark: where (a fractional point index), what
-
-
-class NotFound(Exception):
-    """A page that is not there: answered as an HTML 404 page, not the API's JSON."""
-
-
-async def public_pool(request: Request, name: str) -> Pool:
-    """The pool if this request may read its pages: a public pool, or any pool for a
-    logged-in admin; NotFound otherwise, as for a pool that does not exist (a private
-    pool's name leaks nothing)."""
-    admin = await admin_session(request)
-    store = request.app.state.store
-    try:
-        pool: Pool = await run_in_threadpool(store.get_pool, name)
-    except UnknownPool:
-        raise NotFound(f"There is no public pool named {name}.") from None
-    if not pool.public and admin is None:
-        raise NotFound(f"There is no public pool named {name}.")
-    return pool
-
-
-async def not_found_page(request: Request, exc: Exception) -> HTMLResponse:
-    """The 404 page (registered for NotFound by the app)."""
-    return render(request, "not_found.html", status=404, message=str(exc))
 
 
 @router.get("/favicon.ico")

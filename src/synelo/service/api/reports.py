@@ -1,6 +1,8 @@
-"""The pool health page: whether the ratings work. F6 over time against a coin's 0.25, the
-reliability diagram, the spread of the model's uncertainty (SynElo's K), the Θ the rounds
-suggest with the auto-tunes, and the rounds of each day; voided rounds in none of them.
+"""A pool's health figures, which the health page and `GET /v1/public/pools/{pool}/health`
+both show: whether the ratings work. F6 over time against a coin's 0.25, the reliability
+diagram, the spread of the model's uncertainty (SynElo's K), the Θ the rounds suggest with the
+auto-tunes, and the rounds of each day; voided rounds in none of them. The figures come with
+the page's charts, drawn once with them.
 
 The figures aggregate every round of the pool, which costs the database a scan of them
 (and `Store.quality` a fit over up to 100,000): about a second at 100,000 rounds. An app
@@ -21,36 +23,20 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
-from fastapi import APIRouter, HTTPException, Request, Response
-from fastapi.responses import HTMLResponse
+from fastapi import Request
 from starlette.concurrency import run_in_threadpool
 
-from synelo.domain import Change, Pool, PoolQuality, UnknownPool
+from synelo.domain import Change, Pool, PoolQuality
 from synelo.models import MODELS
 from synelo.ratings.brier import BRIER_TARGET
-from synelo.schemas import (
-    HealthBinOut,
-    HealthBlockOut,
-    HealthDayOut,
-    HealthSpreadOut,
-    HealthThetaOut,
-    PublicHealthOut,
-)
-from synelo.service.responses import COMMON
-from synelo.service.routers.public import NOT_MODIFIED, cached, readable_pool
+from synelo.service.charts import Bin, Point, bar_chart, histogram, line_chart, reliability_chart
 from synelo.store.health import PoolHealth, health_version
 from synelo.store.repository import Store
-from synelo.web.charts import Bin, Point, bar_chart, histogram, line_chart, reliability_chart
-from synelo.web.pages import NotFound, PoolName, public_pool
-from synelo.web.templating import render
 
 log = logging.getLogger("synelo.web")
-router = APIRouter(include_in_schema=False)
-# the same figures as JSON, beside the other public read endpoints
-api = APIRouter(prefix="/v1/public", tags=["public"], responses={**COMMON, **NOT_MODIFIED})
 FRESH_S = 60.0  # the longest a pool's figures are kept (players turn stale meanwhile)
 SLOW_S = 0.05  # figures slower than this to compute are brought up to date in the background
 # ... at most this often: on a pool in play (a round every few seconds), computing them after
@@ -159,7 +145,8 @@ def _cache(request: Request) -> FiguresCache:
 
 
 async def pool_figures(request: Request, found: Pool) -> tuple[dict[str, Any], bool]:
-    """The pool's figures (see FiguresCache) and whether newer rounds are being added."""
+    """The pool's figures (see FiguresCache) and whether newer rounds are being added;
+    UnknownPool if the pool was deleted meanwhile."""
     store: Store = request.app.state.store
     recent: int = request.app.state.settings.brier_recent
     version = (found.name, found.created_at, *await run_in_threadpool(health_version, store, found))
@@ -168,62 +155,7 @@ async def pool_figures(request: Request, found: Pool) -> tuple[dict[str, Any], b
         _, quality = store.quality(found.name, recent)
         return figures(store.health(found), quality)
 
-    try:
-        return await run_in_threadpool(_cache(request).get, found, version, make)
-    except UnknownPool:  # deleted meanwhile
-        raise NotFound(f"There is no public pool named {found.name}.") from None
-
-
-@router.get("/pools/{pool}/health", response_class=HTMLResponse)
-async def health_page(request: Request, pool: PoolName) -> HTMLResponse:
-    """The pool's health figures (a private pool is a 404 unless an admin is logged in)."""
-    found = await public_pool(request, pool)
-    context, behind = await pool_figures(request, found)
-    return render(request, "health.html", behind=behind, **context)
-
-
-@api.get("/pools/{pool}/health", response_model=PublicHealthOut)
-async def public_health(request: Request, pool: PoolName) -> Response:
-    """The figures of the pool's health page: F6 by blocks, the reliability bins, K or
-    the uncertainty, Θ, and the rounds of each day (voided rounds in none of them)."""
-    found = await readable_pool(request, pool)
-    try:
-        context, behind = await pool_figures(request, found)
-    except NotFound:
-        raise HTTPException(404, f"no public pool named {pool!r}") from None
-    shown: Pool = context["pool"]
-    quality: PoolQuality = context["quality"]
-    spread = context["spread"]
-    answer = PublicHealthOut(
-        pool=shown.name,
-        model=shown.model,
-        as_of_round=shown.rounds,
-        behind=behind,
-        rounds=context["rounds"],
-        voided=shown.voided,
-        brier_target=BRIER_TARGET,
-        brier_all=quality.brier_all,
-        brier_recent=quality.brier_recent,
-        blocks=[HealthBlockOut(**asdict(b)) for b in context["blocks"]],
-        reliability=[
-            HealthBinOut(
-                low=b.low,
-                high=b.high,
-                rounds=b.rounds,
-                predicted=b.predicted if b.rounds else None,
-                observed=b.observed if b.rounds else None,
-            )
-            for b in context["bins"]
-        ],
-        spread=None
-        if spread is None
-        else HealthSpreadOut(
-            name=context["spread_key"], players=context["spread_players"], **spread
-        ),
-        theta=HealthThetaOut(**context["theta"]),
-        rounds_per_day=[HealthDayOut(day=d, rounds=n) for d, n in context["days"]],
-    )
-    return cached(request, answer, found)
+    return await run_in_threadpool(_cache(request).get, found, version, make)
 
 
 def figures(health: PoolHealth, quality: PoolQuality) -> dict[str, Any]:

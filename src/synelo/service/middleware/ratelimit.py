@@ -42,12 +42,12 @@ if TYPE_CHECKING:
 log = logging.getLogger("synelo.ratelimit")
 
 BURST_S = 1.0  # a limit lets this many seconds' worth of requests through at once
-PUBLIC_PREFIX = "/v1/public/"  # the read endpoints anyone may call (routers/public.py)
+PUBLIC_PREFIX = "/v1/public/"  # the read endpoints anyone may call (api/public.py)
 
 
 def is_public_path(path: str) -> bool:
     """Whether the path is one anyone may read without a token: the public read endpoints
-    and the pages (synelo.web), which share their own per-address limit."""
+    and the pages (synelo.service.pages), which share their own per-address limit."""
     return path.startswith((PUBLIC_PREFIX, "/pools/")) or path in ("/", "/login", "/logout")
 
 

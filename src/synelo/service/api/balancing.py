@@ -1,4 +1,5 @@
-"""Scramble splits, mid-round autobalance and predictions, on the pool's current ratings.
+"""Scramble splits, mid-round autobalance and predictions, on the pool's current ratings:
+the work behind the balance routes and the scramble viewer, which both call it.
 
 Balancing evens out team sums of each player's strength (the pool's model says what it is:
 SynElo's and Elo's rating, TrueSkill's μ…); the win chance of a split is the model's own
@@ -14,8 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any, Literal, NamedTuple
 
-import orjson
-from fastapi import APIRouter, HTTPException, Request
+from fastapi import HTTPException
 from fastapi.exceptions import RequestValidationError
 from starlette.concurrency import run_in_threadpool
 
@@ -23,7 +23,7 @@ from synelo.balance import all_play_split, best_splits, min_swaps, place_joiner,
 from synelo.balance.autobalance import Move, Rebalance
 from synelo.balance.solver import SplitSet
 from synelo.config import Settings
-from synelo.domain import PlayerRow, Pool, pool_model
+from synelo.domain import Pool, pool_model
 from synelo.models import Model, RoundFacts
 from synelo.ratings import win_probability
 from synelo.schemas import (
@@ -37,89 +37,21 @@ from synelo.schemas import (
     SplitsIn,
     SplitsOut,
 )
-from synelo.service.deps import PoolDep, ServerAuth, StoreDep
+from synelo.service.api.roster import Roster
+from synelo.service.api.round_body import check_round, round_extras
 from synelo.service.gate import BalanceGate, Busy
 from synelo.service.ids import Loc, invalid, normalize_ids
-from synelo.service.responses import COMMON, errors
-from synelo.service.routers.rounds import check_round, round_extras
 from synelo.store.repository import Store
 
-router = APIRouter(prefix="/v1/pools/{pool}", tags=["balance"], responses=COMMON)
 
-
-class Roster:
-    """The players of one request, their indices, and checks that name the field at fault."""
-
-    def __init__(self, pool: Pool, keys: Sequence[str]) -> None:
-        self.pool, self.keys = pool, list(keys)
-        self.index = {k: i for i, k in enumerate(self.keys)}
-        self._rows: dict[str, PlayerRow] | None = None
-        self._states: tuple[Model[Any], dict[str, Any]] | None = None
-
-    def read(self, store: StoreDep) -> Pool:
-        """The pool as it stands, with this request's stored players, read once in one
-        snapshot (a re-rate may have changed the pool's model since `pool` was read)."""
-        if self._rows is None:
-            self.pool, self._rows = store.read_players(self.pool, self.keys)
-        return self.pool
-
-    def members(
-        self,
-        values: Sequence[object],
-        loc: Loc,
-        seen: dict[str, Loc] | None = None,
-        where: str = "players",
-    ) -> list[int]:
-        """Indices of `values`, each of which must be one of the roster's players."""
-        keys = normalize_ids(values, self.pool.player_ids, loc, seen)
-        for i, key in enumerate(keys):
-            if key not in self.index:
-                raise invalid((*loc, i), f"player {key} is not in {where}", value=values[i])
-        return [self.index[k] for k in keys]
-
-    def parties(self, parties: Sequence[Sequence[object]], where: str) -> list[list[int]]:
-        seen: dict[str, Loc] = {}
-        return [self.members(p, ("body", "parties", j), seen, where) for j, p in enumerate(parties)]
-
-    def ratings(self, store: StoreDep) -> list[int]:
-        """Each player's strength, in whole points: a SynElo rating (R_0 for a player the pool
-        has never seen), or the strength of the model's state, rounded."""
-        self.read(store)
-        if self.pool.is_synelo:
-            rows = self._rows or {}
-            r0 = self.pool.params.r0
-            return [rows[k].rating if k in rows else r0 for k in self.keys]
-        model, states = self.states(store)
-        return [round(x) for x in model.strengths([model.state_of(states, k) for k in self.keys])]
-
-    def states(self, store: StoreDep) -> tuple[Model[Any], dict[str, Any]]:
-        """The pool's model and the stored states of this request's players (a pool whose
-        model is not SynElo)."""
-        if self._states is None:  # read once: the balancing and its predictions share them
-            self.read(store)
-            model = pool_model(self.pool)
-            rows = self._rows or {}
-            decoded = {k: model.decode(orjson.loads(r.state)) for k, r in rows.items() if r.state}
-            self._states = model, decoded
-        return self._states
-
-
-@router.post("/splits", response_model=SplitsOut, dependencies=[ServerAuth], responses=errors(503))
-async def splits(pool: PoolDep, body: SplitsIn, store: StoreDep, request: Request) -> SplitsOut:
-    """The best split for every team size from min_k to max_k (F7, exact up to N_max), or
-    for an all-play pool (the model's split mode, or `mode`) the one split of every player
-    with the least |logit P(A)| (W12).
-
-    The time budget (SYNELO_BALANCE_BUDGET_MS) runs from the request's start: waiting for
-    this worker's solver (one request at a time), reading the ratings and solving all count.
-    The search stops at the budget with the best splits found; a request whose budget runs
-    out before its turn gets 503 with Retry-After. The request is checked first, on the
-    event loop (no database); it waits for its turn there too, and only the turn itself
-    takes one of the thread pool's threads."""
+async def find_splits(
+    pool: Pool, body: SplitsIn, store: Store, settings: Settings, gate: BalanceGate
+) -> SplitsOut:
+    """The splits a request asks for, within the budget of `settings` counted from now:
+    checked on the event loop, then solved in the thread pool once `gate` gives this request
+    its turn; a 503 with Retry-After when the budget runs out before the turn comes."""
     began = time.perf_counter()
     asked = _checked(pool, body)
-    settings = request.app.state.settings
-    gate: BalanceGate = request.app.state.balance_gate
     try:
         deadline = began + settings.balance_budget_ms / 1000
         async with gate.turn(deadline):
@@ -307,10 +239,9 @@ def _context_of(
     return store.read_context(pool, sorted(wanted))
 
 
-@router.post("/autobalance", response_model=AutobalanceOut, dependencies=[ServerAuth])
-def autobalance(pool: PoolDep, body: AutobalanceIn, store: StoreDep) -> AutobalanceOut:
-    """Moves that fix a mid-round imbalance: the odd joiner and F11, or NS2 Hive's pair swaps
-    (`min_swaps`)."""
+def find_moves(pool: Pool, body: AutobalanceIn, store: Store) -> AutobalanceOut:
+    """The moves that even out the teams of a round under way (the method the body names),
+    a joiner placed first."""
     kind = pool.player_ids
     seen: dict[str, Loc] = {}
     team_a = normalize_ids(body.teams.A, kind, ("body", "teams", "A"), seen)
@@ -390,10 +321,9 @@ def _answer(
     )
 
 
-@router.post("/predict", response_model=PredictOut, dependencies=[ServerAuth])
-def predict(pool: PoolDep, body: PredictIn, store: StoreDep) -> PredictOut:
-    """P(team A wins) if these teams started a round now, from the pool's current ratings,
-    with the optional round fields the model reads (validated as in a round report)."""
+def predict_win(pool: Pool, body: PredictIn, store: Store) -> PredictOut:
+    """Team A's chance, the teams' strengths and the model's likely results for the teams of
+    a round about to start, on the pool's ratings as they stand."""
     kind = pool.player_ids
     seen: dict[str, Loc] = {}
     team_a = tuple(normalize_ids(body.teams.A, kind, ("body", "teams", "A"), seen))

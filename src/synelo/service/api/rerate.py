@@ -4,13 +4,13 @@ the background job that recomputes the pool from its stored rounds, and read the
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any
+from collections.abc import Callable
+from typing import Annotated
 
 from fastapi import APIRouter, HTTPException, Path, Request
 from fastapi.responses import JSONResponse
 
-from synelo.domain import Job, JobRunning, Pool, UnknownRound, encode_params, pool_model
-from synelo.ratings import SynEloParams
+from synelo.domain import Job, JobRunning, Pool, encode_params, pool_model
 from synelo.schemas import (
     AutoTuneIn,
     ChangeOut,
@@ -22,51 +22,18 @@ from synelo.schemas import (
     UnvoidIn,
     VoidIn,
 )
+from synelo.service.api import actions, pool_settings
+from synelo.service.api.pool_settings import autotune_setting, model_settings
+from synelo.service.api.responses import COMMON, errors
+from synelo.service.api.views import pool_out
 from synelo.service.auth import actor
 from synelo.service.deps import AdminAuth, PoolDep
 from synelo.service.ids import invalid
-from synelo.service.paths import RoundPathId
-from synelo.service.responses import COMMON, errors
-from synelo.service.routers.players import settable
-from synelo.service.routers.pools import autotune_setting, model_settings, pool_out
-from synelo.store.generations import RerateStore
-from synelo.store.repository import Store
+from synelo.service.params import RoundPathId
 
 router = APIRouter(
     prefix="/v1/pools/{pool}", tags=["re-rating"], dependencies=[AdminAuth], responses=COMMON
 )
-
-
-def _check_logged_sets(
-    store: Store,
-    pool: Pool,
-    model: str,
-    params: SynEloParams,
-    model_params: dict[str, Any],
-) -> None:
-    """A re-rate replays the pool's admin sets through the new model: each must be one a
-    pool of it would take (422 at body.model naming the first that is not)."""
-    target = Pool(
-        pool.id,
-        pool.name,
-        pool.team_size,
-        pool.player_ids,
-        params,
-        0,
-        0.0,
-        pool.created_at,
-        model,
-        model_params,
-    )
-    for change in store.changes(pool, ["set"]):
-        rating = (change.value or {}).get("rating")
-        if rating is not None and not settable(target, rating):
-            raise invalid(
-                ("body", "model"),
-                f"the admin set of {change.player_key} to {rating} (change {change.id}) is "
-                f"outside what a {model} pool with these parameters takes",
-                value=model,
-            )
 
 
 def job_out(job: Job) -> JobOut:
@@ -88,27 +55,29 @@ def job_out(job: Job) -> JobOut:
     )
 
 
-def _start(request: Request, pool: Pool, kind: str, spec: dict[str, object]) -> JSONResponse:
-    """Start a re-rate job: 202 with the job and where to follow it, 409 with the running
-    job's id if one runs on the pool."""
-    rerate: RerateStore = request.app.state.rerate
+def _accepted(pool: Pool, start: Callable[[], Job]) -> JSONResponse:
+    """Start a re-rate job (`start`): 202 with the job and where to follow it, 409 with the
+    running job's id if one runs on the pool."""
     try:
-        fresh, job = rerate.start(pool.name, kind, spec, actor(request))
+        job = start()
     except JobRunning as exc:
         return JSONResponse(
             {"detail": f"a re-rate of pool {pool.name!r} is running", "job_id": exc.job_id},
             status_code=409,
             headers={"Location": f"/v1/pools/{pool.name}/jobs/{exc.job_id}"},
         )
-    except UnknownRound as exc:
-        raise HTTPException(404, f"pool {pool.name!r} has no round {exc.args[0]!r}") from None
-    except ValueError as exc:
-        raise HTTPException(409, str(exc)) from None
-    request.app.state.jobs.start(fresh, job)
     return JSONResponse(
         job_out(job).model_dump(mode="json"),
         status_code=202,
         headers={"Location": f"/v1/pools/{pool.name}/jobs/{job.id}"},
+    )
+
+
+def _start(request: Request, pool: Pool, kind: str, spec: dict[str, object]) -> JSONResponse:
+    """Start a re-rate job of `kind` with `spec` (see `_accepted`)."""
+    state = request.app.state
+    return _accepted(
+        pool, lambda: actions.start_job(state.rerate, state.jobs, pool, kind, spec, actor(request))
     )
 
 
@@ -146,7 +115,7 @@ def patch_pool(pool: PoolDep, body: PoolPatchIn, request: Request) -> JSONRespon
             AutoTuneIn.model_validate(current.autotune),
             loc=("body", "autotune"),
         )
-    _check_logged_sets(store, current, model, params, model_params)
+    pool_settings.check_logged_sets(store, current, model, params, model_params)
     at_once = {"autotune", "public"} & body.model_fields_set
     if "public" in at_once and body.public is None:
         raise invalid(("body", "public"), "true or false", value=None)
@@ -202,7 +171,13 @@ def void_round(
     pool: PoolDep, round_id: RoundPathId, body: VoidIn, request: Request
 ) -> JSONResponse:
     """Take a round out of the ratings: the pool is re-rated without it."""
-    return _start(request, pool, "void", {"round_id": round_id, "reason": body.reason})
+    state = request.app.state
+    return _accepted(
+        pool,
+        lambda: actions.void_round(
+            state.rerate, state.jobs, pool, round_id, body.reason, actor(request)
+        ),
+    )
 
 
 @router.post(
@@ -212,10 +187,14 @@ def unvoid_round(
     pool: PoolDep, round_id: RoundPathId, request: Request, body: UnvoidIn | None = None
 ) -> JSONResponse:
     """Put a voided round back: the pool is re-rated with it."""
-    spec: dict[str, object] = {"round_id": round_id}
-    if body is not None and body.reason is not None:
-        spec["reason"] = body.reason
-    return _start(request, pool, "unvoid", spec)
+    state = request.app.state
+    reason = body.reason if body is not None else None
+    return _accepted(
+        pool,
+        lambda: actions.unvoid_round(
+            state.rerate, state.jobs, pool, round_id, reason, actor(request)
+        ),
+    )
 
 
 @router.get("/jobs/{job_id}", response_model=JobOut)

@@ -8,7 +8,7 @@ from synelo.domain import POOL_RULES
 from synelo.models import MODELS, Param
 from synelo.models.synelo import SynElo
 from synelo.schemas import ModelOut, ModelParamOut, ModelsOut
-from synelo.service.responses import COMMON
+from synelo.service.api.responses import COMMON
 
 router = APIRouter(prefix="/v1/models", tags=["models"], responses=COMMON)
 

@@ -3,20 +3,16 @@
 A text pool takes any printable ASCII id, '/' included, and a client sends such an id in a
 path as ``%2F``. The ASGI server decodes the path before routing, which would split that id
 into two segments (a 404). `EncodedSlashes` rebuilds the routing path from the raw one so
-that a segment keeps its own '/' (and '%') percent-encoded, and `player_path_id` decodes the
-segment once routed. Paths without ``%2F`` are left exactly as they are.
+that a segment keeps its own '/' (and '%') percent-encoded, and `player_path_id`
+(`synelo.service.params`) decodes the segment once routed. Paths without ``%2F`` are left
+exactly as they are.
 """
 
 from __future__ import annotations
 
-from typing import Annotated
 from urllib.parse import unquote
 
-from fastapi import Depends, Path, Query, Request
-from pydantic import AfterValidator
 from starlette.types import ASGIApp, Receive, Scope, Send
-
-from synelo.schemas import storable
 
 ENCODED = "synelo.encoded_segments"  # scope key: path segments are still percent-encoded
 
@@ -34,30 +30,3 @@ class EncodedSlashes:
             path = "/".join(s.replace("%", "%25").replace("/", "%2F") for s in segments)
             scope = {**scope, "path": path, ENCODED: True}
         await self.app(scope, receive, send)
-
-
-def player_path_id(
-    request: Request,
-    steam_id: Annotated[
-        str, Path(description="SteamID64, or the text id in a text pool (a '/' in it sent as %2F)")
-    ],
-) -> str:
-    """The player id of the URL, decoded once if `EncodedSlashes` kept it encoded."""
-    return unquote(steam_id) if request.scope.get(ENCODED) else steam_id
-
-
-PlayerPathId = Annotated[str, Depends(player_path_id)]
-
-
-def maybe_storable(value: str | None) -> str | None:
-    return None if value is None else storable(value)
-
-
-# a DELETE's `reason`: the admin log keeps it, so it is text the store can keep
-ReasonQuery = Annotated[
-    str | None,
-    Query(min_length=1, max_length=500, description="why, kept in the pool's admin log"),
-    AfterValidator(maybe_storable),
-]
-# a round id in a path (void, unvoid)
-RoundPathId = Annotated[str, Path(min_length=1, max_length=128), AfterValidator(storable)]

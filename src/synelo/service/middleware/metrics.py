@@ -1,4 +1,5 @@
-"""Prometheus metrics (`GET /metrics`) and the access log, both from one ASGI middleware.
+"""Prometheus metrics and the access log, both from one ASGI middleware (the scrape itself,
+`GET /metrics`, is `synelo.service.api.metrics`).
 
 Under `synelo serve --workers N` (N > 1), prometheus-client runs in its multiprocess mode:
 each worker writes its samples to files in PROMETHEUS_MULTIPROC_DIR (which `serve` sets
@@ -22,22 +23,17 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from fastapi import APIRouter, Depends, Response
 from prometheus_client import (
-    CONTENT_TYPE_LATEST,
     REGISTRY,
     CollectorRegistry,
     Counter,
     Gauge,
     Histogram,
-    generate_latest,
     multiprocess,
     values,
 )
 from starlette.routing import compile_path
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
-
-from synelo.service.auth import require
 
 ROUNDS_ROUTE = "/v1/pools/{pool}/rounds"
 METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
@@ -162,20 +158,6 @@ def registry() -> CollectorRegistry:
     merged = CollectorRegistry()
     multiprocess.MultiProcessCollector(merged)  # type: ignore[no-untyped-call]
     return merged
-
-
-def router(public: bool, queued: Callable[[], int]) -> APIRouter:
-    """`GET /metrics`, which needs an admin token unless `public`. Out of the OpenAPI
-    document: it is for Prometheus, not for API clients."""
-    metrics = APIRouter()
-    dependencies = [] if public else [Depends(require("admin"))]
-
-    @metrics.get("/metrics", include_in_schema=False, dependencies=dependencies)
-    def scrape() -> Response:
-        QUEUE_DEPTH.set(queued())  # this worker's, now
-        return Response(generate_latest(registry()), media_type=CONTENT_TYPE_LATEST)
-
-    return metrics
 
 
 async def sample_queue_depth(queued: Callable[[], int], every_s: float = 1.0) -> None:

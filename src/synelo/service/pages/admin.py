@@ -6,8 +6,9 @@ form an admin posts carries the session's form token (CSRF): a post without it, 
 another, is refused with 403 and changes nothing. The login form has a form token of its
 own, in a short-lived cookie, since there is no session yet.
 
-The actions (set a rating, reset, hide or show, void or unvoid a round) run the API's own
-route functions, so that a page and the API check, log and answer alike.
+The actions (set a rating, reset, hide or show, void or unvoid a round) run the functions the
+API's routes run (`synelo.service.api.actions`), so that a page and the API check, log and
+answer alike.
 """
 
 from __future__ import annotations
@@ -25,56 +26,21 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 
-from synelo.domain import Pool, UnknownPool
+from synelo.domain import JobRunning, Pool, UnknownPool
 from synelo.schemas import POOL_NAME, HiddenIn, RatingIn, UnvoidIn, VoidIn
-from synelo.service.auth import TokenChecker
-from synelo.service.paths import PlayerPathId, RoundPathId
-from synelo.service.routers import players, rerate
+from synelo.service.api import actions
+from synelo.service.auth import TokenChecker, actor
+from synelo.service.pages.access import COOKIE, Refused, admin_session
+from synelo.service.pages.templating import render
+from synelo.service.params import PlayerPathId, RoundPathId
 from synelo.store.repository import hash_token
 from synelo.store.sessions import AdminSession, SessionStore
-from synelo.web.templating import render
 
 log = logging.getLogger("synelo.web")
 router = APIRouter(include_in_schema=False)
-COOKIE = "synelo_session"
 LOGIN_COOKIE = "synelo_login"  # the login form's form token, before there is a session
 LOGIN_FORM_S = 3600  # how long a login form may stay open before it is sent
 FormText = Annotated[str, Form(max_length=500)]
-
-
-async def admin_session(request: Request) -> AdminSession | None:
-    """The request's admin session: its cookie names a session that has not ended, opened
-    with a token that is still an admin's. Looked up once per request."""
-    if hasattr(request.state, "admin_session"):
-        found: AdminSession | None = request.state.admin_session
-        return found
-    found = None
-    cookie = request.cookies.get(COOKIE)
-    if cookie:
-        sessions: SessionStore = request.app.state.sessions
-        session = await run_in_threadpool(sessions.find, cookie)
-        tokens: TokenChecker = request.app.state.tokens
-        if session is not None:
-            holder = await run_in_threadpool(tokens.digest_role, session.token_hash)
-            if holder is not None and holder[0] == "admin":
-                found = session
-                request.state.actor = session.actor
-    request.state.admin_session = found
-    return found
-
-
-class Refused(Exception):
-    """A page request refused: answered as an HTML page with this status and message."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-
-
-async def refused_page(request: Request, exc: Exception) -> HTMLResponse:
-    """The page of a refusal (registered for Refused by the app)."""
-    status = exc.status if isinstance(exc, Refused) else 400
-    return render(request, "refused.html", status=status, message=str(exc))
 
 
 async def posted_by_admin(request: Request, csrf: str) -> AdminSession:
@@ -200,14 +166,16 @@ ActedOn = Annotated[Pool, Depends(acting_on)]
 
 
 async def _act(call: Callable[[], Any], back: str, done: str) -> Response:
-    """Run an API route function for a page's form: back to the page on success (with what
-    was done), the refusal's own status and message otherwise."""
+    """Run an admin action (`synelo.service.api.actions`) for a page's form: back to the
+    page on success (with what was done), the refusal's own status and message otherwise."""
     try:
         await run_in_threadpool(call)
     except HTTPException as exc:
         raise Refused(exc.status_code, _detail(exc.detail)) from None
     except ValidationError as exc:
         raise Refused(422, "; ".join(str(e["msg"]) for e in exc.errors())) from None
+    except JobRunning:
+        raise Refused(409, "a re-rate of this pool is running") from None
     return RedirectResponse(f"{back}?done={done}", status_code=303)
 
 
@@ -237,7 +205,9 @@ async def set_rating(
     store = request.app.state.store
     body = {"rating": rating, "reason": reason or None}
     return await _act(
-        lambda: players.set_rating(pool, steam_id, RatingIn.model_validate(body), store, request),
+        lambda: actions.set_rating(
+            store, pool, steam_id, RatingIn.model_validate(body), actor(request)
+        ),
         _player_page(pool.name, steam_id),
         "set",
     )
@@ -249,7 +219,7 @@ async def reset(
 ) -> Response:
     store = request.app.state.store
     return await _act(
-        lambda: players.reset_player(pool, steam_id, store, request, reason or None),
+        lambda: actions.reset_player(store, pool, steam_id, reason or None, actor(request)),
         _player_page(pool.name, steam_id),
         "reset",
     )
@@ -266,26 +236,27 @@ async def hide(
     store = request.app.state.store
     body = {"hidden": hidden, "reason": reason or None}
     return await _act(
-        lambda: players.hide_player(pool, steam_id, HiddenIn.model_validate(body), store, request),
+        lambda: actions.hide_player(
+            store, pool, steam_id, HiddenIn.model_validate(body), actor(request)
+        ),
         _player_page(pool.name, steam_id),
         "hidden" if hidden else "shown",
     )
-
-
-def _started(answer: Response) -> Response:
-    """A re-rate's answer, or the refusal it stands for (409: one is running already)."""
-    if answer.status_code != 202:
-        raise HTTPException(answer.status_code, "a re-rate of this pool is running")
-    return answer
 
 
 @router.post("/pools/{pool}/rounds/{round_id}/void")
 async def void(
     request: Request, pool: ActedOn, round_id: RoundPathId, reason: FormText = ""
 ) -> Response:
+    state = request.app.state
     return await _act(
-        lambda: _started(
-            rerate.void_round(pool, round_id, VoidIn.model_validate({"reason": reason}), request)
+        lambda: actions.void_round(
+            state.rerate,
+            state.jobs,
+            pool,
+            round_id,
+            VoidIn.model_validate({"reason": reason}).reason,
+            actor(request),
         ),
         _round_page(pool.name, round_id),
         "void",
@@ -296,10 +267,16 @@ async def void(
 async def unvoid(
     request: Request, pool: ActedOn, round_id: RoundPathId, reason: FormText = ""
 ) -> Response:
+    state = request.app.state
     body = {"reason": reason or None}
     return await _act(
-        lambda: _started(
-            rerate.unvoid_round(pool, round_id, request, UnvoidIn.model_validate(body))
+        lambda: actions.unvoid_round(
+            state.rerate,
+            state.jobs,
+            pool,
+            round_id,
+            UnvoidIn.model_validate(body).reason,
+            actor(request),
         ),
         _round_page(pool.name, round_id),
         "unvoid",

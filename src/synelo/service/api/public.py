@@ -1,5 +1,6 @@
 """Read-only endpoints for what players and community websites look at: the public pools,
-their leaderboards and players, with the visibility rules every public page keeps.
+their leaderboards, players, rounds and health figures, with the visibility rules every
+public page keeps.
 
 A public pool (`public: true`) answers anyone: with CORS for any origin, an ETag (a repeat
 with If-None-Match gets 304) and a short public cache lifetime, under a per-address rate
@@ -13,6 +14,7 @@ rating is never shown.
 from __future__ import annotations
 
 import hashlib
+from dataclasses import asdict
 from typing import Annotated, Any
 
 import orjson
@@ -20,40 +22,49 @@ from fastapi import APIRouter, HTTPException, Path, Query, Request, Response
 from pydantic import AfterValidator, BaseModel
 from starlette.concurrency import run_in_threadpool
 
-from synelo.domain import JournalEntry, PlayerRow, Pool, RoundView, UnknownPool
+from synelo.domain import Pool, PoolQuality, UnknownPool
 from synelo.models import MODELS
+from synelo.ratings.brier import BRIER_TARGET
 from synelo.ratings.distribution import equal_bins
 from synelo.schemas import (
     POOL_NAME,
+    HealthBinOut,
+    HealthBlockOut,
+    HealthDayOut,
+    HealthSpreadOut,
+    HealthThetaOut,
     PublicBoardOut,
-    PublicEntryOut,
+    PublicHealthOut,
     PublicHistoryOut,
     PublicPlayerOut,
     PublicPoolOut,
     PublicPoolsOut,
     PublicRoundOut,
-    PublicRoundPlayerOut,
     RatingBinsOut,
     storable,
 )
+from synelo.service.api import reports
+from synelo.service.api.responses import COMMON
+from synelo.service.api.views import (
+    BARS,
+    TREND,
+    board_search,
+    public_entries,
+    public_player,
+    public_round,
+)
 from synelo.service.auth import require
 from synelo.service.deps import StoreDep
-from synelo.service.ids import normalize_id, steam64_of
-from synelo.service.paths import PlayerPathId, RoundPathId
-from synelo.service.responses import COMMON
+from synelo.service.ids import normalize_id
+from synelo.service.params import PlayerPathId, RoundPathId
 
 NOT_MODIFIED: dict[int | str, dict[str, Any]] = {
     304: {"description": "If-None-Match named the answer's ETag: nothing changed"}
 }
 router = APIRouter(prefix="/v1/public", tags=["public"], responses={**COMMON, **NOT_MODIFIED})
-# a chance is given to the percent: at full precision, a round's chance and the other
-# players' ratings would give a provisional player's rating away exactly
-CHANCE_DIGITS = 2
 HISTORY_MAX = 500  # journal entries one history answer gives at most
 PUBLIC_MAX_AGE_S = 15  # how long a browser or proxy may keep a public answer
 MAX_SEARCH = 64
-TREND = 10  # a board's trend: a player's change over their last this many rounds
-BARS = 20  # ranges of a board's rating distribution
 
 PoolName = Annotated[str, Path(description="pool name", pattern=POOL_NAME)]
 
@@ -104,29 +115,6 @@ def _has_token(request: Request) -> bool:
     """Whether the request carried a token (checked by readable_pool): its reader may see
     exact chances, a game server or an admin who can look the ratings up anyway."""
     return bool(request.headers.get("authorization"))
-
-
-def board_search(pool: Pool, search: str | None) -> str | None:
-    """What a board's search looks for: in a steam pool a Steam2 or Steam3 id stands for
-    its SteamID64; any other text for itself."""
-    if search and pool.player_ids == "steam":
-        return steam64_of(search) or search
-    return search or None
-
-
-def public_player(row: PlayerRow, pool: Pool, place: int | None) -> PublicPlayerOut:
-    """A player as public pages show them: no rating while provisional."""
-    left = max(0, pool.params.t_shadow - row.rounds_played)
-    return PublicPlayerOut(
-        steam_id=row.player_key,
-        name=row.name,
-        rounds_played=row.rounds_played,
-        last_played=row.last_played,
-        provisional=left > 0,
-        rounds_left=left,
-        rating=None if left > 0 else row.rating,
-        place=place,
-    )
 
 
 async def listed_player(
@@ -211,71 +199,6 @@ async def public_player_page(
     return cached(request, shown, found)
 
 
-def public_entries(
-    entries: list[JournalEntry], player: PublicPlayerOut, exact: bool = False
-) -> list[PublicEntryOut]:
-    """A player's journal as public pages show it: no rating while provisional, chances
-    to the percent unless `exact` (a reader with a token)."""
-    shown = not player.provisional
-    digits = None if exact else CHANCE_DIGITS
-    return [
-        PublicEntryOut(
-            kind=e.kind,
-            round_id=e.round_id,
-            team=e.team,
-            p=None if e.p is None else _chance(e.p, digits),
-            s=e.s,
-            before=e.before if shown else None,
-            after=e.after if shown else None,
-            at=e.created_at,
-        )
-        for e in entries
-    ]
-
-
-def _chance(p: float, digits: int | None) -> float:
-    return p if digits is None else round(p, digits)
-
-
-def public_round(view: RoundView, admin: bool = False, exact: bool = False) -> PublicRoundOut:
-    """A round as public pages show it: both rosters with names; each player's change only
-    when they are rated in it, not provisional now and not hidden (a hidden player is
-    named "a hidden player", without id). An admin's page (`admin`) shows hidden players
-    as they are, marked."""
-    changes = {player: (team, before, after) for player, team, before, after in view.changes}
-    sides: dict[str, list[PublicRoundPlayerOut]] = {}
-    for side, roster in (("A", view.team_a), ("B", view.team_b)):
-        rated = [p for p, (team, _, _) in changes.items() if team == side]
-        listed = []
-        for player in dict.fromkeys([*roster, *rated]):
-            hidden = player in view.hidden
-            masked = hidden and not admin
-            provisional = player in view.provisional
-            shown = player in changes and not masked and not provisional
-            before, after = changes[player][1:] if shown else (None, None)
-            listed.append(
-                PublicRoundPlayerOut(
-                    steam_id=None if masked else player,
-                    name="a hidden player" if masked else view.names.get(player, player),
-                    provisional=provisional and not masked,
-                    before=before,
-                    after=after,
-                )
-            )
-        sides[side] = listed
-    return PublicRoundOut(
-        round_id=view.round_id,
-        seq=view.seq,
-        at=view.created_at,
-        map=view.map,
-        winner=view.winner,
-        p_a=_chance(view.p_a, None if exact else CHANCE_DIGITS),
-        voided=view.voided,
-        A=sides["A"],
-        B=sides["B"],
-    )
-
-
 @router.get("/pools/{pool}/players/{steam_id}/history", response_model=PublicHistoryOut)
 async def public_history(
     request: Request,
@@ -308,3 +231,50 @@ async def public_round_answer(
     if view is None:
         raise HTTPException(404, f"no round {round_id!r} in pool {found.name!r}")
     return cached(request, public_round(view, exact=_has_token(request)), found)
+
+
+@router.get("/pools/{pool}/health", response_model=PublicHealthOut)
+async def public_health(
+    request: Request,
+    pool: Annotated[str, Path(pattern=POOL_NAME)],  # as it was documented: no description
+) -> Response:
+    """The figures of the pool's health page: F6 by blocks, the reliability bins, K or
+    the uncertainty, Θ, and the rounds of each day (voided rounds in none of them)."""
+    found = await readable_pool(request, pool)
+    try:
+        context, behind = await reports.pool_figures(request, found)
+    except UnknownPool:  # deleted meanwhile
+        raise HTTPException(404, f"no public pool named {pool!r}") from None
+    shown: Pool = context["pool"]
+    quality: PoolQuality = context["quality"]
+    spread = context["spread"]
+    answer = PublicHealthOut(
+        pool=shown.name,
+        model=shown.model,
+        as_of_round=shown.rounds,
+        behind=behind,
+        rounds=context["rounds"],
+        voided=shown.voided,
+        brier_target=BRIER_TARGET,
+        brier_all=quality.brier_all,
+        brier_recent=quality.brier_recent,
+        blocks=[HealthBlockOut(**asdict(b)) for b in context["blocks"]],
+        reliability=[
+            HealthBinOut(
+                low=b.low,
+                high=b.high,
+                rounds=b.rounds,
+                predicted=b.predicted if b.rounds else None,
+                observed=b.observed if b.rounds else None,
+            )
+            for b in context["bins"]
+        ],
+        spread=None
+        if spread is None
+        else HealthSpreadOut(
+            name=context["spread_key"], players=context["spread_players"], **spread
+        ),
+        theta=HealthThetaOut(**context["theta"]),
+        rounds_per_day=[HealthDayOut(day=d, rounds=n) for d, n in context["days"]],
+    )
+    return cached(request, answer, found)

@@ -1,0 +1,172 @@
+"""A pool's settings as a request gives them, checked: the model and its parameters over
+the settings' defaults or the pool's own, the auto-tuning, and the ratings an admin may set
+a player to. Pool creation and a pool's change (a re-rate) check alike, every refusal a 422
+naming its field."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from fastapi.exceptions import RequestValidationError
+from pydantic import ValidationError
+
+from synelo.config import Settings
+from synelo.domain import POOL_RULES, Pool, pool_model
+from synelo.models import MODELS, Model, ParameterError, resolve_params
+from synelo.models.synelo import SynElo
+from synelo.ratings import SynEloParams
+from synelo.rerate.autotune import AutoTune, AutoTuneError, check_autotune
+from synelo.schemas import AutoTuneIn, ParamsIn
+from synelo.service.ids import invalid
+from synelo.store.repository import Store
+
+SET_LIMIT = 1_000_000  # the display ratings an admin may set outside SynElo pools
+
+
+def model_settings(
+    settings: Settings,
+    team_size: int,
+    model: str,
+    theta: float | None,
+    given: dict[str, Any],
+    base: Pool | None = None,
+) -> tuple[SynEloParams, dict[str, Any]]:
+    """A pool's SynEloParams and its model's own parameters: `given` over `base`'s (a pool
+    that keeps its model) or over the settings' and the model's defaults; every error a
+    422 naming its field under body.params (body.model, body.theta)."""
+    if model not in MODELS:
+        raise invalid(("body", "model"), f"unknown model (known: {', '.join(MODELS)})", value=model)
+    keep = base is not None and base.model == model
+    if model == "synelo":
+        current = base.params.to_dict() if keep and base is not None else None
+        if base is not None and not keep:  # the pool's shadow and stale rules stay
+            given = {**{name: getattr(base.params, name) for name in POOL_RULES}, **given}
+        return _synelo_params(settings, team_size, theta, given, current), {}
+    if theta is not None:
+        raise invalid(("body", "theta"), f"Θ is SynElo's; model {model!r} has none")
+    rules = {name: value for name, value in given.items() if name in POOL_RULES}
+    own = {k: v for k, v in given.items() if k not in POOL_RULES}
+    if base is not None:  # a pool's shadow and stale rules stay unless given
+        rules = {**{name: getattr(base.params, name) for name in POOL_RULES}, **rules}
+        if keep:
+            own = {**base.model_params, **own}
+    try:
+        return pool_rules(settings, rules), resolve_params(MODELS[model], own)
+    except ParameterError as exc:
+        raise invalid(("body", "params", exc.name), str(exc), value=given.get(exc.name)) from None
+
+
+def autotune_setting(
+    model: str,
+    params: SynEloParams,
+    model_params: dict[str, Any],
+    given: AutoTuneIn | None,
+    loc: tuple[str, ...] | None = None,
+) -> dict[str, Any] | None:
+    """A pool's auto-tuning setting (None: off), if the pool can fit its parameters: a 422
+    at body.autotune.fit otherwise (at `loc`, for a pool's own setting the body left as
+    it was)."""
+    if given is None:
+        return None
+    setting = AutoTune(given.every, tuple(given.fit), given.holdout, given.margin)
+    own = params.to_dict() if model == "synelo" else model_params
+    try:
+        return check_autotune(model, own, setting).to_json()
+    except AutoTuneError as exc:
+        where = loc or ("body", "autotune", exc.field)
+        raise invalid(where, f"the pool's auto-tuning: {exc}", value=given.fit) from None
+
+
+def pool_rules(settings: Settings, given: dict[str, Any]) -> SynEloParams:
+    """The shadow and stale rules of a pool whose model is not SynElo: the settings', with
+    `given` over them (ParameterError naming a bad one), in a SynEloParams (its other
+    fields are unused)."""
+    rules = {name: getattr(settings, name) for name in POOL_RULES}
+    rules.update({name: SynElo.parameters[name].check(name, v) for name, v in given.items()})
+    return SynEloParams(**rules)
+
+
+def _synelo_params(
+    settings: Settings,
+    team_size: int,
+    theta: float | None,
+    given: dict[str, Any],
+    current: dict[str, Any] | None = None,
+) -> SynEloParams:
+    """A SynElo pool's parameters: `given` (checked as ParamsIn, every error named under
+    body.params) and its Θ over `current` (a pool's own) or the settings'."""
+    try:
+        overrides = ParamsIn.model_validate(given).model_dump(exclude_none=True)
+    except ValidationError as exc:
+        raise RequestValidationError(
+            [{**e, "loc": ("body", "params", *e["loc"])} for e in exc.errors()]
+        ) from None
+    try:
+        if current is not None:
+            if theta is not None:
+                overrides["theta"] = theta
+            return SynEloParams.from_dict({**current, **overrides}).within_bounds()
+        return settings.rating_params(
+            settings.pool_theta(team_size, theta), **overrides
+        ).within_bounds()
+    except ValueError as exc:
+        raise invalid(("body", "params"), str(exc)) from None
+
+
+def ratable(model: Model[Any], rating: int) -> bool:
+    """Whether `model` can still predict and rate rounds of a player set to `rating`: within
+    the model's `set_span` of a new player (a Gaussian model's package overflows when one
+    skill lies too many β from the other), and rated against a new player, won or lost."""
+    span = model.set_span()
+    if span is not None and abs(rating - model.rating(model.new_state())) > span:
+        return False
+    try:
+        state = model.with_rating(model.new_state(), rating)
+        for winner in ("A", "B"):
+            rated = model.rate({"set": state}, model.duel("set", "new", winner))
+            if not all(math.isfinite(model.rating(s)) for s in rated.states.values()):
+                return False
+    except (ArithmeticError, ValueError):
+        return False
+    return True
+
+
+def settable(pool: Pool, rating: int) -> bool:
+    """Whether an admin may set a player of `pool` to `rating`: within SynElo's R_min…R_max,
+    or for another model within ±SET_LIMIT and one it can still rate from (`ratable`)."""
+    if pool.is_synelo:
+        return pool.params.r_min <= rating <= pool.params.r_max
+    return -SET_LIMIT <= rating <= SET_LIMIT and ratable(pool_model(pool), rating)
+
+
+def check_logged_sets(
+    store: Store,
+    pool: Pool,
+    model: str,
+    params: SynEloParams,
+    model_params: dict[str, Any],
+) -> None:
+    """A re-rate replays the pool's admin sets through the new model: each must be one a
+    pool of it would take (422 at body.model naming the first that is not)."""
+    target = Pool(
+        pool.id,
+        pool.name,
+        pool.team_size,
+        pool.player_ids,
+        params,
+        0,
+        0.0,
+        pool.created_at,
+        model,
+        model_params,
+    )
+    for change in store.changes(pool, ["set"]):
+        rating = (change.value or {}).get("rating")
+        if rating is not None and not settable(target, rating):
+            raise invalid(
+                ("body", "model"),
+                f"the admin set of {change.player_key} to {rating} (change {change.id}) is "
+                f"outside what a {model} pool with these parameters takes",
+                value=model,
+            )

@@ -1,0 +1,3 @@
+"""The ASGI layers around every request, outermost first as the app adds them: metrics and
+the access log, CORS of the public endpoints, rate limits, encoded slashes, the body limit;
+and the log of unexpected errors. None of them imports a route or a page."""

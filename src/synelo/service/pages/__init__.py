@@ -1,0 +1,4 @@
+"""Pages people look at, rendered on the server from the same data as the public read
+endpoints and through the same functions (`synelo.service.api.views`, `reports`, `actions`,
+`balancing`), never through a route: Jinja2 templates, charts drawn as SVG
+(`synelo.service.charts`), no script."""
