@@ -37,11 +37,13 @@ run: setup
 ## and the SourceMod plugin's build (any compiler warning fails it).
 test: setup lint check-tests docs plugin
 
-## ruff's lint rules, ruff's formatting, and mypy (strict on src/, see pyproject.toml).
+## ruff's lint rules, ruff's formatting, mypy (strict on src/, see pyproject.toml) and the
+## import contract: each import goes down the layers, no cycle (pyproject.toml).
 lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 ## The test suite under coverage: on two processes (a test file each at a time: each process
 ## has its own PostgreSQL schema and loopback ports), then alone the modules marked serial,
