@@ -75,7 +75,7 @@ class Settings(BaseSettings):
     rate_address_requests: float | None = Field(1000.0, gt=0)  # per client address, requests/s
     # per client address on the public read endpoints (/v1/public/…), requests/s
     rate_public_requests: float | None = Field(20.0, gt=0)
-    # how long an admin's login to the pages lasts (synelo.web.admin)
+    # how long an admin's login to the pages lasts (synelo.service.pages.admin)
     session_hours: float = Field(12.0, gt=0, le=24 * 30)
 
     @field_validator("admin_tokens", "server_tokens", "trusted_proxies", mode="before")

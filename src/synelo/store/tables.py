@@ -241,7 +241,7 @@ api_tokens = Table(
     Column("created_at", UtcDateTime(), nullable=False),
 )
 
-# The pages' admin logins (synelo.web.admin): the cookie itself is never stored, only its
+# The pages' admin logins (synelo.service.pages.admin): the cookie itself is never stored, only its
 # SHA-256; `token_hash` is the admin token it was opened with, checked on every use so that
 # revoking the token ends the session.
 sessions = Table(
