@@ -6,7 +6,7 @@ world, with a random split as the baseline, and print the figures (seed 002).
 
 Why a script: the figures in docs/evaluation.md ("Sector's Edge: the original power against
 the community proposal") come from this command, so anyone can make them again. The work is
-`synelo.sim.se_splits.compare`; this prints its table and writes its JSON.
+`synelo.sim.sectors_edge_splits.compare`; this prints its table and writes its JSON.
 
 Columns: P is P(A wins) from the hidden skills. "mean" is the world's model,
 σ(c·(mean skill A − mean skill B)); "sum" is σ((c/k)·(Σ skill A − Σ skill B)), k the mode's
@@ -26,7 +26,7 @@ from rich.console import Console
 from rich.table import Table
 
 from synelo.sim.scoreboard import ScoreboardConfig
-from synelo.sim.se_splits import OUTCOMES, Comparison, SplitsConfig, compare
+from synelo.sim.sectors_edge_splits import OUTCOMES, Comparison, SplitsConfig, compare
 
 
 def _num(x: float | None, digits: int = 3) -> str:

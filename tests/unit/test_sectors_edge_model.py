@@ -12,7 +12,7 @@ from scipy.optimize import minimize_scalar
 from synelo.balance.sectors_edge import SEPlayer, sorted_power
 from synelo.models import ParameterError, RoundError, RoundFacts, create_model
 from synelo.models.sectors_edge import ScoreboardRecord, SectorsEdge
-from synelo.ratings.scoreboard import (
+from synelo.ratings.sectors_edge import (
     community_value,
     place_fractions,
     pub_power,

@@ -27,7 +27,7 @@ from synelo.models.base import (
     RoundFacts,
     score_a,
 )
-from synelo.ratings.scoreboard import (
+from synelo.ratings.sectors_edge import (
     community_value,
     place_fractions,
     pub_power,

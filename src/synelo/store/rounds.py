@@ -3,7 +3,7 @@
 `submit_in` rates one round within the caller's write transaction (the round writer rates
 a batch in one). It locks the pool, checks the round_id (a retry gets the stored answer),
 then rates: `rate_synelo` for a SynElo pool, with the players' convergence windows (kept
-decoded in the store's `WindowCache`, or read back from their chunks), and `rate_served`
+decoded in the store's `WindowCache`, or read back from their chunks), and `rate_by_model`
 for a pool of another model, with the players' stored states. Both write the players, the
 round, its journal rows and the pool's counters, and name the players.
 
@@ -59,7 +59,7 @@ def submit_in(core: Core, conn: Connection, pool_name: str, report: RoundReport)
             raise RoundConflict(report.round_id)
         return SubmitResult(False, decode_record(record))
     if pool.model != "synelo":
-        rated = rate_served(conn, pool, report, digest, core.clock())
+        rated = rate_by_model(conn, pool, report, digest, core.clock())
         return SubmitResult(True, rated)
     rated = rate_synelo(
         conn, core.windows, pool, parse_synelo_params(pool.params), report, digest, core.clock()
@@ -67,7 +67,7 @@ def submit_in(core: Core, conn: Connection, pool_name: str, report: RoundReport)
     return SubmitResult(True, rated)
 
 
-def rate_served(
+def rate_by_model(
     conn: Connection,
     pool: sql.LockedPool,
     report: RoundReport,

@@ -12,7 +12,7 @@ import pytest
 from synelo.balance.sectors_edge import SEPlayer, sorted_power
 from synelo.sim.history import player_id
 from synelo.sim.scoreboard import Lobby, ScoreboardConfig, generate
-from synelo.sim.se_splits import (
+from synelo.sim.sectors_edge_splits import (
     Assignment,
     SplitsConfig,
     assignments,

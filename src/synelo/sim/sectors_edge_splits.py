@@ -59,7 +59,7 @@ import numpy as np
 
 from synelo.balance import best_splits
 from synelo.balance.sectors_edge import SEPlayer, community_assign, sorted_power
-from synelo.ratings.scoreboard import community_value, place_fractions, pub_power, sigmoid
+from synelo.ratings.sectors_edge import community_value, place_fractions, pub_power, sigmoid
 from synelo.sim.history import player_id
 from synelo.sim.scoreboard import (
     MODE_SIZES,
