@@ -415,7 +415,7 @@ def get(client: httpx.Client, access: AccessLog, page: Page) -> tuple[int, float
     return resp.status_code, server_ms, client_ms
 
 
-def measure(base: str, access: AccessLog, pages: list[Page], args: argparse.Namespace) -> None:
+def measure(base: str, access: AccessLog, pages: list[Page], args: argparse.Namespace) -> None:  # noqa: C901
     """Warm-up, then the measured requests, page after page in turn; the pages read after a
     new round in a second phase of their own (see the docstring)."""
     rounds = NewRounds(args, "new")

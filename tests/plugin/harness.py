@@ -159,7 +159,7 @@ class ScriptRunner:
             self.handle(self.vm.drain())
         return self.actions
 
-    def feed(self, e: dict[str, Any], t: int) -> None:
+    def feed(self, e: dict[str, Any], t: int) -> None:  # noqa: C901
         kind = e["type"]
         call = self.vm.call
         if kind == "join":
@@ -338,7 +338,7 @@ class CommunityRunner:
             out.extend(self.decode(self.vm.raw))
         return out
 
-    def feed(self, e: dict[str, Any], t: int) -> None:
+    def feed(self, e: dict[str, Any], t: int) -> None:  # noqa: C901
         kind, call = e["type"], self.vm.call
         player = e.get("player", "")
         if kind == "map_start":
@@ -379,7 +379,7 @@ class CommunityRunner:
             raise ValueError(f"unknown event type {kind!r}")
 
     @staticmethod
-    def decode(raw: list[tuple[int, int, int, int, int, int, str]]) -> list[dict[str, Any]]:
+    def decode(raw: list[tuple[int, int, int, int, int, int, str]]) -> list[dict[str, Any]]:  # noqa: C901
         """Pairs of Py_Action calls (the action, then its arg2) into action objects."""
         out = []
         for (type_, arg, t, wait, side, why, text), (_, arg2, *_rest) in zip(

@@ -162,7 +162,7 @@ def _nearest(bits: int, twice_center: float) -> int:
 PREFERENCE_UNITS = 14  # beyond this many units the preference is left to the search
 
 
-def preferred_assignment(
+def preferred_assignment(  # noqa: C901
     problem: Problem, gap: int, prefer: str, beat: int | None = None, budget_states: int = 4_000
 ) -> tuple[list[int] | None, int] | None:
     """Among splits with |Σ_A − Σ_B| = gap, the one `prefer` wants, exactly; None past budget.

@@ -249,7 +249,7 @@ def _number(value: Any, what: str) -> float:
     return float(value)
 
 
-def parse_match(obj: Any) -> Match:
+def parse_match(obj: Any) -> Match:  # noqa: C901
     """A Match from one decoded line; ValueError says what is wrong."""
     if not isinstance(obj, dict):
         raise ValueError("a match is a JSON object")
@@ -325,7 +325,7 @@ def _lines(path: Path) -> Iterator[tuple[int, bytes]]:
                 yield number, line
 
 
-def read_history(path: Path | str, *, strict: bool = False) -> History:
+def read_history(path: Path | str, *, strict: bool = False) -> History:  # noqa: C901
     """Read a history file. A malformed line is recorded in `errors` with its number and
     skipped; with `strict` the first one raises HistoryFormatError instead."""
     path = Path(path)

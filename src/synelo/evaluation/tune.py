@@ -176,7 +176,7 @@ def _golden(f: Callable[[float], float], spec: Param, iterations: int) -> tuple[
     return (a, d) if fc <= fd else (c, b)  # the bracket the last two points leave
 
 
-def tune(
+def tune(  # noqa: C901
     model: str,
     matches: Sequence[Match],
     fit: Sequence[str],

@@ -76,7 +76,7 @@ class Param:
         """Whether the tuner searches the parameter's `tune` range on a log scale."""
         return self.log if self.tune_log is None else self.tune_log
 
-    def check(self, name: str, value: object) -> ParamValue:
+    def check(self, name: str, value: object) -> ParamValue:  # noqa: C901
         """`value` as this parameter takes it, or ParameterError naming `name`."""
         if self.text:
             if not isinstance(value, str) or len(value) > MAX_TEXT_PARAM:

@@ -146,7 +146,7 @@ class Positional(Model[PositionalSkill]):
         self.unique = p["one_per_position"] == "yes"
 
     # --- rounds -------------------------------------------------------------------------------
-    def check_round(self, round: RoundFacts, rated: bool = True) -> None:
+    def check_round(self, round: RoundFacts, rated: bool = True) -> None:  # noqa: C901
         """Every player of a rated round has a position (a prediction may leave any out),
         among `positions` when listed, and the scores, when given, agree with the winner."""
         positions = round.extras.get("positions")

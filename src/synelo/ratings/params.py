@@ -113,7 +113,7 @@ class SynEloParams:
         if self.convergence not in CONVERGENCES:
             raise ParameterError(("convergence",), "must be 'seed' or 'revised'")
 
-    def within_bounds(self) -> SynEloParams:
+    def within_bounds(self) -> SynEloParams:  # noqa: C901
         """These parameters, if every one is a finite number inside the bounds above; else
         ParameterError naming it. For new values only: a pool keeps its parameters for good."""
         for name in (

@@ -382,7 +382,7 @@ class ConvergenceWindow:
             out.append((self.size, (self.sum_s2 << 43) - self.sum_p, self.sum_v))
         return out
 
-    def largest_z(self) -> float:
+    def largest_z(self) -> float:  # noqa: C901
         """F3 (revised): max over the scales L ≤ W of |z_L|, z_L = Σ(o − e)/√Σe(1 − e) over
         the last min(L, |w|) entries (z_L = 0 where Σe(1 − e) = 0); 0 without a scale.
         Each z_L is D/(√V·2^24) of the exact integer sums D and V (both below 2^53, so

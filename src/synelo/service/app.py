@@ -46,7 +46,7 @@ from synelo.store.writer import RoundWriter
 log = logging.getLogger("synelo")
 
 
-def create_app(
+def create_app(  # noqa: C901
     settings: Settings | None = None, *, store: Store | None = None, clock: Clock = utcnow
 ) -> FastAPI:
     """Build the app. Tests pass their own store or clock; `synelo serve` passes neither."""

@@ -129,7 +129,7 @@ def make_players(
     return players, plan
 
 
-def simulate(config: SimConfig, console: Console | None = None) -> dict[str, Any]:
+def simulate(config: SimConfig, console: Console | None = None) -> dict[str, Any]:  # noqa: C901
     console = console or Console()
     out = Path(config.out)
     out.mkdir(parents=True, exist_ok=True)

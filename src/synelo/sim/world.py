@@ -267,7 +267,7 @@ class World:
         )
         server.clock = end + float(rng.uniform(5, 15))
 
-    def happen(self, server: SimServer, t: float, event: dict[str, Any]) -> None:
+    def happen(self, server: SimServer, t: float, event: dict[str, Any]) -> None:  # noqa: C901
         kind = event["type"]
         slots = server.slots
         if kind == "fight":

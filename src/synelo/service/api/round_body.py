@@ -57,7 +57,7 @@ def _utc(moment: datetime) -> str:
     return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
-def round_extras(
+def round_extras(  # noqa: C901
     body: RoundIn | PredictIn, kind: str, players: dict[str, set[str]]
 ) -> dict[str, Any]:
     """The optional fields in canonical form (`RoundReport.extras`). A player named in a
