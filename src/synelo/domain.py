@@ -20,6 +20,34 @@ from synelo.ratings import SynEloParams
 from synelo.ratings.synelo import Side, Winner
 from synelo.ratings.theta import ThetaFit
 
+__all__ = [
+    "Change",
+    "Job",
+    "JobRunning",
+    "JournalEntry",
+    "JournalRound",
+    "POOL_RULES",
+    "PlayerRow",
+    "Pool",
+    "PoolExists",
+    "PoolQuality",
+    "RatedPlayer",
+    "RatedRound",
+    "RatingStep",
+    "RoundConflict",
+    "RoundReport",
+    "RoundView",
+    "SubmitResult",
+    "UnknownPool",
+    "UnknownRound",
+    "VoidedRound",
+    "encode_params",
+    "parse_synelo_params",
+    "pool_model",
+    "pool_params",
+    "stored_model",
+]
+
 # The rules every pool keeps besides its model's parameters: when a player leaves the shadow
 # period and when they turn stale. A SynElo pool keeps them in its SynEloParams.
 POOL_RULES = ("t_shadow", "t_stale_days")

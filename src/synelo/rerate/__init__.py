@@ -2,3 +2,11 @@
 the pure recompute (`synelo.models.recompute`) beside the live service and swaps its result
 in (`job`), what it rates with (`targets`), the auto-tune's fit (`autotune`) and the
 schedule that starts auto-tunes and refits (`schedule`)."""
+
+# Its modules: import each from its own (the package itself imports none of them).
+__all__ = [
+    "autotune",
+    "job",
+    "schedule",
+    "targets",
+]

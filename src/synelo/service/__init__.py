@@ -7,5 +7,19 @@
 - `pages`: the server-rendered pages, which call those modules, never a route;
 - `app`: the one composition root, which wires all of them; `server`: how uvicorn runs it.
 
-The package imports nothing itself.
 """
+
+# Its modules: import each from its own (the package itself imports none of them).
+__all__ = [
+    "api",
+    "app",
+    "auth",
+    "charts",
+    "deps",
+    "gate",
+    "ids",
+    "middleware",
+    "pages",
+    "params",
+    "server",
+]

@@ -1,3 +1,13 @@
 """The ASGI layers around every request, outermost first as the app adds them: metrics and
 the access log, CORS of the public endpoints, rate limits, encoded slashes, the body limit;
 and the log of unexpected errors. None of them imports a route or a page."""
+
+# Its modules: import each from its own (the package itself imports none of them).
+__all__ = [
+    "cors",
+    "errors",
+    "limits",
+    "metrics",
+    "paths",
+    "ratelimit",
+]

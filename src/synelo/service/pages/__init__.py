@@ -2,3 +2,13 @@
 endpoints and through the same functions (`synelo.service.api.views`, `reports`, `actions`,
 `balancing`), never through a route: Jinja2 templates, charts drawn as SVG
 (`synelo.service.charts`), no script."""
+
+# Its modules: import each from its own (the package itself imports none of them).
+__all__ = [
+    "access",
+    "admin",
+    "health",
+    "public",
+    "scramble",
+    "templating",
+]
