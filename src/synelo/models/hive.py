@@ -70,6 +70,10 @@ def _instant(text: str) -> datetime:
     return datetime.fromisoformat(text.replace("Z", "+00:00"))
 
 
+# The maths' own defaults (ratings.hive): each parameter's default is stated there only.
+HIVE_DEFAULTS = HiveParams()
+
+
 class Hive(Model[HiveSkill]):
     """H2's prediction and H3–H6's update (`synelo.ratings.hive`). The display rating is
     H9's display_scale·s; the strength the split solver balances is s, side-blind, as the
@@ -80,7 +84,7 @@ class Hive(Model[HiveSkill]):
     display = "display_scale·s (H9)"
     parameters = {
         "c": Param(
-            0.75,
+            HIVE_DEFAULTS.c,
             0.0,
             1e3,
             doc="c: the constant learning rate (H4, H5)",
@@ -88,7 +92,7 @@ class Hive(Model[HiveSkill]):
             tune_log=True,
         ),
         "a": Param(
-            0.8,
+            HIVE_DEFAULTS.a,
             0.0,
             1e3,
             doc="a: the AdaGrad learning rate (H4)",
@@ -96,7 +100,7 @@ class Hive(Model[HiveSkill]):
             tune_log=True,
         ),
         "eps": Param(
-            0.02,
+            HIVE_DEFAULTS.eps,
             1e-9,
             1e6,
             log=True,
@@ -104,7 +108,7 @@ class Hive(Model[HiveSkill]):
             tune=(1e-4, 10.0),
         ),
         "command_rate": Param(
-            0.25,
+            HIVE_DEFAULTS.command_rate,
             0.0,
             1e3,
             doc="r_χ: the commanding skill's rate against s's (H6)",
@@ -112,7 +116,7 @@ class Hive(Model[HiveSkill]):
             tune_log=True,
         ),
         "k": Param(
-            4.0,
+            HIVE_DEFAULTS.k,
             1.0,
             1e3,
             log=True,
@@ -120,7 +124,7 @@ class Hive(Model[HiveSkill]):
             tune=(1.01, 100.0),
         ),
         "theta": Param(
-            1.25,
+            HIVE_DEFAULTS.theta,
             1e-3,
             1e3,
             log=True,
@@ -128,14 +132,24 @@ class Hive(Model[HiveSkill]):
             tune=(0.01, 100.0),
         ),
         "solve_prior_sd": Param(
-            1.0, 1e-3, 1e3, log=True, doc="w: the solve's prior sd of offsets and χ (H8)"
+            HIVE_DEFAULTS.solve_prior_sd,
+            1e-3,
+            1e3,
+            log=True,
+            doc="w: the solve's prior sd of offsets and χ (H8)",
         ),
-        "display_scale": Param(200.0, 1e-3, 1e6, log=True, doc="display points per skill"),
+        "display_scale": Param(
+            HIVE_DEFAULTS.display_scale, 1e-3, 1e6, log=True, doc="display points per skill"
+        ),
         "round_length": Param(
-            600.0, 1.0, 86_400.0, log=True, doc="r in seconds before the pool reports one"
+            HIVE_DEFAULTS.round_length,
+            1.0,
+            86_400.0,
+            log=True,
+            doc="r in seconds before the pool reports one",
         ),
         "bias_prior": Param(
-            30.0,
+            HIVE_DEFAULTS.bias_prior,
             1.0,
             1e6,
             log=True,
@@ -143,7 +157,11 @@ class Hive(Model[HiveSkill]):
             tune=(1.0, 10_000.0),
         ),
         "bias_half_life": Param(
-            1000.0, 1.0, 1e9, log=True, doc="a bucket's rounds halve in weight over this many"
+            HIVE_DEFAULTS.bias_half_life,
+            1.0,
+            1e9,
+            log=True,
+            doc="a bucket's rounds halve in weight over this many",
         ),
         "reference_side": Param(
             "", text=True, doc="the side σ = +1 ('': the first side the pool sees)"
