@@ -46,10 +46,11 @@ lint: setup
 	$(BIN)/lint-imports
 
 ## The test suite under coverage: on two processes (a test file each at a time: each process
-## has its own PostgreSQL schema and loopback ports), then alone the modules marked serial,
-## which assert wall-clock latencies; fails below the coverage floor in pyproject.toml.
+## has its own PostgreSQL schema and loopback ports; the slowest files first, in the order
+## tests/conftest.py gives), then alone the modules marked serial, which assert wall-clock
+## latencies; fails below the coverage floor in pyproject.toml.
 check-tests: setup
-	$(BIN)/pytest -q -n 2 --dist loadfile -m "not serial" --cov --cov-report= --cov-fail-under=0
+	$(BIN)/pytest -q -n 2 --dist loadfile --no-loadscope-reorder -m "not serial" --cov --cov-report= --cov-fail-under=0
 	$(BIN)/pytest -q -m serial --cov --cov-append --cov-report=term:skip-covered
 
 ## The documentation site into site/; a broken link or reference fails.

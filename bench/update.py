@@ -32,15 +32,16 @@ Method
    service's). The rate limits are off (SYNELO_RATE_*): the benchmark measures the rating
    path.
 3. A load generator runs in a separate process (spawned with multiprocessing, so its CPU use
-   and GIL are not the server's). It posts 12v12 rounds: 24 distinct SteamID64s drawn from a
-   population of players (account n is 76561197960265728 + n), a random winner and a unique
-   round_id. It keeps a fixed number of requests in flight: ``--concurrency`` threads, each
-   with its own keep-alive HTTP/1.1 connection, pulling from one shared list of pre-encoded
-   bodies. The connections are plain sockets that send a pre-encoded request and read the
-   whole answer (status, headers, Content-Length bytes of body): the load generator shares
-   the machine, and httpx (``--client httpx``) spent 0.5-1.1 ms of CPU per round there, 4-10×
-   as much. Any answer other than 201 Created (an error, or a 200 replay of a reused round_id)
-   stops the benchmark with exit status 1.
+   and GIL are not the server's; one process serves every load of the run). It posts 12v12
+   rounds: 24 distinct SteamID64s drawn from a population of players (account n is
+   76561197960265728 + n), a random winner and a unique round_id. It keeps a fixed number of
+   requests in flight: ``--concurrency`` threads, each with its own keep-alive HTTP/1.1
+   connection, pulling from one shared list of pre-encoded bodies. The connections are plain
+   sockets that send a pre-encoded request and read the whole answer (status, headers,
+   Content-Length bytes of body): the load generator shares the machine, and httpx
+   (``--client httpx``) spent 0.5-1.1 ms of CPU per round there, 4-10× as much. Any answer
+   other than 201 Created (an error, or a 200 replay of a reused round_id) stops the
+   benchmark with exit status 1.
 4. Each phase's ``--rounds`` measured rounds are posted in ``--blocks`` blocks that alternate
    between the two servers in ABBA order (empty, history, history, empty, ...). This VM's
    speed drifts by 25-35 % within minutes: measured one after the other, a phase that ran at
@@ -402,9 +403,22 @@ def run_load(spec: LoadSpec) -> LoadResult:
             c.close()
 
 
+_generator: ProcessPoolExecutor | None = None
+
+
+def load_generator() -> ProcessPoolExecutor:
+    """The load generator's process: spawned at the first load and kept for every later one
+    (a spawn imports this module again, 2-3 s of a small machine each time, which a run of
+    many short loads, such as the per-model pools, otherwise spends dozens of times). Each
+    load still opens connections of its own (`run_load`); the process ends with this one."""
+    global _generator
+    if _generator is None:
+        _generator = ProcessPoolExecutor(max_workers=1, mp_context=get_context("spawn"))
+    return _generator
+
+
 def measure(spec: LoadSpec) -> LoadResult:
-    with ProcessPoolExecutor(max_workers=1, mp_context=get_context("spawn")) as ex:
-        result = ex.submit(run_load, spec).result()
+    result = load_generator().submit(run_load, spec).result()
     if result.errors:
         shown = "\n  ".join(result.errors[:5])
         raise BenchError(

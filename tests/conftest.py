@@ -37,6 +37,44 @@ ADMIN = "admin-token-for-tests"
 SERVER = "server-token-for-tests"
 
 
+# The slowest test files, slowest first (seconds in one process under coverage, 2026-11-28;
+# `pytest --durations=0` tells when this list needs an update). `make test` runs the suite
+# with `-n 2 --dist loadfile --no-loadscope-reorder`: the two processes take whole files in
+# collection order, each the next one when it is nearly done. With these first, the long
+# files run while the short ones fill in around them, instead of one starting late and
+# running alone at the end while the other process waits.
+SLOW_FILES = (
+    "tests/integration/test_rerate.py",  # 150
+    "tests/integration/test_cli.py",  # 98
+    "tests/integration/test_simulate.py",  # 84: one test of 74
+    "tests/integration/test_autotune.py",  # 52
+    "tests/integration/test_schemathesis.py",  # 37: one test
+    "tests/integration/test_cli_evaluation.py",  # 36
+    "tests/integration/test_concurrency.py",  # 35
+    "tests/integration/test_journal_replay.py",  # 34
+    "tests/unit/test_tune.py",  # 33
+    "tests/integration/test_bench_update.py",  # 33
+    "tests/integration/test_health_page.py",  # 32
+    "tests/plugin/test_plugin_vm.py",  # 31
+    "tests/integration/test_simulate_history.py",  # 29
+    "tests/integration/test_crash.py",  # 29
+    "tests/integration/test_operations.py",  # 23
+    "tests/integration/test_api_models.py",  # 20
+    "tests/browser/test_pages.py",  # 18
+    "tests/browser/test_admin_pages.py",  # 17
+    "tests/integration/test_pages_admin.py",  # 17
+    "tests/unit/test_param_bounds.py",  # 15
+)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The tests of `SLOW_FILES` first, in its order; the rest as collected. (Last of the
+    hooks: after pytest has grouped the tests by the session fixtures' parameters.)"""
+    rank = {path: i for i, path in enumerate(SLOW_FILES)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(SLOW_FILES)))
+
+
 @dataclass
 class MovableClock:
     """A clock the tests can move forward; the server reads it for every timestamp."""
@@ -71,16 +109,34 @@ def pg_schema_url() -> Iterator[str]:
         yield url
 
 
-@pytest.fixture(scope="session", params=["sqlite", "postgresql"])
-def backend(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Engine:
-    """A migrated engine on each database synelo supports."""
-    if request.param == "sqlite":
-        engine = _sqlite_engine(tmp_path_factory.mktemp("sqlite"))
-    else:
-        engine = create_store_engine(request.getfixturevalue("pg_schema_url"))
+# The engines and servers of the two databases are fixtures of their own, not parametrized,
+# so that each lives for the whole session. `backend` and `live`, parametrized over the
+# databases, only hand them out: pytest tears a parametrized session fixture down whenever a
+# test needs its other value, and under `pytest -n 2 --dist loadfile` a process runs one file
+# after another, each file's SQLite tests then its PostgreSQL ones, so each file would
+# otherwise build both databases and both servers anew.
+@pytest.fixture(scope="session")
+def sqlite_engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
+    """A migrated SQLite database for the session."""
+    engine = _sqlite_engine(tmp_path_factory.mktemp("sqlite"))
     migrate(engine)
     yield engine
     engine.dispose()
+
+
+@pytest.fixture(scope="session")
+def postgresql_engine(pg_schema_url: str) -> Iterator[Engine]:
+    """The migrated PostgreSQL schema of the session."""
+    engine = create_store_engine(pg_schema_url)
+    migrate(engine)
+    yield engine
+    engine.dispose()
+
+
+@pytest.fixture(scope="session", params=["sqlite", "postgresql"])
+def backend(request: pytest.FixtureRequest) -> Engine:
+    """A migrated engine on each database synelo supports."""
+    return request.getfixturevalue(f"{request.param}_engine")
 
 
 @dataclass
@@ -103,10 +159,30 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="session")
-def live(backend: Engine, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+def live(backend: Engine, request: pytest.FixtureRequest) -> LiveServer:
     """`synelo`'s app under a real uvicorn on loopback, one per database."""
+    return request.getfixturevalue(f"{backend.dialect.name}_live")
+
+
+@pytest.fixture(scope="session")
+def sqlite_live(
+    sqlite_engine: Engine, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[LiveServer]:
+    """The server on the session's SQLite database (through `live`)."""
+    yield from _live_server(sqlite_engine, tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def postgresql_live(
+    postgresql_engine: Engine, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[LiveServer]:
+    """The server on the session's PostgreSQL schema (through `live`)."""
+    yield from _live_server(postgresql_engine, tmp_path_factory)
+
+
+def _live_server(engine: Engine, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     clock = MovableClock()
-    store = Store(backend, clock)
+    store = Store(engine, clock)
     settings = Settings(
         data_dir=tmp_path_factory.mktemp("data"),
         admin_tokens=[ADMIN],

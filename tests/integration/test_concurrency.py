@@ -167,6 +167,16 @@ def serve_workers(database_url: str, folder: Path, workers: int) -> Iterator[str
         yield served.url
 
 
+@pytest.fixture(scope="module")
+def workers_url(live: LiveServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """`serve_workers` with two workers on the database of `live`, for the module's tests on
+    that database: each test rates a pool of its own, and three processes to start cost
+    several seconds a test."""
+    url = live.store.engine.url.render_as_string(hide_password=False)
+    with serve_workers(url, tmp_path_factory.mktemp("workers"), workers=2) as served:
+        yield served
+
+
 def journal_events(live: LiveServer, pool: str) -> list[tuple]:
     """The pool's history as the journal recorded it, in journal order: ("round", round_id,
     seq, rows) once per round, ("set", key, rating) and ("reset", key) per admin change."""
@@ -231,7 +241,7 @@ def replay_events(
 
 @pytest.mark.parametrize("admin_changes", [False, True], ids=["rounds", "rounds+admin"])
 def test_several_processes_on_one_database_equal_journal_replay(
-    live: LiveServer, pool: str, tmp_path: Path, admin_changes: bool
+    live: LiveServer, workers_url: str, pool: str, admin_changes: bool
 ) -> None:
     """Two worker processes and the test's own server, each with its own writer and window
     cache, rate one pool's rounds at once through the database's locks alone (and, in the
@@ -240,42 +250,38 @@ def test_several_processes_on_one_database_equal_journal_replay(
     must be rated exactly once."""
     rng = random.Random(11)
     batches = [[random_round(rng) for _ in range(ROUNDS_PER_THREAD)] for _ in range(6)]
-    url = live.store.engine.url.render_as_string(hide_password=False)
-    with serve_workers(url, tmp_path, workers=2) as workers_url:
-        # Threads 0-3 post to the two worker processes, 4-5 to the in-process server.
-        targets = [workers_url] * 4 + [live.url] * 2
+    # Threads 0-3 post to the two worker processes, 4-5 to the in-process server.
+    targets = [workers_url] * 4 + [live.url] * 2
 
-        def feed(i: int) -> list[dict]:
-            with httpx.Client(
-                base_url=targets[i], timeout=60, headers={"Authorization": f"Bearer {SERVER}"}
-            ) as c:
-                for r in batches[i]:
-                    resp = c.post(f"/v1/pools/{pool}/rounds", json=r)
-                    assert resp.status_code == 201, resp.text
-            return batches[i]
+    def feed(i: int) -> list[dict]:
+        with httpx.Client(
+            base_url=targets[i], timeout=60, headers={"Authorization": f"Bearer {SERVER}"}
+        ) as c:
+            for r in batches[i]:
+                resp = c.post(f"/v1/pools/{pool}/rounds", json=r)
+                assert resp.status_code == 201, resp.text
+        return batches[i]
 
-        def meddle(i: int) -> list[dict]:
-            admin_rng = random.Random(100 + i)
-            with httpx.Client(
-                base_url=[workers_url, live.url][i],
-                timeout=60,
-                headers={"Authorization": f"Bearer {ADMIN}"},
-            ) as c:
-                for _ in range(12):
-                    path = f"/v1/pools/{pool}/players/{steam(admin_rng.randint(1, 10))}"
-                    if admin_rng.random() < 0.25:
-                        assert c.delete(path).status_code == 200
-                    else:
-                        rating = admin_rng.randint(500, 2000)
-                        assert c.put(path, json={"rating": rating}).status_code == 200
-            return []
+    def meddle(i: int) -> list[dict]:
+        admin_rng = random.Random(100 + i)
+        with httpx.Client(
+            base_url=[workers_url, live.url][i],
+            timeout=60,
+            headers={"Authorization": f"Bearer {ADMIN}"},
+        ) as c:
+            for _ in range(12):
+                path = f"/v1/pools/{pool}/players/{steam(admin_rng.randint(1, 10))}"
+                if admin_rng.random() < 0.25:
+                    assert c.delete(path).status_code == 200
+                else:
+                    rating = admin_rng.randint(500, 2000)
+                    assert c.put(path, json={"rating": rating}).status_code == 200
+        return []
 
-        jobs = [(feed, i) for i in range(len(batches))]
-        jobs += [(meddle, i) for i in range(2)] if admin_changes else []
-        with ThreadPoolExecutor(len(jobs)) as ex:
-            sent = {
-                r["round_id"]: r for part in ex.map(lambda job: job[0](job[1]), jobs) for r in part
-            }
+    jobs = [(feed, i) for i in range(len(batches))]
+    jobs += [(meddle, i) for i in range(2)] if admin_changes else []
+    with ThreadPoolExecutor(len(jobs)) as ex:
+        sent = {r["round_id"]: r for part in ex.map(lambda job: job[0](job[1]), jobs) for r in part}
 
     events = journal_events(live, pool)
     played = [e for e in events if e[0] == "round"]
