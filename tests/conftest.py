@@ -109,34 +109,16 @@ def pg_schema_url() -> Iterator[str]:
         yield url
 
 
-# The engines and servers of the two databases are fixtures of their own, not parametrized,
-# so that each lives for the whole session. `backend` and `live`, parametrized over the
-# databases, only hand them out: pytest tears a parametrized session fixture down whenever a
-# test needs its other value, and under `pytest -n 2 --dist loadfile` a process runs one file
-# after another, each file's SQLite tests then its PostgreSQL ones, so each file would
-# otherwise build both databases and both servers anew.
-@pytest.fixture(scope="session")
-def sqlite_engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
-    """A migrated SQLite database for the session."""
-    engine = _sqlite_engine(tmp_path_factory.mktemp("sqlite"))
-    migrate(engine)
-    yield engine
-    engine.dispose()
-
-
-@pytest.fixture(scope="session")
-def postgresql_engine(pg_schema_url: str) -> Iterator[Engine]:
-    """The migrated PostgreSQL schema of the session."""
-    engine = create_store_engine(pg_schema_url)
-    migrate(engine)
-    yield engine
-    engine.dispose()
-
-
 @pytest.fixture(scope="session", params=["sqlite", "postgresql"])
-def backend(request: pytest.FixtureRequest) -> Engine:
+def backend(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Engine:
     """A migrated engine on each database synelo supports."""
-    return request.getfixturevalue(f"{request.param}_engine")
+    if request.param == "sqlite":
+        engine = _sqlite_engine(tmp_path_factory.mktemp("sqlite"))
+    else:
+        engine = create_store_engine(request.getfixturevalue("pg_schema_url"))
+    migrate(engine)
+    yield engine
+    engine.dispose()
 
 
 @dataclass
@@ -159,30 +141,10 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="session")
-def live(backend: Engine, request: pytest.FixtureRequest) -> LiveServer:
+def live(backend: Engine, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     """`synelo`'s app under a real uvicorn on loopback, one per database."""
-    return request.getfixturevalue(f"{backend.dialect.name}_live")
-
-
-@pytest.fixture(scope="session")
-def sqlite_live(
-    sqlite_engine: Engine, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[LiveServer]:
-    """The server on the session's SQLite database (through `live`)."""
-    yield from _live_server(sqlite_engine, tmp_path_factory)
-
-
-@pytest.fixture(scope="session")
-def postgresql_live(
-    postgresql_engine: Engine, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[LiveServer]:
-    """The server on the session's PostgreSQL schema (through `live`)."""
-    yield from _live_server(postgresql_engine, tmp_path_factory)
-
-
-def _live_server(engine: Engine, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     clock = MovableClock()
-    store = Store(engine, clock)
+    store = Store(backend, clock)
     settings = Settings(
         data_dir=tmp_path_factory.mktemp("data"),
         admin_tokens=[ADMIN],
