@@ -482,7 +482,7 @@ def print_results(pages: list[Page]) -> list[Page]:
 
 
 # --- profile --------------------------------------------------------------------------------
-CONTEXTS = {"snapshot_read", "write_transaction", "write_connection", "discard"}  # not timed
+CONTEXTS = {"read", "snapshot_read", "write_transaction", "write_connection", "discard"}  # untimed
 
 
 class StoreTimer:

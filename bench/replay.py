@@ -26,7 +26,7 @@ import sys
 from pathlib import Path
 
 import synelo.ratings.window as window
-from synelo.evaluation.adapters import HistoryInfo, create_model
+from synelo.evaluation.adapters import HistoryInfo, create_replay
 from synelo.evaluation.frc import import_frc
 from synelo.evaluation.replay import predict_all
 
@@ -67,10 +67,10 @@ def main() -> int:
     )
     rates: dict[str, list[float]] = {name: [] for name in names}
     for name in rates:  # warm-up, not timed: the first pass of a process runs markedly slower
-        predict_all(create_model(name, {}, HistoryInfo(3)), matches[:5000])
+        predict_all(create_replay(name, {}, HistoryInfo(3)), matches[:5000])
     for run in range(args.repeat):
         for name in rates:
-            model = create_model(name, {}, HistoryInfo(3))
+            model = create_replay(name, {}, HistoryInfo(3))
             _, seconds = predict_all(model, matches)
             rates[name].append(len(matches) / seconds)
             print(f"  run {run + 1} {name:>12}: {rates[name][-1]:>9,.0f} matches/s")

@@ -3,7 +3,7 @@
     .venv/bin/python scripts/export_openapi.py            # rewrite the committed file
     .venv/bin/python scripts/export_openapi.py --check    # exit 1 when it differs
 
-The document is what `synelo.service.create_app` serves at /openapi.json. The app is built
+The document is what `synelo.service.app.create_app` serves at /openapi.json. The app is built
 on a throw-away SQLite folder, with every SYNELO_* variable ignored, and shut down again.
 """
 

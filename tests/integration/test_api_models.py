@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
-from synelo.evaluation.adapters import HistoryInfo, create_model
+from synelo.evaluation.adapters import HistoryInfo, create_replay
 from synelo.evaluation.history import Match
 from synelo.evaluation.journal import import_journal
 from synelo.evaluation.replay import replay
@@ -156,7 +156,7 @@ def test_a_pool_of_each_model_rates_as_the_model_does(
     # the export replays to every stored P and state
     exported = import_journal(live.store, pool)
     assert exported.header["model"] == model
-    replayed = create_model(model, {}, HistoryInfo(4, exported.header))
+    replayed = create_replay(model, {}, HistoryInfo(4, exported.header))
     result = replay(replayed, exported.matches)
     assert result.predictions.tolist() == [a["p_a"] for a in answers]
     for player in looked["players"]:
@@ -284,7 +284,7 @@ def test_the_replay_accepts_every_listed_model() -> None:
     fields = round_fields([("a", "b"), ("c", "d")])
     matches = [Match(str(i), ("a", "b"), ("c", "d"), "AB"[i % 2], details=fields) for i in range(4)]
     for name in MODELS:
-        assert len(replay(create_model(name, {}, HistoryInfo(2)), matches).predictions) == 4
+        assert len(replay(create_replay(name, {}, HistoryInfo(2)), matches).predictions) == 4
 
 
 def test_an_admin_set_the_model_could_not_rate_from_is_refused(

@@ -210,7 +210,7 @@ def test_replay_writes_each_players_display_rating(tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
     from synelo.cli import app
-    from synelo.evaluation.adapters import create_model
+    from synelo.evaluation.adapters import create_replay
     from synelo.evaluation.history import read_history
     from synelo.evaluation.replay import predict_all
 
@@ -232,7 +232,7 @@ def test_replay_writes_each_players_display_rating(tmp_path: Path) -> None:
     assert all(isinstance(r, int) for r in synelo.values()) and len(set(synelo.values())) > 20
     # Elo moves both sides by K·(S − P): with even sides the ratings sum to where they began
     assert sum(shown["elo"].values()) == pytest.approx(1000.0 * len(teams))
-    whr = create_model("whr")
+    whr = create_replay("whr")
     predict_all(whr, matches)
     assert shown["whr"] == pytest.approx(whr.display_ratings())
     best = max(shown["whr"], key=shown["whr"].__getitem__)

@@ -14,7 +14,7 @@ import pytest
 from sqlalchemy import update
 
 from synelo.domain import RatedRound, RoundReport
-from synelo.evaluation.adapters import HistoryInfo, create_model
+from synelo.evaluation.adapters import HistoryInfo, create_replay
 from synelo.evaluation.history import read_history, write_history
 from synelo.evaluation.journal import import_journal
 from synelo.evaluation.replay import replay
@@ -68,10 +68,10 @@ def test_replaying_a_journal_reproduces_either_f3(
     answers = play_random_rounds(server, pool, 400)
     exported = import_journal(live.store, pool)
     assert exported.header["params"]["convergence"] == convergence
-    model = create_model("synelo", {}, HistoryInfo(4, exported.header))
+    model = create_replay("synelo", {}, HistoryInfo(4, exported.header))
     assert replay(model, exported.matches).predictions.tolist() == [a["p_a"] for a in answers]
     assert model.ratings() == stored_ratings(server, pool)
-    other = create_model(
+    other = create_replay(
         "synelo", {"revised": int(convergence == "seed")}, HistoryInfo(4, exported.header)
     )
     replay(other, exported.matches)
@@ -96,12 +96,12 @@ def test_a_seed_pool_from_before_f3_had_versions_replays_the_same(
     stored = stored_ratings(server, pool)
     earlier = {**exported.header, "params": old}  # what an earlier release exported
     for header in (exported.header, earlier):
-        model = create_model("synelo", {}, HistoryInfo(4, header))
+        model = create_replay("synelo", {}, HistoryInfo(4, header))
         assert model.parameters()["convergence"] == "seed"
         assert replay(model, exported.matches).predictions.tolist() == [a["p_a"] for a in answers]
         assert model.ratings() == stored
     # the replay's default for a history without a pool's parameters is the revised F3
-    revised = create_model("synelo", {"theta": 1200.0, "window": 40}, HistoryInfo(4))
+    revised = create_replay("synelo", {"theta": 1200.0, "window": 40}, HistoryInfo(4))
     replay(revised, exported.matches)
     assert revised.ratings() != stored
 
@@ -132,7 +132,7 @@ def test_replaying_the_journal_reproduces_the_stored_ratings(
     assert (exported.roster_differs, exported.admin_changes) == (0, 0)
     assert [m.id for m in exported.matches] == [a["round_id"] for a in answers]
     assert exported.header["params"]["window"] == 6
-    model = create_model("synelo", {}, HistoryInfo(4, exported.header))
+    model = create_replay("synelo", {}, HistoryInfo(4, exported.header))
     result = replay(model, exported.matches)
     assert result.predictions.tolist() == [a["p_a"] for a in answers]
     stored = server.post(f"/v1/pools/{pool}/players/lookup", json={"steam_ids": players}).json()[
@@ -228,7 +228,7 @@ def test_an_export_with_joiners_and_every_field_replays_exactly(
         {"A": "RED", "B": "BLU"},
         "2026-11-01T10:00:00+00:00",
     )
-    model = create_model("synelo", {}, HistoryInfo(4, history.header))
+    model = create_replay("synelo", {}, HistoryInfo(4, history.header))
     result = replay(model, history.matches)
     assert result.predictions.tolist() == [a["p_a"] for a in answers]
     stored = server.post(f"/v1/pools/{pool}/players/lookup", json={"steam_ids": players})

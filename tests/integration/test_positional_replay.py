@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from synelo.cli import app
-from synelo.evaluation.adapters import HistoryInfo, create_model
+from synelo.evaluation.adapters import HistoryInfo, create_replay
 from synelo.evaluation.history import Match
 from synelo.evaluation.replay import replay
 from synelo.evaluation.results import ResultCalibration
@@ -46,7 +46,7 @@ def test_a_replay_scores_each_position_and_every_result() -> None:
         )
         for line in lines[1:]
     ]
-    model = create_model("positional", {}, HistoryInfo(2))
+    model = create_replay("positional", {}, HistoryInfo(2))
     result = replay(model, matches)
     traits = model.traits()
     assert set(traits) == {"offense", "defense"}

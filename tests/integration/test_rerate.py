@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
-from synelo.evaluation.adapters import HistoryInfo, create_model
+from synelo.evaluation.adapters import HistoryInfo, create_replay
 from synelo.evaluation.history import read_history, write_history
 from synelo.evaluation.journal import import_journal
 from synelo.evaluation.replay import replay
@@ -286,7 +286,7 @@ def test_an_export_with_admin_events_replays_to_every_stored_rating(
     assert [m.id for m in history.matches if m.voided] == [void]
     assert [e.kind for m in history.matches for e in m.events] == ["set", "reset"]
     assert [e.kind for e in history.trailing] == ["void", "set"]  # made after the last round
-    replayed = create_model(model, {}, HistoryInfo(4, history.header))
+    replayed = create_replay(model, {}, HistoryInfo(4, history.header))
     result = replay(replayed, history.matches, trailing=history.trailing)
     assert not result.scored[10]
     stored = everyone(server, pool)

@@ -5,7 +5,7 @@ module's private names. The layers themselves are pyproject.toml's import contra
 from __future__ import annotations
 
 import ast
-import re
+import tomllib
 from pathlib import Path
 
 import grimp
@@ -46,7 +46,9 @@ def test_no_import_cycle_between_any_two_modules(graph: grimp.ImportGraph) -> No
     assert cycles(graph) == []
 
 
-PRIVATE_IMPORT = re.compile(r"^_[a-z]")
+def private(name: str) -> bool:
+    """An underscored name, dunders (``__all__``, ``__init__``) aside."""
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
 
 
 def private_names_imported(path: Path) -> list[str]:
@@ -57,7 +59,7 @@ def private_names_imported(path: Path) -> list[str]:
         for node in ast.walk(tree)
         if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("synelo")
         for alias in node.names
-        if PRIVATE_IMPORT.match(alias.name)
+        if private(alias.name)
     ]
 
 
@@ -89,7 +91,7 @@ def private_attributes(path: Path) -> list[tuple[str, str, int]]:
         (where, node.attr, node.lineno)
         for node in ast.walk(tree)
         if isinstance(node, ast.Attribute)
-        and PRIVATE_IMPORT.match(node.attr)
+        and private(node.attr)
         and node.attr not in NAMEDTUPLE_API
         and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))
     ]
@@ -99,3 +101,24 @@ def test_no_module_reaches_for_another_objects_private_attributes() -> None:
     hits = [hit for path in sorted(SRC.rglob("*.py")) for hit in private_attributes(path)]
     assert [hit for hit in hits if hit[:2] not in ALLOWED] == []
     assert {hit[:2] for hit in hits} >= ALLOWED, "an allowed exception no longer exists"
+
+
+def contract(name: str) -> dict[str, list[str]]:
+    """One of pyproject.toml's import contracts, by its name."""
+    config = tomllib.loads((SRC.parents[1] / "pyproject.toml").read_text(encoding="utf-8"))
+    (found,) = [c for c in config["tool"]["importlinter"]["contracts"] if c["name"] == name]
+    return found
+
+
+def test_the_contracts_name_every_route_module() -> None:
+    """The pages' and the routes' contracts list the route modules by name: a new one must
+    be added to both, or the pages could import it unchecked."""
+    routes = sorted(
+        f"synelo.service.api.{path.stem}"
+        for path in (SRC / "service" / "api").glob("*.py")
+        if "APIRouter(" in path.read_text(encoding="utf-8")
+    )
+    assert len(routes) >= 8
+    pages = contract("The pages call what the API calls, never a route module")
+    assert sorted(pages["forbidden_modules"]) == routes
+    assert sorted(contract("No route module imports another")["modules"]) == routes

@@ -13,7 +13,7 @@ import pytest
 import trueskill
 from openskill.models import BradleyTerryFull, PlackettLuce, ThurstoneMostellerFull
 
-from synelo.evaluation.adapters import HistoryInfo, ModelReplay, create_model, parse_options
+from synelo.evaluation.adapters import HistoryInfo, ModelReplay, create_replay, parse_options
 from synelo.evaluation.history import Match, Winner
 from synelo.models import MODELS, Model, Rated, RoundFacts, Scaling, register
 from synelo.models.base import NO_CONTEXT
@@ -29,7 +29,7 @@ def test_openskill_pl_reproduces_the_readme_example() -> None:
     """openskill's README: 2v2 of new players, [a, b] beat [x, y]:
     a = PlackettLuceRating(mu=26.964294621803063, sigma=8.177962604389991),
     x = PlackettLuceRating(mu=23.035705378196937, sigma=8.177962604389991), a == b, x == y."""
-    model = create_model("openskill-pl", PACKAGE)
+    model = create_replay("openskill-pl", PACKAGE)
     assert model.step(README_MATCH) == pytest.approx(0.5)
     a, b, x, y = (model.rating_of(p) for p in "abxy")  # type: ignore[attr-defined]
     assert (a.mu, a.sigma) == pytest.approx((26.964294621803063, 8.177962604389991), abs=1e-12)
@@ -54,16 +54,16 @@ def test_openskill_adapters_are_the_package_as_documented(name: str, package_mod
     teams = [[r(), r()], [r(), r()]]
     expected_p = direct.predict_win(teams)[0]
     [[a, b], [x, y]] = direct.rate(teams)
-    model = create_model(name, PACKAGE)
+    model = create_replay(name, PACKAGE)
     assert model.step(README_MATCH) == expected_p
     got = [model.rating_of(p) for p in "abxy"]  # type: ignore[attr-defined]
     assert [(g.mu, g.sigma) for g in got] == [(q.mu, q.sigma) for q in (a, b, x, y)]
     assert a.mu > 25 > x.mu  # the winners went up
     # B winning mirrors A winning; a draw between equals moves no mean
-    mirrored = create_model(name, PACKAGE)
+    mirrored = create_replay(name, PACKAGE)
     mirrored.step(Match("m", ("a", "b"), ("x", "y"), "B"))
     assert mirrored.ratings()["x"] == pytest.approx(a.mu, abs=1e-9)
-    drawn = create_model(name, PACKAGE)
+    drawn = create_replay(name, PACKAGE)
     drawn.step(Match("d", ("a", "b"), ("x", "y"), "draw"))
     assert drawn.ratings()["a"] == pytest.approx(25.0, abs=1e-9)
 
@@ -71,12 +71,12 @@ def test_openskill_adapters_are_the_package_as_documented(name: str, package_mod
 def test_trueskill_reproduces_the_documented_example() -> None:
     """trueskill.org: rate_1vs1(Rating(), Rating()) → (mu=29.396, sigma=7.171),
     (mu=20.604, sigma=7.171); drawn → both (mu=25.000, sigma=6.458)."""
-    model = create_model("trueskill", PACKAGE)
+    model = create_replay("trueskill", PACKAGE)
     assert model.step(Match("1", ("1P",), ("2P",), "A")) == pytest.approx(0.5)
     one, two = model.rating_of("1P"), model.rating_of("2P")  # type: ignore[attr-defined]
     assert (round(one.mu, 3), round(one.sigma, 3)) == (29.396, 7.171)
     assert (round(two.mu, 3), round(two.sigma, 3)) == (20.604, 7.171)
-    drawn = create_model("trueskill", PACKAGE)
+    drawn = create_replay("trueskill", PACKAGE)
     drawn.step(Match("1", ("1P",), ("2P",), "draw"))
     one = drawn.rating_of("1P")  # type: ignore[attr-defined]
     assert (round(one.mu, 3), round(one.sigma, 3)) == (25.0, 6.458)
@@ -88,7 +88,7 @@ def test_trueskill_reproduces_the_documented_example() -> None:
 def test_trueskill_win_probability_formula() -> None:
     """README example's players: Alice μ 25, Bob μ 30, σ 25/3 each, β 25/6:
     P(Alice) = Φ(−5 / sqrt(2·β² + 2·σ²))."""
-    model = create_model("trueskill", PACKAGE)
+    model = create_replay("trueskill", PACKAGE)
     alice, bob = trueskill.Rating(25), trueskill.Rating(30)
     sigma, beta = 25 / 3, 25 / 6
     z = -5 / math.sqrt(2 * beta**2 + 2 * sigma**2)
@@ -110,7 +110,7 @@ def test_synelo_model_is_the_service_code() -> None:
         )
         for i in range(40)
     ]
-    model = create_model("synelo", {}, HistoryInfo(max_team_size=2))
+    model = create_replay("synelo", {}, HistoryInfo(max_team_size=2))
     # the replay's default F3, with its K_min
     params = SynEloParams(theta=200.0, convergence="revised", k_min=12.0)
     expected_p, records, _ = rate_like_the_service(matches, params)
@@ -125,7 +125,7 @@ def test_synelo_default_theta_never_looks_ahead() -> None:
     first 3v3 on, Θ is 300. A header's team_size fixes Θ from the start."""
     duel = Match("1", ("a",), ("b",), "A")
     trio = Match("2", ("a", "c", "d"), ("b", "e", "f"), "B")
-    model = create_model("synelo", {}, HistoryInfo(max_team_size=3))
+    model = create_replay("synelo", {}, HistoryInfo(max_team_size=3))
     model.step(duel)
     assert model.parameters()["theta"] == 200.0  # the 3v3 to come does not count yet
     # a rating gap of 36 + 36 = 72 at Θ 200: P_A = 1/(1 + e^(−72/200))
@@ -134,19 +134,19 @@ def test_synelo_default_theta_never_looks_ahead() -> None:
     )
     model.step(trio)
     assert model.parameters()["theta"] == 300.0
-    fixed = create_model("synelo", {}, HistoryInfo(3, {"team_size": 12}))
+    fixed = create_replay("synelo", {}, HistoryInfo(3, {"team_size": 12}))
     fixed.step(duel)
     assert fixed.parameters()["theta"] == 1200.0
 
 
 def test_synelo_takes_the_header_params_and_options() -> None:
     info = HistoryInfo(3, {"params": {"theta": 1234.0, "k_max": 40.0}})
-    model = create_model("synelo", {"k_max": 50.0}, info)
+    model = create_replay("synelo", {"k_max": 50.0}, info)
     assert model.parameters()["theta"] == 1234.0 and model.parameters()["k_max"] == 50.0
     # before any match: the 1v1 default, raised as larger teams play
-    assert create_model("synelo", {}, HistoryInfo(3)).parameters()["theta"] == 200.0
+    assert create_replay("synelo", {}, HistoryInfo(3)).parameters()["theta"] == 200.0
     with pytest.raises(ValueError):
-        create_model("synelo", {"theta": -1.0})
+        create_replay("synelo", {"theta": -1.0})
 
 
 def test_options_are_checked() -> None:
@@ -159,7 +159,7 @@ def test_options_are_checked() -> None:
     with pytest.raises(ValueError, match="not a number"):
         parse_options(MODELS["elo"], {"k": "lots"})
     with pytest.raises(ValueError, match="unknown model"):
-        create_model("glicko")
+        create_replay("glicko")
 
 
 def test_a_new_model_plugs_in_as_one_class() -> None:
@@ -196,7 +196,7 @@ def test_a_new_model_plugs_in_as_one_class() -> None:
     try:
         from synelo.evaluation.replay import replay
 
-        result = replay(create_model("coin-test"), [README_MATCH, README_MATCH])
+        result = replay(create_replay("coin-test"), [README_MATCH, README_MATCH])
         assert result.overall.brier == 0.25 and result.overall.accuracy == 0.5
         with pytest.raises(ValueError, match="registered already"):
             register(Coin)
@@ -223,12 +223,12 @@ assert any(len(m.team_a) != len(m.team_b) for m in UNEQUAL)
 
 
 def predictions(name: str, options: dict[str, float], history: list[Match]) -> list[float]:
-    model = create_model(name, options, HistoryInfo(3))
+    model = create_replay(name, options, HistoryInfo(3))
     return [model.step(m) for m in history]
 
 
 def scaled(name: str, names: tuple[str, ...], c: float) -> dict[str, float]:
-    defaults = create_model(name, {}, HistoryInfo(3)).parameters()
+    defaults = create_replay(name, {}, HistoryInfo(3)).parameters()
     return {n: defaults[n] * c for n in names}
 
 
@@ -296,7 +296,7 @@ def test_the_models_without_an_exact_scaling() -> None:
 def test_the_gaussian_models_display_mu_minus_three_sigma(name: str) -> None:
     """What `synelo replay --ratings-out` writes is the display rating a pool shows (μ − 3σ),
     not the strength μ that `ratings` gives."""
-    model = create_model(name)
+    model = create_replay(name)
     rng = random.Random(3)
     for i in range(40):
         a, b = rng.sample("abcdefgh", 4)[:2], rng.sample("abcdefgh", 4)[2:]

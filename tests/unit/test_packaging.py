@@ -136,8 +136,8 @@ def test_the_base_modules_need_only_base_dependencies() -> None:
         "sys.meta_path.insert(0, Missing())\n"
         "import importlib\n"
         f"for name in {BASE_MODULES!r}: importlib.import_module(name)\n"
-        "from synelo.evaluation.adapters import create_model, HistoryInfo\n"
-        "print(type(create_model('elo', {}, HistoryInfo())).__name__)\n"
+        "from synelo.evaluation.adapters import create_replay, HistoryInfo\n"
+        "print(type(create_replay('elo', {}, HistoryInfo())).__name__)\n"
     )
     result = run(code)
     assert result.returncode == 0, result.stderr

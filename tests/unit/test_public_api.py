@@ -107,7 +107,7 @@ PUBLIC = {
         "OptionValue",
         "RatingModel",
         "SPECIAL",
-        "create_model",
+        "create_replay",
         "parse_options",
         "replayer",
     ],

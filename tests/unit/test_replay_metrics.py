@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from synelo.evaluation.adapters import RatingModel, create_model
+from synelo.evaluation.adapters import RatingModel, create_replay
 from synelo.evaluation.history import Match
 from synelo.evaluation.metrics import score
 from synelo.evaluation.replay import predict_all, replay
@@ -41,7 +41,7 @@ def hand_predictions() -> list[float]:
 
 def test_hand_made_history_scores() -> None:
     p1, p2, p3, p4 = hand_predictions()
-    result = replay(create_model("elo"), HISTORY)
+    result = replay(create_replay("elo"), HISTORY)
     assert result.predictions.tolist() == pytest.approx([p1, p2, p3, p4], abs=1e-12)
     s = result.overall
     assert (s.matches, s.ties) == (4, 1)
@@ -69,19 +69,19 @@ def test_hand_made_history_scores() -> None:
 
 def test_warmup_and_unscored_matches_learn_but_do_not_count() -> None:
     p1, p2, p3, p4 = hand_predictions()
-    warm = replay(create_model("elo"), HISTORY, warmup=2)
+    warm = replay(create_replay("elo"), HISTORY, warmup=2)
     assert warm.predictions.tolist() == pytest.approx([p1, p2, p3, p4], abs=1e-12)
     assert (warm.overall.matches, warm.overall.ties) == (2, 1)
     assert warm.overall.log_loss == pytest.approx(-math.log(1 - p4))
     assert warm.overall.brier == pytest.approx(((p3 - 0.5) ** 2 + p4**2) / 2)
     unscored = [Match(m.id, m.team_a, m.team_b, m.winner, scored=m.id != "1") for m in HISTORY]
-    r = replay(create_model("elo"), unscored)
+    r = replay(create_replay("elo"), unscored)
     assert r.predictions.tolist() == pytest.approx([p1, p2, p3, p4], abs=1e-12)
     assert r.overall.matches == 3
 
 
 def test_json_has_the_top_level_figures() -> None:
-    data = replay(create_model("elo"), HISTORY).to_json()
+    data = replay(create_replay("elo"), HISTORY).to_json()
     for key in ("matches", "accuracy", "log_loss", "brier", "ece", "matches_per_s"):
         assert key in data
     assert data["matches"] == 4 and len(data["reliability"]) == 10
@@ -99,15 +99,15 @@ def test_scores_of_nothing_and_bad_input() -> None:
     with pytest.raises(ValueError):
         score([0.5], [0.25])
     with pytest.raises(ValueError):
-        replay(create_model("elo"), HISTORY, warmup=-1)
+        replay(create_replay("elo"), HISTORY, warmup=-1)
 
 
 def test_a_warmup_over_every_match_is_an_error() -> None:
     """Not a table of empty scores: the warm-up must leave a match to score."""
-    assert replay(create_model("elo"), HISTORY, warmup=3).overall.matches == 1
+    assert replay(create_replay("elo"), HISTORY, warmup=3).overall.matches == 1
     for warmup in (4, 5):
         with pytest.raises(ValueError, match=f"warmup {warmup} is at or above .* \\(4\\)"):
-            replay(create_model("elo"), HISTORY, warmup=warmup)
+            replay(create_replay("elo"), HISTORY, warmup=warmup)
 
 
 class FreezeWatch(RatingModel):

@@ -406,11 +406,11 @@ def test_player_change_is_a_value() -> None:
 def test_a_match_built_with_lists_replays_like_one_built_with_tuples() -> None:
     """`Rater.play` reads tuples (natively, in the compiled loop); `Match` makes its sides
     tuples, so a match built by hand with lists replays the same."""
-    from synelo.evaluation.adapters import HistoryInfo, create_model
+    from synelo.evaluation.adapters import HistoryInfo, create_replay
     from synelo.evaluation.history import Match
 
     listed = Match("m", ["a", "b"], ["c"], "A")  # type: ignore[arg-type]
     assert isinstance(listed.team_a, tuple) and isinstance(listed.team_b, tuple)
-    one, two = (create_model("synelo", {}, HistoryInfo(2)) for _ in range(2))
+    one, two = (create_replay("synelo", {}, HistoryInfo(2)) for _ in range(2))
     assert one.step(listed) == two.step(Match("m", ("a", "b"), ("c",), "A"))
     assert one.ratings() == two.ratings()

@@ -13,7 +13,7 @@ import random
 import pytest
 
 from synelo.config import Settings
-from synelo.evaluation.adapters import HistoryInfo, create_model, parse_options
+from synelo.evaluation.adapters import HistoryInfo, create_replay, parse_options
 from synelo.evaluation.history import Match
 from synelo.models.synelo import SynElo
 from synelo.ratings import (
@@ -192,22 +192,22 @@ def test_rater_agrees_with_the_functions_bit_for_bit() -> None:
 
 
 def test_model_default_is_revised_and_a_seed_journal_stays_seed() -> None:
-    plain = create_model("synelo", {}, HistoryInfo(3))
+    plain = create_replay("synelo", {}, HistoryInfo(3))
     assert plain.parameters()["convergence"] == "revised" and plain.parameters()["revised"] == 1
     # a pool's journal from before the choice: its header params do not name a version
-    old = create_model("synelo", {}, HistoryInfo(3, {"params": {"theta": 2400.0}}))
+    old = create_replay("synelo", {}, HistoryInfo(3, {"params": {"theta": 2400.0}}))
     assert old.parameters()["convergence"] == "seed"
-    named = create_model("synelo", {}, HistoryInfo(3, {"params": {"convergence": "revised"}}))
+    named = create_replay("synelo", {}, HistoryInfo(3, {"params": {"convergence": "revised"}}))
     assert named.parameters()["convergence"] == "revised"
     # -p revised=0|1 wins over both
     opts = parse_options(SynElo, {"revised": "0"})
     assert opts == {"revised": 0}
-    assert create_model("synelo", opts, HistoryInfo(3)).parameters()["convergence"] == "seed"
+    assert create_replay("synelo", opts, HistoryInfo(3)).parameters()["convergence"] == "seed"
     on = parse_options(SynElo, {"revised": "1"})
     info = HistoryInfo(3, {"params": {"theta": 2400.0}})
-    assert create_model("synelo", on, info).parameters()["convergence"] == "revised"
+    assert create_replay("synelo", on, info).parameters()["convergence"] == "revised"
     with pytest.raises(ValueError, match="revised"):
-        create_model("synelo", {"revised": 0.5}, HistoryInfo(3))
+        create_replay("synelo", {"revised": 0.5}, HistoryInfo(3))
 
 
 def test_revised_model_is_the_service_code() -> None:
@@ -222,7 +222,7 @@ def test_revised_model_is_the_service_code() -> None:
         )
         for i in range(300)
     ]
-    model = create_model("synelo", {"window": 60}, HistoryInfo(max_team_size=2))
+    model = create_replay("synelo", {"window": 60}, HistoryInfo(max_team_size=2))
     params = SynEloParams(theta=200.0, window=60, convergence="revised", k_min=12.0)
     expected_p, records, cs = rate_like_the_service(matches, params)
     assert [model.step(m) for m in matches] == expected_p
@@ -294,8 +294,8 @@ def test_k_min_follows_f3_unless_named() -> None:
     assert Settings(_env_file=None, k_min=3.0).rating_params(1200.0).k_min == 3.0
     assert Settings(_env_file=None, convergence="seed").rating_params(1200.0).k_min == 2.0
     info = HistoryInfo(max_team_size=3)
-    assert create_model("synelo", {}, info).parameters()["k_min"] == 12.0
-    assert create_model("synelo", {"revised": 0}, info).parameters()["k_min"] == 2.0
-    assert create_model("synelo", {"k_min": 7.0}, info).parameters()["k_min"] == 7.0
+    assert create_replay("synelo", {}, info).parameters()["k_min"] == 12.0
+    assert create_replay("synelo", {"revised": 0}, info).parameters()["k_min"] == 2.0
+    assert create_replay("synelo", {"k_min": 7.0}, info).parameters()["k_min"] == 7.0
     journal = HistoryInfo(header={"params": {"theta": 300.0, "k_min": 2.0}})
-    assert create_model("synelo", {}, journal).parameters()["k_min"] == 2.0
+    assert create_replay("synelo", {}, journal).parameters()["k_min"] == 2.0

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from synelo.evaluation.adapters import RatingModel, create_model
+from synelo.evaluation.adapters import RatingModel, create_replay
 from synelo.evaluation.history import Match, parse_match
 from synelo.evaluation.replay import replay
 from synelo.evaluation.truth import (
@@ -125,7 +125,7 @@ def test_command_is_scored_over_players_who_commanded_five_times(
 
 
 def test_served_models_answer_strength_of_cheaply() -> None:
-    model = create_model("elo")
+    model = create_replay("elo")
     model.step(Match("1", ("a",), ("b",), "A"))
     assert model.strength_of("a") == model.ratings()["a"] == 1016.0
     assert model.strength_of("nobody") is None
@@ -134,8 +134,8 @@ def test_served_models_answer_strength_of_cheaply() -> None:
 
 def test_a_replay_without_truth_is_unchanged(world: tuple[list[Match], Truth]) -> None:
     matches, truth = world
-    plain = replay(create_model("elo"), matches)
-    scored = replay(create_model("elo"), matches, truth=truth)
+    plain = replay(create_replay("elo"), matches)
+    scored = replay(create_replay("elo"), matches, truth=truth)
     assert plain.truth is None and "truth" not in plain.to_json()
     assert (plain.predictions == scored.predictions).all()
     assert scored.truth is not None and scored.truth.spearman_skill is not None

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from synelo.evaluation.adapters import HistoryInfo, create_model
+from synelo.evaluation.adapters import HistoryInfo, create_replay
 from synelo.evaluation.frc import import_frc
 from synelo.evaluation.history import Match, Winner
 from synelo.evaluation.metrics import score
@@ -27,7 +27,7 @@ def test_tune_theta_on_the_frc_slice() -> None:
     info = HistoryInfo(3, first_team_size=2)
     result = tune("synelo", matches, ["theta"], info=info, iterations=8)
     assert result.defaults == {"theta": 200.0}
-    default = replay(create_model("synelo", {}, info), matches)
+    default = replay(create_replay("synelo", {}, info), matches)
     test = scored_mask(matches, int(len(matches) * 0.7))
     assert result.test_default == score(default.predictions[test], default.outcomes[test])
     assert 50.0 <= result.fitted["theta"] <= 20_000.0

@@ -334,7 +334,7 @@ def test_a_replayed_export_dates_by_time_and_leaves_the_pools_schedule_out() -> 
     from datetime import UTC, datetime
 
     from synelo.evaluation.adapters import HistoryInfo
-    from synelo.evaluation.adapters import create_model as replay_model
+    from synelo.evaluation.adapters import create_replay as replay_model
     from synelo.evaluation.history import Match
 
     info = HistoryInfo(2, {"model": "whr", "params": {"refit_every": 5, "window_days": 7}})

@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pytest
 
-from synelo.evaluation.adapters import create_model, parse_options
+from synelo.evaluation.adapters import create_replay, parse_options
 from synelo.evaluation.adapters.whr import WhrReplay
 from synelo.evaluation.history import Match, Winner
 from synelo.evaluation.replay import predict_all
@@ -44,7 +44,7 @@ def history(
 
 
 def predictions(matches: list[Match], **options: float | str) -> np.ndarray:
-    model = create_model("whr", options)
+    model = create_replay("whr", options)
     p, _ = predict_all(model, matches)
     return np.frombuffer(p, dtype=float)
 
@@ -58,11 +58,11 @@ def test_text_options_name_a_choice_and_are_checked() -> None:
         "epad": "none",
         "refit_every": 50,
     }
-    assert create_model("whr", {"epad": "bpst"}).parameters()["epad"] == "bpst"
+    assert create_replay("whr", {"epad": "bpst"}).parameters()["epad"] == "bpst"
     with pytest.raises(ValueError, match="not one of simple, bpst, none"):
         parse_options(MODELS["whr"], {"epad": "lots"})
     with pytest.raises(ValueError, match="refit_every must be >= 0"):
-        create_model("whr", {"refit_every": -1})
+        create_replay("whr", {"refit_every": -1})
     # numbers stay numbers for every other model
     with pytest.raises(ValueError, match="not a number"):
         parse_options(MODELS["elo"], {"k": "none"})
@@ -86,7 +86,7 @@ def test_a_refit_never_sees_the_match_it_predicts_or_a_later_one() -> None:
         # match i ending the other way, and everything after it changed too
         other = matches[:i] + [flipped(m) for m in matches[i:]]
         assert np.array_equal(predictions(other, refit_every=every)[: i + 1], full[: i + 1]), i
-    model = create_model("whr", {"refit_every": every})
+    model = create_replay("whr", {"refit_every": every})
     assert isinstance(model, WhrReplay)
     predict_all(model, matches)
     assert model.refits == len(matches) // every
@@ -108,7 +108,7 @@ def test_epad_changes_nothing_when_every_match_is_even() -> None:
 
 
 def test_the_display_ratings_are_the_last_days_elo() -> None:
-    model = create_model("whr", {})
+    model = create_replay("whr", {})
     assert isinstance(model, WhrReplay)
     predict_all(model, history(60))
     shown = model.display_ratings()

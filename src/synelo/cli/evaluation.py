@@ -121,7 +121,7 @@ def replay_cmd(
     strengths find a simulated world's hidden skills."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
-    from synelo.evaluation.adapters import create_model
+    from synelo.evaluation.adapters import create_replay
     from synelo.evaluation.replay import replay
     from synelo.evaluation.report import reliability_table, results_table, scores_table
     from synelo.evaluation.truth import load_truth, truth_table
@@ -132,7 +132,7 @@ def replay_cmd(
     except ValueError as exc:
         raise fail(str(exc)) from None
     try:
-        rating_model = create_model(model, options, info)
+        rating_model = create_replay(model, options, info)
     except (TypeError, ValueError) as exc:
         raise fail(f"model {model}: {exc}") from None
     if warmup >= len(data.matches):

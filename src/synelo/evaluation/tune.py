@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from synelo.evaluation.adapters import HistoryInfo, OptionValue, create_model
+from synelo.evaluation.adapters import HistoryInfo, OptionValue, create_replay
 from synelo.evaluation.history import Match
 from synelo.evaluation.metrics import Scores, outcome, score
 from synelo.evaluation.replay import predict_all, replay, scored_mask
@@ -211,7 +211,7 @@ def tune(  # noqa: C901
     names = [n for n in asked if n not in {held for held, _, _ in drop}]
     train_o = np.fromiter((outcome(m.winner) for m in train), dtype=float, count=n_train)
     base = dict(options or {})
-    configured = create_model(model, base, info)
+    configured = create_replay(model, base, info)
     idle = {n: why for n, why in configured.inert().items() if n in names}
     if idle:
         raise ValueError("cannot fit " + "; ".join(f"{n}: {why}" for n, why in idle.items()))
@@ -225,7 +225,7 @@ def tune(  # noqa: C901
         key = tuple(sorted(point.items()))
         if key not in seen:
             try:
-                candidate = create_model(model, {**base, **point}, info)
+                candidate = create_replay(model, {**base, **point}, info)
             except ValueError:  # outside the model's own invariants (e.g. k_min > k_max)
                 seen[key] = math.inf
                 return math.inf
@@ -264,7 +264,7 @@ def tune(  # noqa: C901
     test_mask_of = scored_mask(matches, max(warmup, n_train))
     results = {}
     for label, point in (("default", {}), ("fitted", fitted_point)):
-        r = replay(create_model(model, {**base, **point}, info), matches)
+        r = replay(create_replay(model, {**base, **point}, info), matches)
         results[label] = score(r.predictions[test_mask_of], r.outcomes[test_mask_of])
     return TuneResult(
         model,

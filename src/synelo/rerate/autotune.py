@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from synelo.evaluation.adapters import HistoryInfo, create_model
+from synelo.evaluation.adapters import HistoryInfo, create_replay
 from synelo.evaluation.history import Match
 from synelo.evaluation.tune import expand_fit, tune
 
@@ -63,7 +63,7 @@ def check_autotune(model: str, params: Mapping[str, Any], setting: AutoTune) -> 
         names = expand_fit(model, setting.fit)
     except ValueError as exc:
         raise AutoTuneError("fit", str(exc)) from None
-    configured = create_model(model, {}, HistoryInfo(1, {"model": model, "params": dict(params)}))
+    configured = create_replay(model, {}, HistoryInfo(1, {"model": model, "params": dict(params)}))
     idle = {name: why for name, why in configured.inert().items() if name in names}
     if idle:
         raise AutoTuneError(

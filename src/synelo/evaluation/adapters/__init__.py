@@ -78,10 +78,11 @@ def parse_options(model: type[Model[Any]], pairs: Mapping[str, str]) -> dict[str
     return out
 
 
-def create_model(
+def create_replay(
     name: str, options: Mapping[str, OptionValue] | None = None, info: HistoryInfo | None = None
 ) -> RatingModel:
-    """A fresh model by registered name; ValueError for an unknown name or bad options."""
+    """A fresh replay of the model registered as `name` (`synelo.models.MODELS`), through its
+    adapter; ValueError for an unknown name or bad options."""
     model = _registered(name)
     return replayer(model).create(model, dict(options or {}), info or HistoryInfo())
 
@@ -93,7 +94,7 @@ __all__ = [
     "ModelReplay",
     "OptionValue",
     "RatingModel",
-    "create_model",
+    "create_replay",
     "parse_options",
     "replayer",
 ]
