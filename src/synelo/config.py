@@ -75,6 +75,9 @@ class Settings(BaseSettings):
     rate_address_requests: float | None = Field(1000.0, gt=0)  # per client address, requests/s
     # per client address on the public read endpoints (/v1/public/…), requests/s
     rate_public_requests: float | None = Field(20.0, gt=0)
+    # requests of one token (or, without one, one client address) in progress at once per
+    # worker; the rest wait their turn (synelo.service.middleware.fairshare). None: no bound
+    fair_share: int | None = Field(2, ge=1)
     # how long an admin's login to the pages lasts (synelo.service.pages.admin)
     session_hours: float = Field(12.0, gt=0, le=24 * 30)
 
@@ -105,6 +108,7 @@ class Settings(BaseSettings):
         "rate_admin_requests",
         "rate_address_requests",
         "rate_public_requests",
+        "fair_share",
         mode="before",
     )
     @classmethod

@@ -11,14 +11,16 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
 from types import MappingProxyType
-from typing import Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 import orjson
 
 from synelo.models import Model, create_model
 from synelo.ratings import SynEloParams
 from synelo.ratings.synelo import Side, Winner
-from synelo.ratings.theta import ThetaFit
+
+if TYPE_CHECKING:  # its module needs NumPy, which the commands that only store should not load
+    from synelo.ratings.theta import ThetaFit
 
 __all__ = [
     "Change",
@@ -131,6 +133,13 @@ class RoundReport:
             fields.append(self.extras)
         return hashlib.sha256(orjson.dumps(fields, option=orjson.OPT_SORT_KEYS)).hexdigest()
 
+    def played_at(self, received: datetime) -> datetime | None:
+        """When the round was played, as the report says: its ended_at, else its
+        started_at, but never after it was `received` (a game server's clock ahead); None
+        when it says neither (then it is dated by when it was received)."""
+        moment = self.extras.get("ended_at") or self.extras.get("started_at")
+        return None if moment is None else min(datetime.fromisoformat(moment), received)
+
     def stored(self) -> dict[str, Any]:
         """The report as ``rounds.report`` keeps it: every field, as reported."""
         return {
@@ -184,7 +193,7 @@ class Change:
 
     id: int
     seq: int  # rounds the pool had rated when it was made
-    kind: Literal["set", "reset", "void", "unvoid", "patch", "tune", "refit", "hide"]
+    kind: Literal["set", "reset", "void", "unvoid", "patch", "tune", "refit", "hide", "rename"]
     player_key: str | None
     round_id: str | None
     value: dict[str, Any] | None
@@ -253,7 +262,7 @@ class JournalEntry:
     k: float | None
     p: float | None
     s: float | None
-    created_at: datetime
+    at: datetime  # a round's: when it was played (`store.tables.round_time`); else when made
 
 
 @dataclass(frozen=True, slots=True)
@@ -310,7 +319,7 @@ class RoundView:
     winner: str
     p_a: float
     voided: bool
-    created_at: datetime
+    at: datetime  # when it was played (`store.tables.round_time`)
     map: str
     team_a: tuple[str, ...]
     team_b: tuple[str, ...]

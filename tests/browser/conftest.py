@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
-CHROMIUM = "/usr/bin/chromium"  # Debian's; `make setup` installs it (never a downloaded one)
+CHROMIUM = "/usr/bin/chromium"  # Debian's; `make test-setup` installs it (never a downloaded one)
 
 
 @pytest.fixture(scope="module")

@@ -168,6 +168,7 @@ def test_a_round_page_shows_both_teams_the_chance_and_the_changes(
             "winner": "B",
             "teams": {"A": [steam(1)], "B": [steam(2), steam(9)]},
             "names": {steam(1): "Ann", steam(2): "Bo", steam(9): "<i>Cy</i>"},
+            "ended_at": "2026-03-14T21:05:00+01:00",  # dated so, not by when it came
         },
     ).json()
     page.goto(f"{live.url}/pools/{name}/players/{steam(1)}")
@@ -175,6 +176,7 @@ def test_a_round_page_shows_both_teams_the_chance_and_the_changes(
     assert page.url.endswith(f"/pools/{name}/rounds/{round_id}")
     summary = page.locator("#summary").inner_text()
     assert f"{answer['p_a'] * 100:.0f} %" in summary and "Team B won" in summary
+    assert summary.startswith("2026-03-14 20:05 UTC")
     team_b = page.locator("#team-B tbody tr")
     assert team_b.count() == 2
     changes = {c["steam_id"]: c for c in answer["players"]}
@@ -191,3 +193,24 @@ def test_a_round_page_shows_both_teams_the_chance_and_the_changes(
     assert page.goto(f"{live.url}/pools/{name}/rounds/nosuch").status == 404  # type: ignore[union-attr]
     assert len(console_errors) == 1 and "404" in console_errors[0]  # that page's own 404
     console_errors.clear()
+
+
+def test_a_round_id_with_slashes_links_from_the_player_page(
+    page: Page, live: LiveServer, admin: httpx.Client
+) -> None:
+    """A round id with '/' (as a server's "srv1/2026-11-28/1") is reached from the player
+    page's link, as one path segment with its '/' kept as %2F."""
+    name = f"sl{uuid.uuid4().hex[:10]}"
+    assert admin.post("/v1/pools", json={"name": name, "team_size": 1, "public": True})
+    round_id = f"srv1/{uuid.uuid4().hex[:6]}/1"
+    body = {
+        "round_id": round_id,
+        "server_id": "srv1",
+        "winner": "A",
+        "teams": {"A": [steam(1)], "B": [steam(2)]},
+    }
+    assert admin.post(f"/v1/pools/{name}/rounds", json=body).status_code == 201
+    page.goto(f"{live.url}/pools/{name}/players/{steam(1)}")
+    page.locator("#rounds a", has_text=round_id).click()
+    assert page.url.endswith(f"/pools/{name}/rounds/{round_id.replace('/', '%2F')}")
+    assert round_id in page.locator("main").inner_text()

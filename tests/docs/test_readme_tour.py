@@ -10,21 +10,16 @@ http://127.0.0.1:8000), and the test sets `URL` to the port its server listens o
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
-import socket
 import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-SYNELO = [sys.executable, "-m", "synelo"]
+from tests.docs.shell_blocks import ROOT, environment, serving, synelo_init
+
 MARK = "@@synelo-tour-block@@"
 
 pytestmark = pytest.mark.skipif(
@@ -41,47 +36,13 @@ def tour_blocks() -> list[str]:
     return re.findall(r"^```sh\n(.*?)^```$", section, flags=re.S | re.M)
 
 
-def _env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SYNELO_") and k != "URL"}
-    env.update(extra)
-    return env
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str]]:
     """A folder set up by `synelo init` (tokens in data/tokens/) and `synelo serve` on it."""
     folder = tmp_path_factory.mktemp("tour")
-    init = subprocess.run(
-        [*SYNELO, "init"], cwd=folder, env=_env(), capture_output=True, text=True, timeout=120
-    )
-    assert init.returncode == 0, init.stdout + init.stderr
-    assert (folder / "data" / "tokens" / "admin.token").exists()
-    port = _free_port()
-    proc = subprocess.Popen(
-        [*SYNELO, "serve", "--port", str(port), "--log-level", "warning"], cwd=folder, env=_env()
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                if httpx.get(f"{url}/healthz").status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline or proc.poll() is not None:
-                pytest.fail("synelo serve did not come up")
-            time.sleep(0.05)
+    synelo_init(folder)
+    with serving(folder) as url:
         yield folder, url
-    finally:
-        proc.terminate()
-        proc.wait(10)
 
 
 def run_tour(folder: Path, url: str) -> list[str]:
@@ -91,7 +52,7 @@ def run_tour(folder: Path, url: str) -> list[str]:
     r = subprocess.run(
         ["bash", "-c", script],
         cwd=folder,
-        env=_env(URL=url),
+        env=environment(URL=url),
         capture_output=True,
         text=True,
         timeout=120,

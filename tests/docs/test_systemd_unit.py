@@ -19,6 +19,9 @@ ANALYZE = shutil.which("systemd-analyze")
 def test_unit_verifies_without_warnings(tmp_path: Path) -> None:
     text = UNIT.read_text(encoding="utf-8")
     assert f"ExecStart={INSTALLED} serve" in text
+    # init, not migrate alone: a PostgreSQL database set in synelo.env gets its `default`
+    # pool and the token files' tokens before the first start (issue 37)
+    assert f"ExecStartPre={INSTALLED} init\n" in text
     # verify checks that every Exec* binary exists: point them at this venv's synelo
     synelo = Path(sys.executable).with_name("synelo")
     assert synelo.exists(), synelo

@@ -1,11 +1,13 @@
-"""All-play splits (W12) and the all-play odd joiner over real HTTP, on SQLite and PostgreSQL,
-for whr pools whose rounds were uneven: every answer is checked against the model's own
-logit, brute-forced over every split."""
+"""All-play splits (W12) and the all-play odd joiner over real HTTP, on SQLite and PostgreSQL:
+for whr pools whose rounds were uneven, every answer is checked against the model's own
+logit, brute-forced over every split; for models without a logit (SynElo, Elo, TrueSkill),
+against the least |Σ_A − Σ_B|, brute-forced too."""
 
 from __future__ import annotations
 
 import itertools
 import random
+import time
 import uuid
 from typing import Any
 
@@ -142,11 +144,10 @@ def test_the_mode_can_be_chosen_and_is_checked(
     assert [s["k"] for s in even.json()["splits"]] == [2, 3]  # k v k, the bench as before
     for s in even.json()["splits"]:
         assert s["logit"] is None and s["p_a"] == whr.predict(s["A"], s["B"])
-    # a model without a split logit (SynElo here) has no all-play mode
+    # a model without a split logit (SynElo here) splits all-play by sums, when asked to
     r = server.post(f"/v1/pools/{pool}/splits", json={"players": players, "mode": "all-play"})
-    assert r.status_code == 422
-    assert r.json()["detail"][0]["loc"] == ["body", "mode"]
-    assert "no all-play splits" in r.json()["detail"][0]["msg"]
+    assert r.status_code == 200, r.text
+    assert r.json()["mode"] == "all-play" and r.json()["splits"][0]["logit"] is None
     assert server.post(f"/v1/pools/{pool}/splits", json={"players": players}).json()["mode"] == (
         "even"
     )
@@ -217,3 +218,138 @@ def test_the_odd_joiner_goes_where_the_logit_is_least(
         r = server.post(f"/v1/pools/{whr.name}/autobalance", json=body)
         assert r.status_code == 200, r.text
         assert r.json()["moves"][0] == {"steam_id": joiner, "from": "none", "to": side}
+
+
+def sums_pool(admin: httpx.Client, model: str, ratings: dict[str, int]) -> str:
+    """A pool of a model without a split logit, its players set to these ratings by an admin
+    (SynElo's rating, Elo's: the strength the splits balance)."""
+    name = f"s{uuid.uuid4().hex[:12]}"
+    body: dict[str, Any] = {"name": name, "team_size": 64, "model": model}
+    r = admin.post("/v1/pools", json=body)
+    assert r.status_code == 201, r.text
+    for player, rating in ratings.items():
+        r = admin.put(f"/v1/pools/{name}/players/{player}", json={"rating": rating})
+        assert r.status_code == 200, r.text
+    return name
+
+
+def least_gap(ratings: dict[str, int], players: list[str], parties: list[list[str]]) -> int:
+    """The least |Σ_A − Σ_B| over every ⌊n/2⌋ against ⌈n/2⌉ split, parties whole."""
+    best = None
+    for small in itertools.combinations(players, len(players) // 2):
+        if any(0 < len(set(p) & set(small)) < len(p) for p in parties):
+            continue
+        gap = abs(2 * sum(ratings[p] for p in small) - sum(ratings[p] for p in players))
+        best = gap if best is None else min(best, gap)
+    assert best is not None
+    return best
+
+
+@pytest.mark.parametrize("model", ["synelo", "elo"])
+def test_a_model_without_a_logit_splits_every_player_by_sums(
+    live: LiveServer, admin: httpx.Client, server: httpx.Client, model: str
+) -> None:
+    """The plugin's request outside arena: everyone, with parties and the present teams; the
+    one split it applies is ⌊n/2⌋ against ⌈n/2⌉, nobody benched, the least gap proven."""
+    rng = random.Random(model)
+    ratings = {p: round(rng.gauss(1500, 350)) for p in PLAYERS + [steam(n) for n in (210, 211)]}
+    name = sums_pool(admin, model, ratings)
+    everyone = list(ratings)
+    for n in (4, 5, 8, 9, 11):
+        players = everyone[:n]
+        parties = [players[:2]] + ([players[4:7]] if n >= 9 else [])
+        current = {"A": players[: n // 2], "B": players[n // 2 :]}
+        body = {
+            "players": players,
+            "mode": "all-play",
+            "parties": parties,
+            "current": current,
+            "prefer": "stay",
+        }
+        r = server.post(f"/v1/pools/{name}/splits", json=body)
+        assert r.status_code == 200, r.text
+        out = r.json()
+        assert out["mode"] == "all-play" and out["solver"] == "exact"
+        (split,) = out["splits"]
+        assert split["k"] == n // 2 and split["bench"] == [] and split["logit"] is None
+        assert sorted([len(split["A"]), len(split["B"])]) == [n // 2, n - n // 2]
+        assert sorted(split["A"] + split["B"]) == sorted(players)
+        for party in parties:
+            assert set(party) <= set(split["A"]) or set(party) <= set(split["B"])
+        assert split["sum_a"] == sum(ratings[p] for p in split["A"])
+        assert split["sum_b"] == sum(ratings[p] for p in split["B"])
+        assert split["gap"] == abs(split["sum_a"] - split["sum_b"])
+        assert split["gap"] == least_gap(ratings, players, parties)
+        assert split["optimal"] is True and split["moved_optimal"] is True
+        moved = len(set(current["A"]) - set(split["A"])) + len(set(current["B"]) - set(split["B"]))
+        assert split["moved"] == moved
+    # the Python client reads the same answer
+    with SyneloClient(live.url, SERVER, name) as client:
+        (split,) = client.splits(everyone[:7], mode="all-play")
+        assert split.k == 3 and split.bench == [] and split.logit is None
+        assert split.gap == least_gap(ratings, everyone[:7], []) and split.optimal
+
+
+def test_a_trueskill_pool_splits_all_play_by_its_strengths(
+    server: httpx.Client, admin: httpx.Client
+) -> None:
+    """TrueSkill balances μ (its strength): the all-play split of an even count is the even
+    split of everyone, and an odd count is proven too."""
+    name = f"s{uuid.uuid4().hex[:12]}"
+    r = admin.post("/v1/pools", json={"name": name, "team_size": 8, "model": "trueskill"})
+    assert r.status_code == 201, r.text
+    rng = random.Random(4)
+    for i in range(30):
+        picked = rng.sample(PLAYERS, 6)
+        report = {
+            "round_id": f"t{i}",
+            "server_id": "s1",
+            "winner": "A" if min(picked[:3]) < min(picked[3:]) else "B",
+            "teams": {"A": picked[:3], "B": picked[3:]},
+        }
+        assert server.post(f"/v1/pools/{name}/rounds", json=report).status_code == 201
+    players = PLAYERS[:8]
+    all_play = server.post(
+        f"/v1/pools/{name}/splits", json={"players": players, "mode": "all-play"}
+    ).json()["splits"][0]
+    even = server.post(
+        f"/v1/pools/{name}/splits", json={"players": players, "min_k": 4, "must_play": players}
+    ).json()["splits"][0]
+    assert all_play["k"] == 4 and all_play["logit"] is None and all_play["optimal"]
+    assert all_play["gap"] == even["gap"] and all_play["p_a"] == pytest.approx(even["p_a"])
+    r = server.post(f"/v1/pools/{name}/splits", json={"players": PLAYERS, "mode": "all-play"})
+    (split,) = r.json()["splits"]
+    assert split["k"] == 4 and len(split["A"] + split["B"]) == 9 and split["optimal"]
+
+
+def test_a_full_server_is_split_within_the_budget(
+    live: LiveServer, admin: httpx.Client, server: httpx.Client
+) -> None:
+    """101 players (SourceMod 1.12's largest server), with parties and the present teams:
+    answered within SYNELO_BALANCE_BUDGET_MS and proven (the gap meets the parity bound)."""
+    rng = random.Random(101)
+    players = [steam(n) for n in range(1001, 1102)]
+    ratings = {p: round(rng.gauss(1500, 350)) for p in players}
+    name = sums_pool(admin, "synelo", ratings)
+    parties = [players[i : i + 3] for i in range(0, 30, 3)] + [players[40:45]]
+    body = {
+        "players": players,
+        "mode": "all-play",
+        "parties": parties,
+        "current": {"A": players[::2], "B": players[1::2]},
+        "prefer": "stay",
+    }
+    began = time.perf_counter()
+    r = server.post(f"/v1/pools/{name}/splits", json=body)
+    took_ms = (time.perf_counter() - began) * 1000
+    assert r.status_code == 200, r.text
+    out = r.json()
+    (split,) = out["splits"]
+    budget = live.settings.balance_budget_ms
+    assert out["elapsed_ms"] < budget and took_ms < 2 * budget
+    assert split["k"] == 50 and split["bench"] == []
+    assert sorted([len(split["A"]), len(split["B"])]) == [50, 51]
+    for party in parties:
+        assert set(party) <= set(split["A"]) or set(party) <= set(split["B"])
+    assert split["gap"] == sum(ratings.values()) % 2 and split["optimal"] is True
+    assert out["solver"] == "exact"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
@@ -12,15 +13,35 @@ from pathlib import Path
 
 import httpx
 import pytest
+from sqlalchemy import create_engine, inspect
+
+from synelo.ratings import SynEloParams
+from synelo.store.engine import create_store_engine
+from synelo.store.pools import delete_pool
+from synelo.store.repository import Store
+from tests.conftest import own_pg_schema
 
 SYNELO = [sys.executable, "-m", "synelo"]
 
 
 def run(args: list[str], data: Path, **env: str) -> subprocess.CompletedProcess:
+    """A command on the data folder `data`, with `env` (SYNELO_* variables)."""
+    return run_in(None, args, SYNELO_DATA_DIR=str(data), **env)
+
+
+def run_in(folder: Path | None, args: list[str], **env: str) -> subprocess.CompletedProcess:
+    """A command run in `folder` (None: here) with no SYNELO_* variable but `env`: without
+    SYNELO_DATA_DIR, the data folder is ./data, as for an operator."""
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("SYNELO_")}
-    full_env.update(SYNELO_DATA_DIR=str(data), COLUMNS="200", **env)
+    full_env.update(COLUMNS="200", **env)
     return subprocess.run(
-        [*SYNELO, *args], env=full_env, capture_output=True, text=True, timeout=60, check=False
+        [*SYNELO, *args],
+        cwd=folder,
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
 
 
@@ -37,6 +58,18 @@ def test_init_generates_tokens_once(tmp_path: Path) -> None:
     second = run(["init"], tmp_path)
     assert second.returncode == 0
     assert (tokens / "admin.token").read_text().strip() == admin
+
+
+def test_init_makes_the_default_pool_only_in_a_database_without_pools(tmp_path: Path) -> None:
+    """So that the systemd unit, which runs `synelo init` before every start, never brings
+    back a `default` pool its operator deleted."""
+    assert "created pool default" in run(["init"], tmp_path).stdout
+    store = Store(create_store_engine(f"sqlite:///{tmp_path / 'synelo.db'}"))
+    store.create_pool("arena", 3, SynEloParams(theta=300))
+    delete_pool(store, "default")
+    again = run(["init"], tmp_path)
+    assert again.returncode == 0 and "created pool" not in again.stdout, again.stdout
+    assert [p.name for p in store.list_pools()] == ["arena"]
 
 
 def test_init_with_configured_tokens_generates_none(tmp_path: Path) -> None:
@@ -191,6 +224,61 @@ def test_serve_answers_with_generated_tokens(tmp_path: Path) -> None:
 
 
 def test_serve_refuses_an_unmigrated_database(tmp_path: Path) -> None:
+    (tmp_path / "synelo.db").touch(0o600)  # there, but never migrated
     r = run(["serve", "--port", str(_free_port())], tmp_path)
-    assert r.returncode == 1
-    assert "synelo migrate" in r.stdout
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "needs its migrations: run `synelo migrate`" in r.stderr
+    with sqlite3.connect(tmp_path / "synelo.db") as db:  # nothing was made in it
+        assert db.execute("SELECT name FROM sqlite_master").fetchall() == []
+
+
+# Every command that reads or changes a database; only init, migrate and restore make one.
+NEEDS_A_DATABASE = [
+    ["token", "list"],
+    ["token", "create"],
+    ["token", "revoke", "1"],
+    ["pool", "list"],
+    ["pool", "create", "arena"],
+    ["import", "journal", "--pool", "default", "-o", "h.jsonl"],
+    ["serve", "--port", "1"],
+]
+
+
+@pytest.mark.parametrize("args", NEEDS_A_DATABASE, ids=" ".join)
+def test_outside_the_data_folder_a_command_says_so_and_makes_nothing(
+    tmp_path: Path, args: list[str]
+) -> None:
+    """Run where `synelo init` never ran: a message that says what to do, no traceback,
+    and no empty database (nor data folder) left behind."""
+    r = run_in(tmp_path, args)
+    assert r.returncode == 1, r.stdout + r.stderr
+    said = " ".join(r.stderr.split())
+    assert f"no database at {tmp_path.resolve() / 'data' / 'synelo.db'}" in said, said
+    assert "run `synelo init` first" in said and "SYNELO_DATA_DIR" in said
+    assert "Traceback" not in r.stdout + r.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("args", [["pool", "list"], ["token", "list"], ["migrate"], ["init"]])
+def test_a_database_that_does_not_answer_is_named_without_a_traceback(
+    tmp_path: Path, args: list[str]
+) -> None:
+    url = f"postgresql+psycopg://synelo:secret@127.0.0.1:{_free_port()}/nowhere"
+    r = run_in(tmp_path, args, SYNELO_DATABASE_URL=url)
+    assert r.returncode == 1, r.stdout + r.stderr
+    said = " ".join(r.stderr.split())
+    assert "cannot use the database at postgresql+psycopg://synelo:***@127.0.0.1" in said, said
+    assert "secret" not in said and "Traceback" not in said
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("args", [["pool", "list"], ["token", "create"], ["serve"]])
+def test_an_unmigrated_postgresql_database_is_left_as_it_is(
+    pg_schema_url: str, tmp_path: Path, args: list[str]
+) -> None:
+    with own_pg_schema() as url:
+        r = run_in(tmp_path, args, SYNELO_DATABASE_URL=url)
+        assert r.returncode == 1, r.stdout + r.stderr
+        assert "needs its migrations: run `synelo migrate`" in " ".join(r.stderr.split())
+        with create_engine(url).connect() as conn:
+            assert inspect(conn).get_table_names() == []

@@ -9,6 +9,7 @@ import logging
 import socket
 import threading
 import uuid
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -85,6 +86,67 @@ def test_text_ids_with_url_characters(live: LiveServer) -> None:
         assert a.set_rating("a/b", 1500).rating == 1500
         assert a.reset_player("a/b").rating == 1000
         assert [e.kind for e in a.history("a/b")] == ["reset", "set", "round"]
+
+
+def test_a_report_sends_every_optional_field(live: LiveServer, pool: str) -> None:
+    """`report()` takes each optional field of a round report under its API name, typed,
+    and the service stores them as sent: the names reach the boards."""
+    start = datetime(2026, 11, 3, 20, 15, tzinfo=timezone(timedelta(hours=1)))
+    with SyneloClient(live.url, SERVER, pool) as c:
+        reporter = RoundReporter(c, "srv1")
+        [result] = reporter.report(
+            "B",
+            (P[:2], P[2:4]),
+            participants=(P[:2], P[2:3]),
+            map="pl_upward",
+            mode="payload",
+            started_at=start,
+            ended_at=start + timedelta(minutes=20),
+            duration=1200.0,
+            sides=("RED", "BLU"),
+            commanders=(P[0], (P[2], 0.0, 600.0)),
+            scores=(2, 3),
+            time_played={P[0]: 1.0, P[1]: (0.0, 900.0), P[2]: 0.5},
+            positions={P[0]: "offense", P[2]: "defense"},
+            player_scores={P[0]: 12.0, P[2]: 30.5},
+            names={P[0]: "Ann", P[2]: "Bo"},
+        )
+        assert result.created and c.player(P[0]).name == "Ann" and c.player(P[2]).name == "Bo"
+    _, rounds, _ = live.store.journal_rounds(pool)
+    stored = rounds[0].report
+    assert rounds[0].map == "pl_upward" and stored is not None
+    assert {k: v for k, v in stored.items() if k not in ("round_id", "teams")} == {
+        "server_id": "srv1",
+        "map": "pl_upward",
+        "winner": "B",
+        "participants": {"A": P[:2], "B": P[2:3]},
+        "mode": "payload",
+        "started_at": "2026-11-03T19:15:00Z",
+        "ended_at": "2026-11-03T19:35:00Z",
+        "duration": 1200.0,
+        "sides": {"A": "RED", "B": "BLU"},
+        "commanders": {"A": P[0], "B": {"player": P[2], "from": 0.0, "to": 600.0}},
+        "scores": {"A": 2, "B": 3},
+        "time_played": {P[0]: 1.0, P[1]: {"from": 0.0, "to": 900.0}, P[2]: 0.5},
+        "positions": {P[0]: "offense", P[2]: "defense"},
+        "player_scores": {P[0]: 12.0, P[2]: 30.5},
+        "names": {P[0]: "Ann", P[2]: "Bo"},
+    }
+
+
+def test_a_report_refuses_a_field_it_does_not_know(live: LiveServer, pool: str) -> None:
+    """A misspelt field is a TypeError before anything is sent; None leaves a field out."""
+    with SyneloClient(live.url, SERVER, pool) as c:
+        reporter = RoundReporter(c, "srv1")
+        with pytest.raises(TypeError, match="not a field of a round report: name"):
+            reporter.report("A", (P[:1], P[1:2]), name={P[0]: "Ann"})  # type: ignore[call-arg]
+        assert reporter.stats.sent == 0 and not reporter.buffer
+        body = round_body("r", "s", "A", (P[:1], P[1:2]), names=None, ended_at=None)
+        assert set(body) == {"round_id", "server_id", "map", "winner", "teams"}
+        naive = datetime(2026, 11, 3, 20, 15)  # no time zone: the service names the field
+        with pytest.raises(Invalid) as refused:
+            reporter.report("A", (P[:1], P[1:2]), ended_at=naive)
+        assert refused.value.detail[0]["loc"] == ["body", "ended_at"]
 
 
 def test_one_connection_is_reused(live: LiveServer, pool: str) -> None:

@@ -160,6 +160,7 @@ def serve_workers(database_url: str, folder: Path, workers: int) -> Iterator[str
             "SYNELO_RATE_SERVER_ROUNDS",
             "SYNELO_RATE_SERVER_REQUESTS",
             "SYNELO_RATE_ADDRESS_REQUESTS",
+            "SYNELO_FAIR_SHARE",
         ),
         "",
     )
@@ -239,6 +240,21 @@ def replay_events(
     return records
 
 
+def assert_stored_as_replayed(
+    live: LiveServer, pool: str, events: list[tuple], sent: dict[str, dict]
+) -> None:
+    """Every player's stored rating, rounds and C equal the pure math replaying `events`."""
+    expected = replay_events(events, sent, POOL_PARAMS)
+    with live.client(SERVER) as c:
+        stored = c.post(
+            f"/v1/pools/{pool}/players/lookup", json={"steam_ids": list(expected)}
+        ).json()["players"]
+    assert {p["steam_id"]: (p["rating"], p["rounds_played"], p["convergence"]) for p in stored} == {
+        k: (rec.rating, rec.rounds_played, rec.current_convergence(POOL_PARAMS))
+        for k, rec in expected.items()
+    }
+
+
 @pytest.mark.parametrize("admin_changes", [False, True], ids=["rounds", "rounds+admin"])
 def test_several_processes_on_one_database_equal_journal_replay(
     live: LiveServer, workers_url: str, pool: str, admin_changes: bool
@@ -291,12 +307,4 @@ def test_several_processes_on_one_database_equal_journal_replay(
     # the admin changes were journaled (all but resets of players not stored yet)
     assert (len(events) > len(played)) == admin_changes
 
-    expected = replay_events(events, sent, POOL_PARAMS)
-    with live.client(SERVER) as c:
-        stored = c.post(
-            f"/v1/pools/{pool}/players/lookup", json={"steam_ids": list(expected)}
-        ).json()["players"]
-    assert {p["steam_id"]: (p["rating"], p["rounds_played"], p["convergence"]) for p in stored} == {
-        k: (rec.rating, rec.rounds_played, rec.current_convergence(POOL_PARAMS))
-        for k, rec in expected.items()
-    }
+    assert_stored_as_replayed(live, pool, events, sent)

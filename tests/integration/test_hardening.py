@@ -4,6 +4,7 @@ databases: a pool broken for good, NUL bytes, out-of-range numbers, validation g
 from __future__ import annotations
 
 import json
+import statistics
 import threading
 import time
 import uuid
@@ -326,7 +327,9 @@ def test_callers_waiting_for_the_solver_leave_the_thread_pool_to_other_routes(
     """Sixty heavy splits requests at once, more than the thread pool's 40 threads: those
     waiting for the solver wait on the event loop, so a lookup (a synchronous route, which
     needs a thread) is answered meanwhile, sharing the interpreter with one solver only.
-    Had they waited in threads, the lookup would queue until a turn ended (~0.5 s)."""
+    Had they waited in threads, each lookup would queue until a turn ended (~0.5 s): at most
+    four in the 1.7 s window, and a median of about a turn. Judged by the count and the
+    median, not the maximum: one lookup may meet a pause of a loaded machine."""
     name = _pool(admin)
     players = [steam(n) for n in range(1, 129)]
     body = {
@@ -359,7 +362,8 @@ def test_callers_waiting_for_the_solver_leave_the_thread_pool_to_other_routes(
     finally:
         live.settings.balance_budget_ms = 1000
     assert len(answers) == 60 and set(answers) <= {200, 503}
-    assert lookups and max(lookups) < 0.4, max(lookups)  # less than a turn
+    assert len(lookups) >= 8, lookups  # not one per turn
+    assert statistics.median(lookups) < 0.25, lookups  # well under a turn
 
 
 def test_a_full_round_queue_answers_503_and_the_client_delivers_later(
@@ -369,7 +373,11 @@ def test_a_full_round_queue_answers_503_and_the_client_delivers_later(
     round is a 503 with Retry-After that stores nothing; the client keeps it and delivers it
     later with the same round_id, once and only once."""
     settings = Settings(
-        data_dir=tmp_path, admin_tokens=[ADMIN], server_tokens=[SERVER], queue_max=2
+        data_dir=tmp_path,
+        admin_tokens=[ADMIN],
+        server_tokens=[SERVER],
+        queue_max=2,
+        fair_share=None,  # one token's rounds at once, to fill the queue
     )
     store = Store(backend)
     app = create_app(settings, store=store)

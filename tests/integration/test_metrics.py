@@ -145,7 +145,9 @@ def test_metrics_add_up_across_workers_and_the_access_log(
         wait_until_up(url, proc)
         pool = f"w{uuid.uuid4().hex[:12]}"
         auth = {"Authorization": f"Bearer {ADMIN}"}
-        assert httpx.post(f"{url}/v1/pools", json={"name": pool}, headers=auth).is_success
+        # public: public metrics name no private pool (tests/integration/test_scopes.py)
+        made = httpx.post(f"{url}/v1/pools", json={"name": pool, "public": True}, headers=auth)
+        assert made.is_success
 
         def submit(_: int) -> int:
             # a connection each, so that both workers take some

@@ -2,19 +2,47 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
-from sqlalchemy import Engine, inspect, select
+from sqlalchemy import Engine, Insert, inspect, select, text
 
 from synelo.ratings import ConvergenceWindow
 from synelo.store import window_codec as codec
 from synelo.store.engine import alembic_config, create_store_engine, migrate
+from synelo.store.jobs import ProcessId, start_job
 from synelo.store.repository import Store, utcnow
-from synelo.store.tables import WINDOW_CHUNK, metadata, players, pools, window_chunks
+from synelo.store.tables import (
+    WINDOW_CHUNK,
+    api_tokens,
+    jobs,
+    metadata,
+    players,
+    pools,
+    window_chunks,
+)
+from synelo.store.tables import rounds as round_rows
+from synelo.store.tokens import hash_token
+from tests.conftest import own_pg_schema
+
+
+def _old_pool() -> Insert:
+    """A pool "p" with the columns every migration has."""
+    return pools.insert().values(
+        name="p",
+        kmax=12,
+        player_ids="steam",
+        params="{}",
+        rounds=0,
+        brier_sum=0.0,
+        created_at=utcnow(),
+    )
 
 
 def test_migrations_match_tables(backend: Engine) -> None:
@@ -39,18 +67,7 @@ def test_0002_moves_windows_into_chunks_and_back(tmp_path: Path) -> None:
             win.append(900 + (i * 37) % 400, (i % 10) / 10 + 0.05, (0.0, 0.5, 1.0)[i % 3])
         windows[pid] = win
     with engine.begin() as conn:
-        conn.execute(
-            pools.insert().values(
-                id=1,
-                name="p",
-                kmax=12,
-                player_ids="steam",
-                params="{}",
-                rounds=0,
-                brier_sum=0.0,
-                created_at=utcnow(),
-            )
-        )
+        conn.execute(_old_pool().values(id=1))
         for pid, win in windows.items():
             conn.execute(
                 players.insert().values(
@@ -224,3 +241,156 @@ def test_0008_keeps_every_existing_pool_private_and_player_shown(tmp_path: Path)
     assert Store(engine).get_pool("new").public is False  # back as every pool came in
     with engine.connect() as conn:
         assert compare_metadata(MigrationContext.configure(conn), metadata) == []
+
+
+@pytest.mark.parametrize("database", ["sqlite", "postgresql"])
+def test_0010_keeps_every_existing_token_for_every_pool(
+    tmp_path: Path, database: str, request: pytest.FixtureRequest
+) -> None:
+    """Tokens stored before 0010 have no scope: every pool, as before. A downgrade deletes
+    the scoped tokens, which without their scope would be valid for every pool, and keeps
+    the others; the upgrade gives the schema of the tables again. On both databases."""
+    _on_an_empty_database(database, tmp_path, request, _check_0010)
+
+
+def _on_an_empty_database(
+    database: str,
+    tmp_path: Path,
+    request: pytest.FixtureRequest,
+    check: Callable[[Engine], None],
+) -> None:
+    """Run `check` on an empty database of that kind (a PostgreSQL schema of its own)."""
+    if database == "sqlite":
+        check(create_store_engine(f"sqlite:///{tmp_path / 'empty.db'}"))
+        return
+    request.getfixturevalue("pg_schema_url")  # skips when PostgreSQL is unreachable
+    with own_pg_schema() as url:
+        engine = create_store_engine(url)
+        try:
+            check(engine)
+        finally:
+            engine.dispose()
+
+
+def _check_0010(engine: Engine) -> None:
+    command.upgrade(alembic_config(engine), "0009")
+    with engine.begin() as conn:  # a token as 0009 wrote it
+        conn.execute(
+            api_tokens.insert().values(
+                role="server", token_hash=hash_token("old"), label="old", created_at=utcnow()
+            )
+        )
+    migrate(engine)
+    store = Store(engine)
+    old = store.token_identity("old")
+    assert old is not None and old.role == "server" and old.pools is None
+    store.add_token("server", "scoped", "eu-1", ["a", "b"])
+    assert store.token_identity("scoped") == ("server", "eu-1", frozenset({"a", "b"}))
+    command.downgrade(alembic_config(engine), "0009")
+    with engine.connect() as conn:
+        assert "pools" not in {c["name"] for c in inspect(conn).get_columns("api_tokens")}
+        labels = conn.execute(select(api_tokens.c.label)).scalars().all()
+    assert labels == ["old"]
+    migrate(engine)
+    assert Store(engine).token_identity("old") == ("server", "old", None)
+    with engine.connect() as conn:
+        assert compare_metadata(MigrationContext.configure(conn), metadata) == []
+
+
+@pytest.mark.parametrize("database", ["sqlite", "postgresql"])
+def test_0011_names_a_jobs_process_and_drops_it_back(
+    tmp_path: Path, database: str, request: pytest.FixtureRequest
+) -> None:
+    """A job stored before 0011 names no process: the heartbeat alone judges it, as before.
+    After the upgrade a new job names its process; the downgrade drops the column and keeps
+    the jobs, and the upgrade gives the schema of the tables again. On both databases."""
+    _on_an_empty_database(database, tmp_path, request, _check_0011)
+
+
+def _check_0011(engine: Engine) -> None:
+    command.upgrade(alembic_config(engine), "0010")
+    now = utcnow()
+    with engine.begin() as conn:  # a pool and a running job as 0010 wrote them
+        pool_id = conn.execute(_old_pool().returning(pools.c.id)).scalar_one()
+        conn.execute(
+            text(
+                "INSERT INTO jobs (pool_id, kind, spec, status, phase, total, done, actor,"
+                " created_at, updated_at) VALUES (:p, 'patch', '{}', 'running', 'rating', 0, 0,"
+                " 'x', :now, :now)"
+            ),
+            {
+                "p": pool_id,
+                "now": now if engine.dialect.name != "sqlite" else now.replace(tzinfo=None),
+            },
+        )
+    migrate(engine)
+    store = Store(engine)
+    with engine.connect() as conn:
+        assert conn.execute(select(jobs.c.process, jobs.c.status)).one() == (None, "running")
+    with engine.begin() as conn:
+        conn.execute(jobs.update().values(status="done"))
+    _, job = start_job(store, "p", "patch", {}, "admin")
+    with engine.connect() as conn:
+        process = conn.execute(select(jobs.c.process).where(jobs.c.id == job.id)).scalar_one()
+    owner = ProcessId.parse(process)
+    assert owner is not None and owner.pid == os.getpid() and owner.alive() is True
+    _down_and_up(engine, "0010", "jobs", "process", 2)
+    with engine.connect() as conn:
+        assert conn.execute(select(jobs.c.process).where(jobs.c.id == job.id)).scalar() is None
+
+
+def _down_and_up(engine: Engine, revision: str, table: str, column: str, rows: int) -> None:
+    """Down to `revision`: `table` loses `column` and keeps its `rows`; then up again, to
+    the schema of the tables."""
+    command.downgrade(alembic_config(engine), revision)
+    with engine.connect() as conn:
+        assert column not in {c["name"] for c in inspect(conn).get_columns(table)}
+        assert conn.execute(text(f"SELECT count(*) FROM {table}")).scalar_one() == rows
+    migrate(engine)
+    with engine.connect() as conn:
+        assert compare_metadata(MigrationContext.configure(conn), metadata) == []
+
+
+@pytest.mark.parametrize("database", ["sqlite", "postgresql"])
+def test_0012_dates_each_stored_round_by_its_report(
+    tmp_path: Path, database: str, request: pytest.FixtureRequest
+) -> None:
+    """Rounds stored before 0012 get `played_at` from their report: its ended_at, else its
+    started_at, never after it was received; none (NULL) when it gives neither, or when
+    there is no report. The downgrade
+    drops the column and keeps the rounds; the upgrade gives the tables' schema again."""
+    _on_an_empty_database(database, tmp_path, request, _check_0012)
+
+
+def _check_0012(engine: Engine) -> None:
+    command.upgrade(alembic_config(engine), "0011")
+    received = "2026-12-01 12:00:00" if engine.dialect.name == "sqlite" else "2026-12-01 12:00Z"
+    reports = {
+        "ended": '{"started_at": "2026-11-01T20:00:00Z", "ended_at": "2026-11-01T20:30:00Z"}',
+        "started": '{"started_at": "2026-11-10T08:00:00Z", "names": {"x": "ended_at"}}',
+        "untimed": '{"names": {"x": "started_at"}}',
+        "ahead": '{"ended_at": "2027-01-01T00:00:00Z"}',  # a clock ahead: when received
+        "no report": None,
+    }
+    with engine.begin() as conn:  # rounds as 0011 wrote them
+        pool_id = conn.execute(_old_pool().returning(pools.c.id)).scalar_one()
+        for seq, (round_id, report) in enumerate(reports.items(), start=1):
+            conn.execute(
+                text(
+                    "INSERT INTO rounds (pool_id, seq, round_id, server_id, map, winner, sum_a,"
+                    " sum_b, p_a, content_hash, result, created_at, report) VALUES (:p, :seq,"
+                    " :rid, 's', '', 'A', 0, 0, 0.5, 'x', '{}', :at, :report)"
+                ),
+                {"p": pool_id, "seq": seq, "rid": round_id, "at": received, "report": report},
+            )
+    migrate(engine)
+    with engine.connect() as conn:
+        found = dict(conn.execute(select(round_rows.c.round_id, round_rows.c.played_at)).all())
+    assert found == {
+        "ended": datetime(2026, 11, 1, 20, 30, tzinfo=UTC),
+        "started": datetime(2026, 11, 10, 8, tzinfo=UTC),
+        "untimed": None,
+        "ahead": datetime(2026, 12, 1, 12, tzinfo=UTC),
+        "no report": None,
+    }
+    _down_and_up(engine, "0011", "rounds", "played_at", 5)

@@ -1,5 +1,6 @@
-"""Operators' commands: token files and the data folder kept private, `synelo token list`
-and `revoke`, and `synelo backup` / `restore` on both databases (issue 16)."""
+"""Operators' commands: token files and the data folder kept private, and known to the
+database they are used with, `synelo token list` and `revoke`, and `synelo backup` /
+`restore` on both databases (issues 16 and 37)."""
 
 from __future__ import annotations
 
@@ -7,14 +8,17 @@ import sqlite3
 import threading
 from pathlib import Path
 
+import httpx
 import pytest
 from sqlalchemy import create_engine, text
 
+from synelo.config import Settings
 from synelo.domain import RoundReport
 from synelo.ratings import SynEloParams
+from synelo.service.app import create_app
 from synelo.store.engine import create_store_engine, migrate
 from synelo.store.repository import Store
-from tests.conftest import own_pg_schema, steam
+from tests.conftest import own_pg_schema, serving, steam
 from tests.integration.test_cli import run
 
 COUNTED = ("pools", "players", "rounds", "journal", "changes", "window_chunks")
@@ -83,6 +87,64 @@ def test_token_list_and_revoke(tmp_path: Path) -> None:
     assert again.returncode == 1 and "no stored token" in again.stderr
 
 
+@pytest.mark.postgres
+def test_init_on_a_new_postgresql_database_stores_the_token_files(
+    pg_schema_url: str, tmp_path: Path
+) -> None:
+    """The order production.md had: `synelo init` on SQLite, then SYNELO_DATABASE_URL and
+    `init` on a new PostgreSQL database. That database had no token, so it takes the token
+    files' (it printed "tokens are in …", stored nothing, and both tokens got 401), and they
+    work on a real service. Once it has tokens of its own, a file it does not know (its
+    token revoked) is reported and never stored again."""
+    data = tmp_path / "data"
+    assert run(["init"], data).returncode == 0
+    admin, server = ((data / "tokens" / f"{r}.token").read_text().strip() for r in ROLES)
+    with own_pg_schema() as url:
+        moved = run(["init"], data, SYNELO_DATABASE_URL=url)
+        assert moved.returncode == 0, moved.stderr
+        said = " ".join(moved.stdout.split())
+        assert "created pool default" in said
+        assert "stored the tokens of admin.token and server.token in postgresql" in said
+        assert [(data / "tokens" / f"{r}.token").read_text().strip() for r in ROLES] == [
+            admin,
+            server,
+        ]
+        store = Store(create_store_engine(url))
+        try:
+            with serving(create_app(Settings(data_dir=data, database_url=url), store=store)) as at:
+                _tokens_work(at, admin, server)
+            revoked = next(t.id for t in store.list_tokens() if t.role == "admin")
+            assert run(["token", "revoke", str(revoked)], data, SYNELO_DATABASE_URL=url)
+            again = run(["init"], data, SYNELO_DATABASE_URL=url)
+            assert again.returncode == 0, again.stderr
+            warned = " ".join(again.stderr.split())
+            assert f"{data.resolve() / 'tokens' / 'admin.token'}: postgresql" in warned
+            assert "does not know this token" in warned and "not stored" in warned
+            assert store.token_identity(admin) is None  # a revoked token stays revoked
+            assert [t.role for t in store.list_tokens()] == ["server"]
+        finally:
+            store.engine.dispose()
+
+
+ROLES = ("admin", "server")
+
+
+def _tokens_work(url: str, admin: str, server: str) -> None:
+    """The admin token reads a pool, the server token reports a round to it."""
+    pool = httpx.get(f"{url}/v1/pools/default", headers={"Authorization": f"Bearer {admin}"})
+    assert pool.status_code == 200, pool.text
+    body = {
+        "round_id": "r1",
+        "server_id": "s",
+        "winner": "A",
+        "teams": {"A": [steam(1)], "B": [steam(2)]},
+    }
+    rated = httpx.post(
+        f"{url}/v1/pools/default/rounds", json=body, headers={"Authorization": f"Bearer {server}"}
+    )
+    assert rated.status_code == 201, rated.text
+
+
 def _fill(store: Store, rounds: range) -> None:
     for n in rounds:
         store.submit_round("p", _report(n))
@@ -120,7 +182,8 @@ def test_sqlite_backup_while_rounds_arrive_and_restore(tmp_path: Path) -> None:
     assert again.submit_round("p", _report(n_rounds)).created  # it rates on from there
     # restoring over a database with data needs --replace, with the service stopped
     engine.dispose()
-    assert run(["restore", str(dest)], data).returncode == 1
+    refused = run(["restore", str(dest)], data)
+    assert refused.returncode == 1 and "pass --replace to overwrite it" in refused.stderr
     assert run(["restore", str(dest), "--replace"], data).returncode == 0
     assert _counts(url)["rounds"] == n_rounds
     not_ours = tmp_path / "x.db"
@@ -153,9 +216,13 @@ def test_postgresql_backup_and_restore(pg_schema_url: str, tmp_path: Path) -> No
         assert again.submit_round("p", _report(500)).created
         again.engine.dispose()
         assert _counts(url) != before
-        # a database with data is kept unless --replace says otherwise
+        # a database with data is kept unless --replace says otherwise, in SQLite's words
+        # (not pg_restore's `relation "alembic_version" already exists`)
+        changed = _counts(url)
         refused = run(["restore", str(dest)], tmp_path, SYNELO_DATABASE_URL=url)
-        assert refused.returncode != 0 and _counts(url) != before
+        assert refused.returncode == 1, refused.stderr
+        assert "has synelo's tables already: pass --replace to overwrite it" in refused.stderr
+        assert "pg_restore" not in refused.stderr and _counts(url) == changed
         replaced = run(["restore", "--replace", str(dest)], tmp_path, SYNELO_DATABASE_URL=url)
         assert replaced.returncode == 0, replaced.stderr
         assert _counts(url) == before

@@ -1,5 +1,6 @@
-"""Rate limits (per token, per client address) on a real Redis and real uvicorn servers, and
-token revocation reaching every worker within a second.
+"""Rate limits (per token, per client address, invalid tokens per address) on a real Redis
+and real uvicorn servers, what they do while Redis is away (a redis-server of the test's
+own, killed and started again), and token revocation reaching every worker within a second.
 
 Redis is the one at SYNELO_TEST_REDIS_URL (default redis://127.0.0.1:6379/0); these tests
 use keys under a prefix of their own and delete them afterwards. When CI=true an
@@ -11,6 +12,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import shutil
+import socket
+import subprocess
 import threading
 import time
 import uuid
@@ -23,13 +27,15 @@ from typing import Any
 import httpx
 import pytest
 import redis
-from sqlalchemy import delete
+from sqlalchemy import delete, event
 
 from synelo.client import RoundReporter, ServiceUnavailable, SyneloClient
 from synelo.config import Settings
 from synelo.service.app import create_app
+from synelo.service.middleware import ratelimit
 from synelo.service.middleware.ratelimit import (
     BURST_S,
+    FAILED_BURST,
     GO,
     Limiter,
     LocalLimiter,
@@ -39,7 +45,14 @@ from synelo.service.middleware.ratelimit import (
 from synelo.store.engine import create_store_engine, migrate
 from synelo.store.repository import Store, hash_token
 from synelo.store.tables import api_tokens
-from tests.conftest import ADMIN, SERVER, own_pg_schema, serving, steam, synelo_serve
+from tests.conftest import (
+    ADMIN,
+    SERVER,
+    own_pg_schema,
+    serving,
+    steam,
+    synelo_serve,
+)
 
 # wall-clock bounds: `make test` runs this module alone, after the parallel part
 pytestmark = pytest.mark.serial
@@ -354,6 +367,7 @@ def test_a_flooding_token_is_limited_while_another_goes_on(tmp_path: Path, prefi
         rate_server_rounds=Settings().rate_server_rounds,
         rate_server_requests=Settings().rate_server_requests,
         rate_address_requests=Settings().rate_address_requests,
+        fair_share=None,  # the limits alone: the fair share would hold the flood below them
     )
     rate = settings.rate_server_rounds
     assert rate is not None
@@ -517,7 +531,10 @@ def test_a_revoked_token_stops_on_every_worker_within_a_second(
     revoke(store, tokens["revoked"])
     revoked = time.monotonic()
     time.sleep(max(0.0, revoked + 1.0 - time.monotonic()))
-    assert fresh_connections(url, tokens["revoked"], "GET", path, 16) == [401] * 16
+    codes = fresh_connections(url, tokens["revoked"], "GET", path, 16)
+    # 16 invalid tokens at once from one address pass FAILED_BURST (10): the table is read
+    # for the first ten, and the later ones may be turned away by the gate with a 429
+    assert set(codes) <= {401, 429} and codes.count(401) >= FAILED_BURST
 
 
 def test_the_client_keeps_a_round_refused_by_a_rate_limit_and_delivers_it_later(
@@ -609,3 +626,171 @@ def test_the_public_endpoints_have_a_stricter_address_limit(tmp_path: Path) -> N
         assert anon.get("/").status_code == 429  # the pages share the public limit
         with client(url, None, "127.0.0.3") as elsewhere:
             assert elsewhere.get("/v1/public/pools").status_code == 200
+
+
+# --- invalid tokens -------------------------------------------------------------------------
+
+
+def lookup(c: httpx.Client) -> int:
+    return c.post(f"/v1/pools/{POOL}/players/lookup", json={"steam_ids": [steam(1)]}).status_code
+
+
+def test_an_address_of_invalid_tokens_is_refused_before_the_token_table_is_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Stored tokens (none configured): each unknown token costs a read of the token table,
+    so an address may present `FAILED_TOKENS` a second (`FAILED_BURST` at once; here 3,
+    then one every 10 s); the one past them is refused, and then the address gets 429 for
+    the tokens the worker does not know, without the read. Another address still gets its
+    401."""
+    monkeypatch.setattr(ratelimit, "FAILED_TOKENS", 0.1)
+    monkeypatch.setattr(ratelimit, "FAILED_BURST", 3.0)
+    settings = Settings(data_dir=tmp_path, autotune_check_s=0, redis_url=None)
+    store = new_store(tmp_path, settings)
+    reads: list[str] = []
+
+    def count(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
+        if "api_tokens" in statement:
+            reads.append(statement)
+
+    event.listen(store.engine, "before_cursor_execute", count)
+    with running(settings, store) as url, client(url, None, "127.0.0.2") as bad:
+        started = time.monotonic()
+        answers = [
+            bad.post(
+                f"/v1/pools/{POOL}/players/lookup",
+                json={"steam_ids": [steam(1)]},
+                headers={"Authorization": f"Bearer {uuid.uuid4().hex}"},
+            )
+            for _ in range(12)
+        ]
+        span = time.monotonic() - started
+        codes = [r.status_code for r in answers]
+        assert codes[:4] == [401] * 4 and codes[4] == 429, codes
+        assert set(codes) == {401, 429}
+        assert answers[4].json()["detail"].startswith("too many invalid tokens from this address")
+        # the burst and the one refused, then the rate
+        assert len(reads) == codes.count(401) <= 3 + 1 + 0.1 * span + 1
+        with client(url, uuid.uuid4().hex, "127.0.0.3") as elsewhere:
+            assert lookup(elsewhere) == 401
+
+
+def test_a_known_token_still_goes_from_an_address_of_invalid_ones(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Configured tokens: the worker knows every valid token, so the address's valid one
+    goes on while its invalid ones get 429; the public endpoints ignore a token."""
+    monkeypatch.setattr(ratelimit, "FAILED_TOKENS", 0.1)
+    monkeypatch.setattr(ratelimit, "FAILED_BURST", 3.0)
+    settings = settings_for(tmp_path)
+    with running(settings, new_store(tmp_path, settings)) as url:
+        codes = []
+        for _ in range(6):
+            with client(url, uuid.uuid4().hex, "127.0.0.2") as bad:
+                codes.append(lookup(bad))
+        assert codes == [401, 401, 401, 401, 429, 429]
+        with client(url, SERVER, "127.0.0.2") as good:
+            assert lookup(good) == 200
+        with client(url, uuid.uuid4().hex, "127.0.0.2") as bad:
+            assert bad.get("/v1/public/pools").status_code == 200
+            assert lookup(bad) == 429
+
+
+# --- Redis going away and coming back -------------------------------------------------------
+
+
+@contextmanager
+def own_redis() -> Iterator[tuple[int, Callable[[], subprocess.Popen[bytes]]]]:
+    """A redis-server of this test's own on a free port (no persistence): yields the port
+    and a function that starts it (again); stopped afterwards."""
+    binary = shutil.which("redis-server")
+    if binary is None:
+        pytest.skip("no redis-server to start")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    procs: list[subprocess.Popen[bytes]] = []
+
+    def start() -> subprocess.Popen[bytes]:
+        proc = subprocess.Popen(
+            [
+                binary,
+                "--port",
+                str(port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+            ],
+            stdout=subprocess.DEVNULL,
+        )
+        procs.append(proc)
+        r = redis.Redis(port=port, socket_connect_timeout=1)
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                r.ping()
+                break
+            except redis.ConnectionError:
+                assert time.monotonic() < deadline and proc.poll() is None, "redis did not start"
+                time.sleep(0.05)
+        r.close()
+        return proc
+
+    try:
+        yield port, start
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait(10)
+
+
+def test_redis_going_away_and_coming_back(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The limits fail open to each worker's own: while Redis is away, a worker limits
+    with its own counts (not every request refused, not every request let through), and
+    it uses Redis again once Redis answers. A token each step, so no remembered refusal
+    answers for the limiter."""
+    monkeypatch.setattr(ratelimit, "RETRY_REDIS_S", 0.2)  # Redis is tried again this soon
+    third = "third-server-token-for-tests"
+    settings = Settings(
+        data_dir=tmp_path,
+        admin_tokens=[ADMIN],
+        server_tokens=[SERVER, OTHER, third],
+        autotune_check_s=0,
+        redis_url=None,
+        rate_server_rounds=None,
+        rate_server_requests=0.5,  # one at once, then one every 2 s
+        rate_address_requests=None,
+    )
+    player = f"/v1/pools/{POOL}/players/{steam(1)}"
+    with own_redis() as (port, start_redis):
+        redis_server = start_redis()
+        keys = redis.Redis(port=port)
+        app_store = new_store(tmp_path, settings)
+        app = create_app(settings, store=app_store)
+        app.state.limits.limiter = RedisLimiter(f"redis://127.0.0.1:{port}/0", "away:")
+        with (
+            caplog.at_level(logging.WARNING, logger="synelo.ratelimit"),
+            serving(app) as url,
+        ):
+            with client(url, SERVER) as c:
+                assert [c.get(player).status_code for _ in range(2)] == [200, 429]
+            assert len(keys.keys("away:t:*")) == 1  # counted in Redis
+            redis_server.kill()
+            redis_server.wait(10)
+            with client(url, OTHER) as c:
+                assert [c.get(player).status_code for _ in range(3)] == [200, 429, 429]
+            assert any("Redis unreachable" in r.getMessage() for r in caplog.records)
+            start_redis()
+            time.sleep(0.3)  # past RETRY_REDIS_S: the next check asks Redis
+            with client(url, third) as c:
+                assert [c.get(player).status_code for _ in range(2)] == [200, 429]
+            assert len(keys.keys("away:t:*")) == 1  # the third token's, in the new Redis
+            assert any("Redis answers again" in r.getMessage() for r in caplog.records)
+        keys.close()
+        app_store.engine.dispose()

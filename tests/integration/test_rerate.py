@@ -4,20 +4,31 @@ arrive while the job runs, one job per pool, and the export that replays all of 
 
 from __future__ import annotations
 
+import multiprocessing
+import os
+import signal
+import subprocess
+import sys
 import threading
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+from sqlalchemy import create_engine, select, text, update
 
 from synelo.evaluation.adapters import HistoryInfo, create_replay
 from synelo.evaluation.history import read_history, write_history
 from synelo.evaluation.journal import import_journal
 from synelo.evaluation.replay import replay
 from synelo.models import MODELS
+from synelo.store.jobs import STALE_AFTER, ProcessId
+from synelo.store.tables import jobs
 from tests.conftest import LiveServer, steam
 from tests.integration.test_api_models import PLAYERS, new_pool, random_rounds
 
@@ -174,19 +185,14 @@ def test_a_parameter_or_model_change_equals_a_fresh_pool(
     assert everyone(server, pool, stamps=False) == everyone(server, fresh, stamps=False)
 
 
-def test_rounds_that_arrive_during_a_rerate_are_rated_into_the_new_state(
-    live: LiveServer, admin: httpx.Client, server: httpx.Client
-) -> None:
-    """The job is held right after its snapshot: meanwhile the old ratings answer, a second
-    re-rate is refused with the running job's id, and new rounds and a set are accepted.
-    Once it swaps, the pool equals a fresh pool of the new model fed everything in order."""
-    bodies = random_rounds(60, seed=3)
-    pool = new_pool(admin, "synelo")
-    play(server, pool, bodies[:40])
+@contextmanager
+def held_after_snapshot(live: LiveServer, pool: str) -> Iterator[threading.Event]:
+    """Jobs run on a thread of the server, where the test can hold them: the pool's job
+    waits right after its snapshot until the block ends; the event says it got there."""
     rerate, runner = live.app.state.rerate, live.app.state.jobs
     snapshot_taken, release = threading.Event(), threading.Event()
     original = rerate.snapshot
-    runner.separate_process = False  # on a thread of the server, where the test can hold it
+    runner.separate_process = False
 
     def held(name: str) -> Any:
         snap = original(name)
@@ -197,6 +203,23 @@ def test_rounds_that_arrive_during_a_rerate_are_rated_into_the_new_state(
 
     rerate.snapshot = held
     try:
+        yield snapshot_taken
+    finally:
+        release.set()
+        rerate.snapshot = original
+        runner.separate_process = True
+
+
+def test_rounds_that_arrive_during_a_rerate_are_rated_into_the_new_state(
+    live: LiveServer, admin: httpx.Client, server: httpx.Client
+) -> None:
+    """The job is held right after its snapshot: meanwhile the old ratings answer, a second
+    re-rate is refused with the running job's id, and new rounds and a set are accepted.
+    Once it swaps, the pool equals a fresh pool of the new model fed everything in order."""
+    bodies = random_rounds(60, seed=3)
+    pool = new_pool(admin, "synelo")
+    play(server, pool, bodies[:40])
+    with held_after_snapshot(live, pool) as snapshot_taken:
         old = everyone(server, pool)
         started = admin.patch(f"/v1/pools/{pool}", json={"model": "trueskill"})
         assert started.status_code == 202, started.text
@@ -217,10 +240,6 @@ def test_rounds_that_arrive_during_a_rerate_are_rated_into_the_new_state(
         play(server, pool, bodies[40:50])
         assert admin.put(f"/v1/pools/{pool}/players/{PLAYERS[2]}", json={"rating": 1600}).is_success
         play(server, pool, bodies[50:])
-    finally:
-        release.set()
-        rerate.snapshot = original
-        runner.separate_process = True
     wait(admin, pool, started)
     fresh = new_pool(admin, "trueskill")
     play(server, fresh, bodies[:50])
@@ -326,14 +345,37 @@ def test_a_model_change_must_take_every_logged_set(
     assert admin.get(f"/v1/pools/{pool}").json()["model"] == "elo"
 
 
-def test_a_job_taken_for_dead_cannot_swap(
-    live: LiveServer, admin: httpx.Client, server: httpx.Client, clock: Any
-) -> None:
-    """A job whose heartbeat stopped for two minutes counts as failed: the next request
-    starts a new job, and the old one, should it still be running, may not swap its
-    result in over the new one's."""
-    from datetime import timedelta
+def _name_process(live: LiveServer, job_id: int, process: str | None) -> None:
+    """Make the job's row name another process (`store.jobs.ProcessId.text`)."""
+    with live.store.engine.begin() as conn:
+        conn.execute(update(jobs).where(jobs.c.id == job_id).values(process=process))
 
+
+def _named_process(live: LiveServer, job_id: int) -> str | None:
+    """The process the job's row names."""
+    with live.store.engine.connect() as conn:
+        return conn.execute(select(jobs.c.process).where(jobs.c.id == job_id)).scalar()
+
+
+def gone_process() -> str:
+    """A process of this machine that has ended, as a job's row names it."""
+    done = subprocess.run(
+        [sys.executable, "-c", "from synelo.store.jobs import this_process; print(this_process())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    named = ProcessId.parse(done.stdout.strip())
+    assert named is not None and named.alive() is False
+    return done.stdout.strip()
+
+
+def test_a_job_whose_process_is_gone_is_dead_at_once_and_cannot_swap(
+    live: LiveServer, admin: httpx.Client, server: httpx.Client
+) -> None:
+    """A job's row names its process: while it runs, the job blocks re-rates however old
+    its heartbeat; once it is gone, the next request takes the job for dead at once and
+    starts a new one, and the old job, should it still reach its swap, is refused."""
     from synelo.rerate.job import run_job
 
     bodies = random_rounds(30, seed=5)
@@ -342,13 +384,153 @@ def test_a_job_taken_for_dead_cannot_swap(
     rerate = live.app.state.rerate
     stale_pool, stale = rerate.start(pool, "patch", {"model": "elo", "params": {"k": 40}}, "x")
     again = admin.patch(f"/v1/pools/{pool}", json={"params": {"k": 50}})
-    assert again.status_code == 409 and again.json()["job_id"] == stale.id
-    clock.offset = timedelta(minutes=3)  # no heartbeat for three minutes
+    assert again.status_code == 409 and again.json()["job_id"] == stale.id  # this process
+    _name_process(live, stale.id, gone_process())
     fresh = admin.patch(f"/v1/pools/{pool}", json={"params": {"k": 50}})
     job = wait(admin, pool, fresh)
-    assert admin.get(f"/v1/pools/{pool}/jobs/{stale.id}").json()["status"] == "failed"
+    old = admin.get(f"/v1/pools/{pool}/jobs/{stale.id}").json()
+    assert old["status"] == "failed" and "is gone" in old["error"], old
     after = everyone(server, pool)
     assert run_job(rerate, stale_pool, stale) is None  # it runs to the swap, and is refused
     assert everyone(server, pool) == after
     assert admin.get(f"/v1/pools/{pool}").json()["params"]["k"] == 50
     assert job["status"] == "done"
+
+
+def test_a_job_reads_failed_as_soon_as_its_process_is_gone(
+    live: LiveServer, admin: httpx.Client, server: httpx.Client, clock: Any
+) -> None:
+    """Reading a job applies the rule a re-rate's start does: a job whose process is gone
+    (ended, or its pid now another process's) reads failed at once, before any re-rate
+    asks; one whose process runs, or of another machine before STALE_AFTER, reads running."""
+    pool = new_pool(admin, "elo")
+    play(server, pool, random_rounds(5, seed=10))
+    rerate = live.app.state.rerate
+    _, job = rerate.start(pool, "patch", {"model": "elo", "params": {}}, "x")  # never runs
+
+    def read() -> Body:
+        answer = admin.get(f"/v1/pools/{pool}/jobs/{job.id}")
+        assert answer.status_code == 200, answer.text
+        return answer.json()
+
+    clock.offset = timedelta(minutes=10)  # its heartbeat long silent: only its process counts
+    assert read()["status"] == "running"  # this process
+    live_pid = ProcessId.parse(_named_process(live, job.id))
+    assert live_pid is not None and live_pid.alive()
+    elsewhere = ProcessId("elsewhere", "another-boot:1:2", os.getpid(), 1)
+    _name_process(live, job.id, elsewhere.text())
+    clock.offset = STALE_AFTER - timedelta(seconds=2)
+    assert read()["status"] == "running"
+    clock.offset = timedelta()
+    reused = ProcessId(live_pid.host, live_pid.machine, live_pid.pid, live_pid.started + 1)
+    assert reused.alive() is False  # the pid answers, but for a later process
+    _name_process(live, job.id, reused.text())
+    ended = read()
+    assert ended["status"] == "failed" and "is gone" in ended["error"], ended
+    assert ended["finished_at"] is not None
+
+
+def test_a_job_of_another_machine_is_dead_after_two_minutes_without_a_heartbeat(
+    live: LiveServer, admin: httpx.Client, server: httpx.Client, clock: Any
+) -> None:
+    """No one here can see another machine's processes: its job goes by its heartbeat."""
+    pool = new_pool(admin, "elo")
+    play(server, pool, random_rounds(5, seed=6))
+    _, stale = live.app.state.rerate.start(pool, "patch", {"model": "elo", "params": {}}, "x")
+    elsewhere = ProcessId("elsewhere", "another-boot:1:2", os.getpid(), 1)
+    assert elsewhere.alive() is None
+    _name_process(live, stale.id, elsewhere.text())
+    clock.offset = STALE_AFTER - timedelta(seconds=2)
+    assert admin.patch(f"/v1/pools/{pool}", json={"params": {"k": 50}}).status_code == 409
+    clock.offset = STALE_AFTER + timedelta(seconds=2)
+    wait(admin, pool, admin.patch(f"/v1/pools/{pool}", json={"params": {"k": 50}}))
+    old = admin.get(f"/v1/pools/{pool}/jobs/{stale.id}").json()
+    assert old["status"] == "failed" and old["error"] == "abandoned: no heartbeat for 120 s"
+
+
+def test_a_slow_live_job_is_never_taken_for_dead(
+    live: LiveServer, admin: httpx.Client, server: httpx.Client, clock: Any
+) -> None:
+    """A job held after its snapshot, its heartbeat ten minutes old by the server's clock,
+    still blocks a second re-rate while its process runs; released, it swaps."""
+    bodies = random_rounds(30, seed=7)
+    pool = new_pool(admin, "synelo")
+    play(server, pool, bodies)
+    with held_after_snapshot(live, pool) as snapshot_taken:
+        started = admin.patch(f"/v1/pools/{pool}", json={"model": "elo"})
+        assert started.status_code == 202, started.text
+        assert snapshot_taken.wait(10)
+        clock.offset = timedelta(minutes=10)
+        again = admin.patch(f"/v1/pools/{pool}", json={"theta": 800})
+        assert again.status_code == 409 and again.json()["job_id"] == started.json()["id"]
+        first = bodies[0]["round_id"]
+        assert (
+            admin.post(f"/v1/pools/{pool}/rounds/{first}/void", json={"reason": "x"}).status_code
+            == 409
+        )
+    assert wait(admin, pool, started)["status"] == "done"
+    assert admin.get(f"/v1/pools/{pool}").json()["model"] == "elo"
+
+
+def test_a_job_process_killed_before_it_claims_the_job_fails_at_once(
+    live: LiveServer, admin: httpx.Client, server: httpx.Client
+) -> None:
+    """The worker names itself in a new job's row; the job's process takes the row over
+    once it runs. Killed before that (it is still starting), it leaves a row that names a
+    live worker: the worker, seeing its process end, marks the job failed."""
+    pool = new_pool(admin, "elo")
+    play(server, pool, random_rounds(10, seed=8))
+    started = admin.patch(f"/v1/pools/{pool}", json={"params": {"k": 30}})
+    assert started.status_code == 202, started.text
+    job_id = started.json()["id"]
+    (child,) = [p for p in multiprocessing.active_children() if p.name == f"synelo-rerate-{job_id}"]
+    assert child.pid is not None
+    os.kill(child.pid, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while (job := admin.get(f"/v1/pools/{pool}/jobs/{job_id}").json())["status"] == "running":
+        assert time.monotonic() < deadline, job
+        time.sleep(0.05)
+    assert job["status"] == "failed" and "exit code -9" in job["error"], job
+    named = ProcessId.parse(_named_process(live, job_id))
+    assert named is not None and named.pid == os.getpid()  # killed before it claimed the row
+    wait(admin, pool, admin.patch(f"/v1/pools/{pool}", json={"params": {"k": 30}}))
+
+
+def test_taking_a_job_for_dead_does_not_overwrite_the_end_it_wrote(
+    live: LiveServer, admin: httpx.Client, server: httpx.Client
+) -> None:
+    """PostgreSQL: a job's last write (an auto-tune's record of a fit not adopted) takes no
+    pool lock, so a request that read the job as running and dead can wait on the job's row
+    lock; once the job commits its `done`, that request re-reads the row and must leave it
+    done, and start its own job."""
+    if live.store.engine.dialect.name != "postgresql":
+        pytest.skip("SQLite runs one write transaction at a time: no row lock to wait on")
+    pool = new_pool(admin, "elo")
+    play(server, pool, random_rounds(5, seed=9))
+    _, ending = live.app.state.rerate.start(pool, "patch", {"model": "elo", "params": {}}, "x")
+    _name_process(live, ending.id, gone_process())  # dead by its row, but ending now
+    own = create_engine(live.store.engine.url.render_as_string(hide_password=False))
+    with own.connect() as conn, conn.begin():  # not the server's pool: it must not wait on us
+        conn.execute(update(jobs).where(jobs.c.id == ending.id).values(status="done", phase="done"))
+        mine = conn.execute(text("SELECT pg_backend_pid()")).scalar_one()
+        answers: list[httpx.Response] = []
+        request = threading.Thread(
+            target=lambda: answers.append(
+                admin.patch(f"/v1/pools/{pool}", json={"params": {"k": 50}})
+            )
+        )
+        request.start()
+        deadline = time.monotonic() + 20
+        with own.connect() as watch:
+            while not watch.execute(
+                text(
+                    "SELECT count(*) FROM pg_stat_activity WHERE :me = ANY(pg_blocking_pids(pid))"
+                ),
+                {"me": mine},
+            ).scalar_one():
+                assert time.monotonic() < deadline and request.is_alive()
+                time.sleep(0.02)
+    own.dispose()
+    request.join(20)
+    wait(admin, pool, answers[0])
+    assert admin.get(f"/v1/pools/{pool}/jobs/{ending.id}").json()["status"] == "done"

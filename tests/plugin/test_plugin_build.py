@@ -141,10 +141,12 @@ def test_convars_and_commands_are_in_the_readme() -> None:
         shown = f"`{default}`" if default else "(empty)"
         assert f"| `{name}` | {shown} |" in readme, f"README lacks {name} (default {default!r})"
     commands = re.findall(r'Reg(?:Admin|Console)Cmd\("(sm_[a-z_]+)"', source)
-    assert {"sm_rank", "sm_top", "sm_balance", "sm_party", "sm_scramble"} <= set(commands)
+    players = {"sm_synelo_rank", "sm_synelo_top", "sm_synelo_balance", "sm_synelo_party"}
+    assert players | {"sm_synelo_votescramble", "sm_rank", "sm_top"} <= set(commands)
+    assert not {"sm_balance", "sm_scramble", "sm_party"} & set(commands)  # others' names
     for command in commands:
-        assert f"`{command}" in readme, command
-        if not command.startswith("sm_synelo_"):  # a player's: also a chat trigger
+        assert f"`{command}" in readme or f"`!{command[3:]}`" in readme, command
+        if command in players:  # a player's: also a chat trigger
             assert f"`!{command[3:]}" in readme, command
     documented = set(re.findall(r"\| `(sm_[a-z_]+)[` ]", readme))
     assert documented <= {name for name, _ in convars} | set(commands) | {"sm_synelo_version"}

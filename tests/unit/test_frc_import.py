@@ -81,3 +81,22 @@ def test_2v2_years_and_malformed_rows(tmp_path: Path) -> None:
         "malformed score": 1,
     }
     assert bad.errors == ["odd.csv:4: malformed match key", "odd.csv:5: malformed score"]
+
+
+def test_the_dumps_event_files_give_the_same_history(tmp_path: Path) -> None:
+    """docs/evaluation.md imports a season from The Blue Alliance's per-event files
+    (`events/<year>/<event>/<event>_matches.csv`) or from one file of them all: the importer
+    orders the matches itself, so both give the same history, whatever order the files come in."""
+    events: dict[str, list[str]] = {}
+    for line in (DATA / "2016.csv").read_text().splitlines():
+        events.setdefault(line.split("_")[0], []).append(line)
+    assert len(events) == 2
+    files = []
+    for event, lines in events.items():
+        folder = tmp_path / "events" / "2016" / event
+        folder.mkdir(parents=True)
+        (folder / f"{event}_matches.csv").write_text("\n".join(reversed(lines)) + "\n")
+        files.append(folder / f"{event}_matches.csv")
+    whole = import_frc([DATA / "2016.csv"])
+    assert import_frc(reversed(files)).matches == whole.matches
+    assert import_frc(files).skipped == whole.skipped

@@ -3,11 +3,12 @@ must be exactly the script's expected ones (the SourceMod plugin replays the sam
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 import pytest
 
-from synelo.game import MODES, GameSettings, load_script, logic_for, replay
+from synelo.game import MODES, GameSettings, load_script, logic_for, replay, splits
 from synelo.game.community import CommunityRules, CommunitySettings, votes_needed
 
 SCRIPTS = sorted((Path(__file__).parent.parent / "game_scripts").glob("*.json"))
@@ -39,6 +40,8 @@ EVENT_KEYS = {
     "death": ({"player"}, set()),
     "round_end": ({"winner", "full_round"}, set()),
     "tick": (set(), set()),
+    "splits": ({"splits"}, set()),
+    "apply_scramble": (set(), {"service_down"}),
 }
 COMMUNITY_EVENT_KEYS = {
     "map_start": (set(), set()),
@@ -81,6 +84,7 @@ ACTION_KEYS = {
     "request_splits": {"players"},
     "scramble": {"reason"},
     "move": {"player", "from", "to", "reason"},
+    "teams": {"source", "A", "B", "waiting"},
 }
 
 
@@ -105,7 +109,16 @@ def test_script_keeps_to_the_format(path: Path) -> None:
         assert required <= keys <= required | optional, event
     for action in script.expect:
         assert set(action) - {"t", "type"} == ACTION_KEYS[action["type"]], action
-        for key in ("team_a", "team_b", "participants_a", "participants_b", "players"):
+        for key in (
+            "team_a",
+            "team_b",
+            "participants_a",
+            "participants_b",
+            "players",
+            "A",
+            "B",
+            "waiting",
+        ):
             if key in action:
                 assert action[key] == sorted(action[key])
 
@@ -165,3 +178,55 @@ def test_parties_sent_are_the_members_that_count_there() -> None:
     off = CommunityRules(CommunitySettings(parties=False))
     off.party_of, off.slot = rules.party_of, rules.slot
     assert off.parties() == []
+
+
+# --- applying a split (synelo.game.splits): nobody waits outside arena ------------------------
+
+
+def test_the_short_mode_names_are_the_long_ones() -> None:
+    assert logic_for("ad").family == logic_for("attack_defend").family == "attack_defend"
+    assert type(logic_for("pl")) is type(logic_for("payload"))
+    assert type(logic_for("plr")) is type(logic_for("payload_race"))
+
+
+@pytest.mark.parametrize("n", [2, 3, 7, 13, 24, 101])
+@pytest.mark.parametrize("stale", ["fresh", "leavers", "joiners", "both", "fallback"])
+def test_a_plan_seats_everyone_floor_and_ceil(n: int, stale: str) -> None:
+    """Whatever happened since the split was cached, everyone eligible plays, ⌊n/2⌋ v ⌈n/2⌉."""
+    rng = random.Random(n * 31 + len(stale))
+    ratings = {f"p{i:03d}": rng.randrange(400, 2400) for i in range(n + 6)}
+    cached = sorted(ratings)[: n + 3]
+    split = (cached[::2], cached[1::2])
+    eligible = {
+        "fresh": cached,
+        "leavers": cached[3:],
+        "joiners": sorted(ratings)[3:],
+        "both": sorted(ratings)[5 : n + 5],
+        "fallback": cached,
+    }[stale]
+    placed = splits.plan(None if stale == "fallback" else split, eligible, ratings.__getitem__)
+    sides = [placed[p] for p in eligible]
+    assert set(placed) == set(eligible) and "waiting" not in sides
+    assert sorted([sides.count("A"), sides.count("B")]) == [
+        len(eligible) // 2,
+        -(-len(eligible) // 2),
+    ]
+
+
+def test_a_fresh_split_is_applied_as_it_is_and_the_fallback_is_close() -> None:
+    ratings = {"a": 1900, "b": 1500, "c": 1400, "d": 1200, "e": 1000}
+    split = (["a", "d"], ["b", "c", "e"])
+    assert splits.plan(split, sorted(ratings), ratings.__getitem__) == {
+        "a": "A",
+        "d": "A",
+        "b": "B",
+        "c": "B",
+        "e": "B",
+    }
+    fallback = splits.plan(None, sorted(ratings), ratings.__getitem__)
+    gap = sum(r if fallback[p] == "A" else -r for p, r in ratings.items())
+    # greedy alone: {a, d} 3100 v {b, c, e} 3900; one swap: {a, b} 3400 v 3600, the optimum
+    assert abs(gap) == 200
+    assert splits.named(fallback, {p: "B" if fallback[p] == "A" else "A" for p in ratings}) == {
+        p: "B" if s == "A" else "A" for p, s in fallback.items()
+    }

@@ -162,6 +162,13 @@ def test_options_are_checked() -> None:
         create_replay("glicko")
 
 
+def test_the_registry_names_each_model_by_its_own_name() -> None:
+    """The registry imports a built-in model by a path from its table: each path leads to the
+    class of that name, in the order the service lists them."""
+    assert [model.name for model in MODELS.values()] == list(MODELS)
+    assert list(MODELS)[:3] == ["synelo", "elo", "trueskill"]
+
+
 def test_a_new_model_plugs_in_as_one_class() -> None:
     class Coin(Model[float]):
         name = "coin-test"

@@ -1,4 +1,4 @@
-"""What `pip install synelo` gives: the client and the pure maths, without the server stack.
+"""What synelo without extras gives: the client and the pure maths, without the server stack.
 
 Each check runs in a fresh interpreter, because this test process has the server loaded."""
 
@@ -10,6 +10,8 @@ import subprocess
 import sys
 import tomllib
 from pathlib import Path
+
+from packaging.requirements import Requirement
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVER_STACK = (
@@ -88,7 +90,9 @@ def test_a_server_command_without_the_extra_names_it() -> None:
     )
     result = run(code)
     assert result.returncode == 2
-    assert "pip install 'synelo[server]'" in result.stderr
+    # synelo is not on PyPI: the hint installs from a clone (or a wheel built from one)
+    assert "in a clone of synelo, pip install '.[server]'" in result.stderr
+    assert "pip install 'synelo[server]'" not in result.stderr
     assert "Traceback" not in result.stderr
 
 
@@ -167,3 +171,19 @@ def _closure(names: set[str]) -> set[str]:
             continue
         todo += [_requirement_name(r) for r in requires if "extra ==" not in r]
     return seen
+
+
+def test_the_build_requires_a_setuptools_that_reads_the_licence() -> None:
+    """`license = "MIT"` is an SPDX expression (PEP 639), which setuptools reads from 77 on;
+    an older one stops `python -m build --no-build-isolation` (and `pip install
+    --no-build-isolation .`) with "`project.license` must be valid exactly by one
+    definition" (tried with 76.1.0)."""
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert isinstance(pyproject["project"]["license"], str)
+    (setuptools,) = (
+        Requirement(r)
+        for r in pyproject["build-system"]["requires"]
+        if Requirement(r).name == "setuptools"
+    )
+    assert not setuptools.specifier.contains("76.1.0")
+    assert setuptools.specifier.contains("77.0.3")

@@ -24,11 +24,11 @@ enum
     SYN_RECONNECT_S = 90  // seconds after a map start for players to come back
 }
 
-bool g_mapChanging;                  // between OnMapEnd and OnMapStart
 bool g_scrambleQuiet;                // a vote's scramble: no "next round" message from the logic
-int g_clientPlace[MAXPLAYERS + 1];   // place among the visible players, 0: not listed
+int g_clientPlace[SL_MAX_CLIENTS + 1];   // place among the visible players, 0: not listed
 int g_shadowRounds = -1;             // the pool's T, from the last lookup (-1: not known yet)
 char g_sgText[SL_REPORT_LEN];        // request bodies of this file
+int g_sgMoveWait;                    // the last move refusal's wait, seconds (MoveHold)
 
 int Ms(ConVar cv)
 {
@@ -129,9 +129,19 @@ bool IsBusy(int client)
 // May the client be moved now (immunity, busy mid-life, move cooldown)?
 bool MayMove(int client)
 {
-    bool ok = SG_MoveRequest(NowMs(), g_clientId[client], IsBusy(client)) == SGWhy_None;
+    int wait;
+    return MoveHold(client, wait) == SGWhy_None;
+}
+
+// Why the client may not be moved now (SGWhy_None: they may), and for the move cooldown the
+// seconds left in `wait`.
+SGWhy MoveHold(int client, int &wait)
+{
+    SGWhy why = SG_MoveRequest(NowMs(), g_clientId[client], IsBusy(client));
+    g_sgMoveWait = 0;
     DrainCommunity();
-    return ok;
+    wait = g_sgMoveWait;
+    return why;
 }
 
 // A move made: the player is locked on the new side and their move cooldown starts.
@@ -164,19 +174,7 @@ void DrainCommunity()
             }
             case SGAct_Scramble:
             {
-                PrintToChatAll("%t", "Synelo Vote Passed");
-                g_scrambleQuiet = true;  // the messages below say when
-                SL_ForceScramble(NowMs());
-                DrainActions();
-                g_scrambleQuiet = false;
-                // At once (or, passed during a round with sm_synelo_vote_at_round_end, now that
-                // it ended: at the next round start, as any scramble). Arena waits for the
-                // round start too: its dead stay dead until then.
-                if (!((!g_sgVoteAtRoundEnd || g_preRound) && !SL_IsArena() && ApplyScramble(true)))
-                {
-                    PrintToChatAll("%t", "Synelo Scramble Next Round");
-                    RequestSplits(false);
-                }
+                VoteScramblePassed();
             }
             case SGAct_ScramblePending:
             {
@@ -209,6 +207,10 @@ void DrainCommunity()
             {
                 PartyMessage(action);
             }
+            case SGAct_MoveRefused:
+            {
+                g_sgMoveWait = action.wait;  // MoveHold's answer; nobody is told
+            }
             case SGAct_PartyRefused:
             {
                 if (client > 0)
@@ -228,6 +230,26 @@ char g_sgWhyNames[][] = {
 };
 
 // Tells the player why the rules refused, and how long to wait when it is a matter of time.
+// A vote (chat or NativeVotes) passed: scramble at once, or at the next round start.
+void VoteScramblePassed()
+{
+    PrintToChatAll("%t", "Synelo Vote Passed");
+    LogAction(-1, -1, "synelo: the players voted to scramble the teams");
+    g_scrambleQuiet = true;  // the messages below say when
+    g_scrambleByVote = true;
+    SL_ForceScramble(NowMs());
+    DrainActions();
+    g_scrambleQuiet = false;
+    // At once (or, passed during a round with sm_synelo_vote_at_round_end, now that it ended:
+    // at the next round start, as any scramble). Arena waits for the round start too: its
+    // dead stay dead until then.
+    if (!((!g_sgVoteAtRoundEnd || g_preRound) && !SL_IsArena() && ApplyScramble(true)))
+    {
+        PrintToChatAll("%t", "Synelo Scramble Next Round");
+        RequestSplits(false);
+    }
+}
+
 void RefusalMessage(int client, SGWhy why, int wait)
 {
     char phrase[64];
@@ -250,7 +272,7 @@ void PartyMessage(SGAction action)
     {
         told.Push(client);
     }
-    char ids[MAXPLAYERS + 1][SL_ID_LEN];
+    char ids[SL_MAX_CLIENTS + 1][SL_ID_LEN];
     int n = action.party[0] == '\0' ? 0 : ExplodeString(action.party, ",", ids, sizeof(ids), SL_ID_LEN);
     for (int k = 0; k < n; k++)
     {
@@ -351,7 +373,7 @@ public Action Listener_JoinTeam(int client, const char[] command, int argc)
 // A newcomer to a live round: the service's odd-joiner rule picks the side.
 void PlaceJoiner(int client)
 {
-    char parties[SL_REPORT_LEN / 2];
+    char parties[SL_PARTIES_LEN];
     SG_PartiesJson(parties, sizeof(parties), SG_OnTeams);
     char none[1][SL_ID_LEN];
     if (!SL_BuildAutobalanceBody(g_sgText, sizeof(g_sgText), none, 0, parties, g_clientId[client])
@@ -619,7 +641,9 @@ public void OnTop(HTTPResponse response, any userid, const char[] error)
         {
             player.GetString("steam_id", name, sizeof(name));
         }
-        FormatEx(line, sizeof(line), "%d. %s  %d", player.GetInt("place"), name, player.GetInt("rating"));
+        int place = player.GetInt("place");
+        int rating = player.GetInt("rating");
+        FormatEx(line, sizeof(line), "%d. %s  %d", place, name, rating);
         menu.AddItem("", line, ITEMDRAW_DISABLED);
         if (client <= 0)
         {
@@ -734,6 +758,11 @@ public Action Cmd_VoteScramble(int client, int args)
 {
     if (client <= 0 || !Active() || !CommandAllowed(client, SGCmd_VoteScramble))
     {
+        return Plugin_Handled;
+    }
+    if (NV_Available())
+    {
+        NV_Request(client);  // TF2's vote screen (synelo/votes.sp)
         return Plugin_Handled;
     }
     SG_Vote(NowMs(), g_clientId[client]);

@@ -1,4 +1,5 @@
-"""All-play splits (W12): everyone plays, ⌊n/2⌋ against ⌈n/2⌉, by the model's own logit.
+"""All-play splits (W12): everyone plays, ⌊n/2⌋ against ⌈n/2⌉, by the model's own logit, or
+by F1's sums for a model that has none.
 
 A model whose prediction is not a difference of strength sums (WHR: a difference of team
 means plus an extra-player advantage, the epad) balances by what it predicts. The objective
@@ -19,6 +20,12 @@ is |logit P(A)| of the split, from the players' strengths and the model's `split
   candidates, and swaps of players of equal size between the sides, scored with the true
   logit, finish it: not proven.
 
+- **Models without a logit** (SynElo, Elo, TrueSkill…: `all_play_by_sums`) balance F1's
+  sums, as the odd joiner does (F11, Δk = 1), over the whole split: the least |Σ_A − Σ_B|.
+  With a phantom player of strength 0 added when n is odd, that is F7 for k = ⌈n/2⌉ with
+  everyone made to play, so F7's solver (search, parity bound, exact program, preference)
+  answers it and proves it as it proves a k v k split.
+
 Parties stay together unless no choice of them seats exactly k on one side; the largest are
 split first, as in F7. Among equally good splits, `prefer` and `current` act as in F7.
 """
@@ -29,6 +36,7 @@ import itertools
 import math
 import time
 from collections.abc import Callable, Collection, Iterator, Sequence
+from dataclasses import replace
 
 from synelo.balance.exact import choose
 from synelo.balance.problem import (
@@ -43,7 +51,8 @@ from synelo.balance.problem import (
     scaled,
 )
 from synelo.balance.search import Prefer
-from synelo.balance.solver import Split, SplitSet
+from synelo.balance.solver import Split, SplitSet, best_splits
+from synelo.ratings.synelo import win_probability
 from synelo.ratings.whr import sigmoid
 
 # logit P(A) of a split from its players' strengths (A's, then B's)
@@ -89,6 +98,70 @@ def all_play_split(
     deadline = began + budget_s
     found = _solve(game, line, exact, enumerate_up_to, deadline, clock)
     return SplitSet((game.split(*found, current is not None),), step, (clock() - began) * 1000)
+
+
+def all_play_by_sums(
+    ratings: Sequence[float],
+    *,
+    theta: float,
+    parties: Sequence[Sequence[int]] = (),
+    current: tuple[Collection[int], Collection[int]] | None = None,
+    prefer: Prefer = None,
+    budget_s: float = 1.0,
+    resolution: float | None = None,
+    clock: Callable[[], float] = time.perf_counter,
+) -> SplitSet:
+    """W12 by F1's sums: the split of every player, ⌊n/2⌋ against ⌈n/2⌉, with the least
+
+        |Σ_A − Σ_B|
+
+    (F11's odd-joiner rule applied to the whole split), for a model without a split logit.
+
+    For odd n a phantom player of strength 0 joins the smaller side: Σ_A − Σ_B is unchanged,
+    both sides hold ⌈n/2⌉, and the problem is F7's for that k with everyone made to play.
+    `best_splits` solves it: the search, then the exact program unless the parity bound
+    (|Σ_A − Σ_B| ≡ Σ_all mod 2) already proves the search's split. One team size is cheap, so
+    there is no `n_max`; past `budget_s` only the greedy runs (`optimal` only where the bound
+    proves it). `prefer` and `current` act as in F7. The answer is one Split with
+    k = ⌊n/2⌋, an empty bench and no logit; `p_a` is F2's with `theta`. Names: with
+    `current`, the naming that moves fewer players; otherwise A holds the strongest player.
+    """
+    began = clock()
+    n = len(ratings)
+    if n < 2:
+        raise ValueError("an all-play split needs at least 2 players")
+    check_players(n, (), parties, current)
+    seated = [*ratings, 0] if n % 2 else list(ratings)  # the phantom is the last index
+    half = len(seated) // 2
+    found = best_splits(
+        seated,
+        theta=theta,
+        min_k=half,
+        max_k=half,
+        must_play=range(len(seated)),
+        parties=parties,
+        current=current,
+        prefer=prefer,
+        n_max=None,
+        budget_s=max(0.0, budget_s - (clock() - began)),
+        resolution=resolution,
+        clock=clock,
+    )
+    (split,) = found.splits
+    team_a = tuple(i for i in split.a if i < n)
+    team_b = tuple(i for i in split.b if i < n)
+    if current is None and team_a and team_b:
+        # A holds the strongest player (the phantom outranks everyone when all are below 0)
+        ints, _ = integer_ratings(ratings, resolution)
+        rank = [(-ints[i], i) for i in range(n)]
+        if rank[team_b[0]] < rank[team_a[0]]:  # each side is listed strongest first
+            team_a, team_b = team_b, team_a
+            sum_a, sum_b = split.sum_b, split.sum_a
+            split = replace(
+                split, sum_a=sum_a, sum_b=sum_b, p_a=win_probability(sum_a, sum_b, theta)
+            )
+    answer = replace(split, k=n // 2, a=team_a, b=team_b)
+    return SplitSet((answer,), found.resolution, (clock() - began) * 1000)
 
 
 class _Game:

@@ -86,12 +86,17 @@ def best_splits(
 
     Team sizes that must_play makes impossible (more than 2k must play) are left out.
     Ties among optimal splits: `prefer="stay"` moves the fewest present players, `"mix"` moves
-    nearest half of them; then the first in scan order (heaviest unit first, input order).
+    nearest half of them (without `current` neither applies); then the first in scan order
+    (heaviest unit first, input order).
     """
     began = clock()
     n = len(ratings)
     top = n // 2 if max_k is None else max_k
     _check(n, min_k, top, must_play, parties, current)
+    if current is None:
+        # Nobody is on a team, so every split moves nobody: the preference cannot tell
+        # optimal splits apart, and its exact program for each k would only cost time.
+        prefer = None
     ints, step = integer_ratings(ratings, resolution)
     now = current_sides(n, current)
     deadline = began + budget_s

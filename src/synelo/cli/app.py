@@ -10,11 +10,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
-from pydantic import ValidationError
 from rich.console import Console
 
 if TYPE_CHECKING:
     from rich.table import Table
+    from sqlalchemy import Engine
 
     from synelo.config import Settings
     from synelo.store.repository import Store
@@ -49,7 +49,8 @@ err_console = Console(stderr=True)
 
 def main() -> None:
     """The `synelo` command. A command that needs an extra the install lacks stops with the
-    pip command that adds it (exit status 2) instead of a traceback."""
+    pip command that adds it (exit status 2) instead of a traceback. synelo is not on PyPI:
+    the command installs from a clone, or from a wheel built from one (docs/client.md)."""
     try:
         app(prog_name="synelo")
     except ModuleNotFoundError as exc:
@@ -57,8 +58,9 @@ def main() -> None:
         if extra is None:
             raise
         print(
-            f"this command needs {exc.name}, which comes with the {extra!r} extra: "
-            f"pip install 'synelo[{extra}]'",
+            f"this command needs {exc.name}, which comes with the {extra!r} extra: in a "
+            f"clone of synelo, pip install '.[{extra}]' (or pip install "
+            f"'synelo-VERSION-….whl[{extra}]' for a wheel built from one)",
             file=sys.stderr,
         )
         sys.exit(2)
@@ -67,6 +69,8 @@ def main() -> None:
 def load_settings() -> Settings:
     """The settings from SYNELO_*; a bad value stops the command here, named, before
     anything is touched (exit status 2)."""
+    from pydantic import ValidationError
+
     from synelo.config import Settings
 
     try:
@@ -81,20 +85,47 @@ def load_settings() -> Settings:
 
 
 def open_store(settings: Settings) -> Store:
-    from synelo.store.engine import create_store_engine
+    """The store on the configured database, which must exist and be migrated: otherwise
+    the command stops here with what to run (exit status 1), and nothing is created."""
     from synelo.store.repository import Store
 
-    return Store(create_store_engine(settings.sqlalchemy_url, pool_size=1))
+    return Store(ready_database(settings))
 
 
-def new_token(store: Store, role: str, label: str) -> str:
+def ready_database(settings: Settings) -> Engine:
+    """An engine on the configured database as it is (`store.engine.ready_engine`), or the
+    command stops, saying why."""
+    from synelo.store.engine import DatabaseNotReady, ready_engine
+
+    try:
+        return ready_engine(settings.sqlalchemy_url)
+    except DatabaseNotReady as exc:
+        raise fail(str(exc)) from None
+
+
+def migrated_database(settings: Settings) -> Engine:
+    """An engine on the configured database, made if need be and migrated, or the command
+    stops, saying why it could not be (init, migrate)."""
+    from synelo.store.engine import DatabaseNotReady, migrated_engine
+
+    try:
+        return migrated_engine(settings.sqlalchemy_url)
+    except DatabaseNotReady as exc:
+        raise fail(str(exc)) from None
+
+
+def new_token(store: Store, role: str, label: str, pools: list[str] | None = None) -> str:
     token = secrets.token_urlsafe(32)
-    store.add_token(role, token, label)
+    store.add_token(role, token, label, pools)
     return token
 
 
 def fail(message: str) -> typer.Exit:
-    err_console.print(f"[red]{message}[/]")
+    """Print `message` (as text: brackets in it are not markup) and give the exit status 1
+    to raise."""
+    from rich.markup import escape
+
+    err_console.print(f"[red]{escape(message)}[/]")
     return typer.Exit(1)
 
 

@@ -5,10 +5,8 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
-from pydantic import ValidationError
 
 from synelo.cli.app import console, err_console, load_settings, open_store, pool_app
-from synelo.schemas import PoolIn
 
 
 @pool_app.command("create")
@@ -29,7 +27,10 @@ def pool_create(
     text_ids: Annotated[bool, typer.Option(help="ids are text, not SteamID64")] = False,
 ) -> None:
     """Create a rating pool (the same rules as POST /v1/pools)."""
+    from pydantic import ValidationError
+
     from synelo.domain import PoolExists
+    from synelo.schemas import PoolIn
 
     settings = load_settings()
     if kmax is not None:

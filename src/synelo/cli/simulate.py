@@ -9,7 +9,6 @@ from typing import Annotated, Literal
 import typer
 
 from synelo.cli.app import app, console, fail
-from synelo.client import RequestRejected
 
 
 def _outage(value: str) -> tuple[int, int]:
@@ -89,6 +88,7 @@ def simulate_cmd(
 ) -> None:
     """A closed loop: players with hidden skill on game servers (synelo.game + synelo.client)
     against the service; writes summary.json and PNG plots to OUT."""
+    from synelo.client import RequestRejected
     from synelo.game import MODES
     from synelo.sim.run import SimConfig, simulate
 

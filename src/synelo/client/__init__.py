@@ -1,7 +1,7 @@
 """HTTP client of API v1 with the game server's delivery semantics (retry ring buffer for round
 reports, split cache for scrambles)."""
 
-from synelo.client.api import SyneloClient, round_body
+from synelo.client.api import RoundFields, SyneloClient, round_body
 from synelo.client.delivery import (
     BUFFER_SLOTS,
     DeliveryStats,
@@ -42,6 +42,7 @@ __all__ = [
     "PlayerChange",
     "PoolInfo",
     "RequestRejected",
+    "RoundFields",
     "RoundReporter",
     "RoundResult",
     "ServiceUnavailable",

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import datetime
+from typing import Any, TypedDict, Unpack
 from urllib.parse import quote
 
 import httpx
@@ -22,6 +23,57 @@ from synelo.client.typedefs import (
 )
 
 Teams = tuple[Sequence[str], Sequence[str]]
+Commander = str | tuple[str, float, float]  # a player, or (player, from, to): seconds from start
+Played = float | tuple[float, float]  # the fraction played from the start, or (from, to) seconds
+
+
+class RoundFields(TypedDict, total=False):
+    """A round report's optional fields, each under its name in the API (`RoundIn`, in
+    docs/api), as `round_body` and `RoundReporter.report` take them. A pair is (team A's,
+    team B's); None leaves the field out. The service checks them and answers a 422
+    naming the field."""
+
+    map: str | None
+    mode: str | None
+    started_at: datetime | None  # with a time zone
+    ended_at: datetime | None
+    duration: float | None  # seconds
+    sides: tuple[str, str] | None  # the side each team played, e.g. ("RED", "BLU")
+    commanders: tuple[Commander, Commander] | None
+    scores: tuple[int, int] | None
+    time_played: Mapping[str, Played] | None
+    positions: Mapping[str, str] | None
+    player_scores: Mapping[str, float] | None
+    names: Mapping[str, str] | None  # display names, by player id
+
+
+def _pair(value: tuple[Any, Any]) -> dict[str, Any]:
+    return {"A": value[0], "B": value[1]}
+
+
+def _commander(value: Commander) -> str | dict[str, Any]:
+    if isinstance(value, str):
+        return value
+    player, start, end = value
+    return {"player": player, "from": start, "to": end}
+
+
+def _played(value: Played) -> float | dict[str, float]:
+    return {"from": value[0], "to": value[1]} if isinstance(value, tuple) else value
+
+
+# how each field that is not sent as it is goes on the wire
+_WIRE: dict[str, Callable[[Any], Any]] = {
+    "started_at": datetime.isoformat,
+    "ended_at": datetime.isoformat,
+    "sides": _pair,
+    "scores": _pair,
+    "commanders": lambda pair: _pair((_commander(pair[0]), _commander(pair[1]))),
+    "time_played": lambda played: {player: _played(v) for player, v in played.items()},
+    "positions": dict,
+    "player_scores": dict,
+    "names": dict,
+}
 
 
 def retry_after_seconds(value: str | None) -> float | None:
@@ -134,7 +186,8 @@ class SyneloClient:
         mode: str | None = None,
     ) -> list[Split]:
         """The best split for every team size (k = min_k … max_k), smallest k first; for an
-        all-play pool (or `mode="all-play"`) the one split of every player (W12)."""
+        all-play pool (or `mode="all-play"`, any pool) the one split of every player, ⌊n/2⌋
+        (its k) against ⌈n/2⌉ with an empty bench (W12: by the model's logit, or by sums)."""
         body: dict[str, Any] = {
             "players": list(players),
             "parties": [list(p) for p in parties],
@@ -244,16 +297,22 @@ def round_body(
     winner: str,
     teams: Teams,
     participants: Teams | None = None,
-    map_name: str = "",
+    **fields: Unpack[RoundFields],
 ) -> dict[str, Any]:
-    """The JSON body of a round report."""
+    """The JSON body of a round report, with the optional `fields` given (`RoundFields`);
+    a name that is no field of a report is a TypeError."""
+    if unknown := fields.keys() - RoundFields.__optional_keys__:
+        raise TypeError(f"not a field of a round report: {', '.join(sorted(unknown))}")
     body: dict[str, Any] = {
         "round_id": round_id,
         "server_id": server_id,
-        "map": map_name,
+        "map": fields.get("map") or "",
         "winner": winner,
         "teams": {"A": list(teams[0]), "B": list(teams[1])},
     }
     if participants is not None:
         body["participants"] = {"A": list(participants[0]), "B": list(participants[1])}
+    for name, value in fields.items():
+        if value is not None and name != "map":
+            body[name] = _WIRE[name](value) if name in _WIRE else value
     return body

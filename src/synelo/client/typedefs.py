@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from synelo.schemas import (
@@ -48,19 +49,31 @@ class ServiceUnavailable(SyneloError):
     """No answer that counts: connection refused or reset, a timeout, a 5xx (503: the round
     queue is full), a 408 or a 429 (a rate limit). Transient: round reports that fail this
     way are kept and retried later with the same round_id. `retry_after`: the seconds the
-    service asked to wait (its Retry-After header), None when it said nothing."""
+    service asked to wait (its Retry-After header), None when it said nothing. `status`: the
+    HTTP status, 0 when there was no answer (given, or read from the message's "answered
+    NNN", the form `SyneloClient.request` writes)."""
 
-    def __init__(self, message: str, retry_after: float | None = None) -> None:
+    def __init__(
+        self, message: str, retry_after: float | None = None, status: int | None = None
+    ) -> None:
         super().__init__(message)
         self.retry_after = retry_after
+        if status is None:
+            found = _ANSWERED.search(message)
+            status = int(found.group(1)) if found else 0
+        self.status = status
 
+
+_ANSWERED = re.compile(r" answered (\d{3})\b")
 
 # 4xx answers that say "not now" rather than "never": the request timed out, or a rate limit
 TRANSIENT = frozenset({408, 429})
 
 
 class RequestRejected(SyneloError):
-    """A 4xx: the request itself is wrong (or not allowed). Never retried."""
+    """A 4xx: the request itself is wrong (or not allowed). Never retried by the client; a
+    round report answered 401, 403 or 404 (a server being set up) is kept and retried by
+    `RoundReporter` (docs/client.md, "Report delivery policy")."""
 
     def __init__(self, status: int, detail: Any, method: str, path: str) -> None:
         self.status, self.detail, self.method, self.path = status, detail, method, path

@@ -203,6 +203,7 @@ class History:
     header: dict[str, Any] = field(default_factory=dict)
     errors: list[HistoryError] = field(default_factory=list)
     trailing: tuple[AdminEvent, ...] = ()  # admin changes after the last match
+    lines: list[int] = field(default_factory=list)  # each match's line, to name it by
 
     @property
     def max_team_size(self) -> int:
@@ -363,6 +364,7 @@ def read_history(path: Path | str, *, strict: bool = False) -> History:  # noqa:
             pending.clear()
         seen[match.id] = len(history.matches)
         history.matches.append(match)
+        history.lines.append(number)
     history.trailing = tuple(pending)
     for match_id, void in voided.items():
         at = seen[match_id]

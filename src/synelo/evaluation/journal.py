@@ -2,7 +2,8 @@
 
 Each rated round becomes a match, in `seq` order, from the report the pool stored: the
 rosters at round start as the teams, the participants where they differ, the winner, the
-map, the time (`started_at` if reported, else when it was rated) and every optional field.
+map, the time (`started_at` if reported, else `ended_at`, else when it was rated) and every
+optional field.
 The history's header names the pool's rating model and carries its parameters, so that
 `synelo replay --model <the pool's model>` replays with the pool's own parameters (SynElo's
 Θ, K_max, window…; Elo's K…) and reproduces the stored ratings.
@@ -57,14 +58,15 @@ def _from_report(rnd: JournalRound, report: dict[str, Any]) -> Match:
     teams, part = report["teams"], report["participants"]
     team_a, team_b = tuple(teams["A"]), tuple(teams["B"])
     participants = (tuple(part["A"]), tuple(part["B"]))
-    started = report.get("started_at")
+    # a report's time may be its end only: the match's time is never after its ended_at
+    played = report.get("started_at") or report.get("ended_at")
     scores = report.get("scores")
     return Match(
         rnd.round_id,
         team_a,
         team_b,
         rnd.winner,
-        time=datetime.fromisoformat(started) if started else rnd.created_at,
+        time=datetime.fromisoformat(played) if played else rnd.created_at,
         scores=None if scores is None else (scores["A"], scores["B"]),
         map=rnd.map or None,
         mode=report.get("mode"),

@@ -25,7 +25,7 @@ import numpy as np
 from synelo.evaluation.adapters import HistoryInfo, OptionValue, create_replay
 from synelo.evaluation.history import Match
 from synelo.evaluation.metrics import Scores, outcome, score
-from synelo.evaluation.replay import predict_all, replay, scored_mask
+from synelo.evaluation.replay import frozen_heap, predict_all, replay, scored_mask
 from synelo.models import MODELS, Param, Scaling
 
 GOLDEN = (math.sqrt(5) - 1) / 2
@@ -176,6 +176,7 @@ def _golden(f: Callable[[float], float], spec: Param, iterations: int) -> tuple[
     return (a, d) if fc <= fd else (c, b)  # the bracket the last two points leave
 
 
+@frozen_heap()  # one full collection for its hundred replays, not one each
 def tune(  # noqa: C901
     model: str,
     matches: Sequence[Match],

@@ -9,9 +9,14 @@ Actions:
 - `report_round`: `winner`, `team_a`/`team_b` (rosters at round start: they decide P) and
   `participants_a`/`participants_b` (the players rated), each sorted. The client adds round_id.
 - `request_splits`: `players`, the eligible pool (on A, B or waiting), sorted.
-- `scramble`: `reason`; the client picks the largest cached split that fits.
+- `scramble`: `reason`; the scramble is pending until the host applies it (`apply_scramble`).
+  An automatic trigger fires only as the settings' controls allow (`scramble_*`).
 - `move`: `player`, `from`, `to`, `reason` (`odd_joiner`, `f11`, `sectors_edge`); the state
   machine has already applied it (the engine's team_change that follows changes nothing).
+- `teams`: `source` (`cache` or `fallback`), `A`, `B`, `waiting`: the pending scramble applied
+  (`synelo.game.splits`); the state machine has seated everyone already.
+
+MvM is inert: no action at all.
 """
 
 from __future__ import annotations
@@ -19,9 +24,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from synelo.balance import MatchState, SectorsEdgePolicy, SEPlayer, place_joiner, transfer_moves
+from synelo.game import splits
 from synelo.game.typedefs import (
     EVENT_TYPES,
+    MODE_ALIASES,
     MODES,
+    ROUND_TRIGGERS,
     Action,
     Event,
     GameSettings,
@@ -62,6 +70,10 @@ class RoundLogic:
         self.joiner: str | None = None  # the odd joiner of this round, while it matters
         self.pending_since: float | None = None  # when the imbalance was first seen
         self.moved: set[str] = set()  # Sector's Edge: moved once this round
+        self.round_started_at = 0.0
+        self.last_scramble_at: float | None = None  # when the last scramble fired
+        self.scramble_pending = False
+        self.splits: list[splits.Split] = []  # the service's last answer
         self.sectors_edge = (
             SectorsEdgePolicy(delay=self.settings.se_delay, power_gap=self.settings.se_power_gap)
             if self.settings.autobalance == "sectors_edge"
@@ -137,6 +149,49 @@ class RoundLogic:
     def _on_tick(self, e: Event, out: list[Action]) -> None:
         pass
 
+    # -- the split cache and the scramble --------------------------------------------------
+
+    def _on_splits(self, e: Event, out: list[Action]) -> None:
+        """The service answered /splits: its splits replace the cache."""
+        self.splits = [(list(s["A"]), list(s["B"])) for s in e["splits"]]
+
+    def _on_apply_scramble(self, e: Event, out: list[Action]) -> None:
+        """The host applies the pending scramble (before the doors go up): the cached split
+        (`synelo.game.splits`); with nothing usable cached, the local fallback when the
+        service did not answer (`service_down`) or when 2 or 3 players are eligible, too few
+        to ask it (its splits start at 2v2); otherwise it stays pending."""
+        if not self.scramble_pending:
+            return
+        eligible = self.eligible()
+        arena = self.family == "arena"
+        split = splits.choose(self.splits, eligible, arena)
+        source = "cache"
+        if split is None:
+            if len(eligible) < 2 or (len(eligible) >= 4 and not e.get("service_down")):
+                return
+            source = "fallback"
+        if split is not None and arena:
+            placed = splits.arena_seats(split, eligible)
+        else:
+            placed = splits.plan(split, eligible, self._rating, bench_odd=arena)
+        seats = splits.named(placed, self.slot)
+        self.scramble_pending = False
+        out.append(
+            {
+                "t": self.now,
+                "type": "teams",
+                "source": source,
+                "A": sorted(p for p, s in seats.items() if s == "A"),
+                "B": sorted(p for p, s in seats.items() if s == "B"),
+                "waiting": sorted(p for p, s in seats.items() if s == "waiting"),
+            }
+        )
+        for p, side in seats.items():
+            if self.joiner == p and self.slot.get(p) != side:
+                self.joiner = None
+            self._seat(p, side)
+        self._roster_changed(out)
+
     # -- participation ---------------------------------------------------------------------
 
     def _mark_active(self, player: str | None) -> None:
@@ -175,6 +230,7 @@ class RoundLogic:
         self.active, self.left_idle = set(), set()
         self.last_side = dict(self.start_teams)
         self.captures = {"A": 0, "B": 0}
+        self.round_started_at = self.now
         self.attackers = e.get("attackers", "B")
         self.joiner = self.pending_since = None
         self.moved = set()
@@ -219,8 +275,33 @@ class RoundLogic:
         return {"t": self.now, "type": "request_splits", "players": self.eligible()}
 
     def _scramble(self, out: list[Action], reason: str) -> None:
+        if not self.allowed(reason):
+            return  # held back: the trigger's counters go on
         self.reset_counters()
+        self.last_scramble_at = self.now
+        self.scramble_pending = True
         out.append({"t": self.now, "type": "scramble", "reason": reason})
+
+    def allowed(self, trigger: str) -> bool:
+        """Whether the controls let an automatic trigger fire now: its switch, the eligible
+        players, the cooldown since any scramble and, for the triggers judged on a round's
+        outcome, the round-time window."""
+        s = self.settings
+        if (
+            not s.trigger_on(trigger)
+            or len(self.eligible()) < s.scramble_min_players
+            or (
+                self.last_scramble_at is not None
+                and self.now - self.last_scramble_at < s.scramble_cooldown
+            )
+        ):
+            return False
+        if trigger not in ROUND_TRIGGERS:
+            return True
+        lasted = self.now - self.round_started_at
+        return lasted >= s.scramble_round_min and (
+            s.scramble_round_max <= 0 or lasted <= s.scramble_round_max
+        )
 
     def reset_counters(self) -> None:
         """Forget the trigger state once the teams are scrambled."""
@@ -390,8 +471,10 @@ class AttackDefendLogic(RoundLogic):
 
 
 class CaptureLogic(RoundLogic):
-    """KOTH and 5CP (control points) and CTF (flags): scramble when the losing team never
-    captured before the other won. `capture` events count points or flags alike."""
+    """KOTH and 5CP (control points), CTF (flags) and Payload Race (checkpoints): scramble
+    when the losing team never captured before the other won. `capture` events count points,
+    flags or checkpoints alike. In Payload Race both teams attack, so the attackers' timeout
+    cannot apply; a race whose loser never reached a checkpoint is the same stomp."""
 
     family = "capture"
 
@@ -402,6 +485,30 @@ class CaptureLogic(RoundLogic):
         return None
 
 
+class ObjectiveLogic(RoundLogic):
+    """Player Destruction, Robot Destruction, PASS Time and Special Delivery: rated and
+    autobalanced, scrambled when waiting for players ends, no round-end trigger (they never
+    fire a capture, so no_capture would fire after every round)."""
+
+    family = "objective"
+
+    def scramble_reason(self, e: Event) -> str | None:
+        return None
+
+
+class InertLogic(RoundLogic):
+    """Mann vs. Machine: synelo never moves a player, never reports, never scrambles."""
+
+    family = "inert"
+
+    def feed(self, event: Event) -> list[Action]:
+        self.now = event_time(event, EVENT_TYPES, self.now)
+        return []
+
+    def scramble_reason(self, e: Event) -> str | None:
+        return None
+
+
 FAMILIES: dict[str, type[RoundLogic]] = {
     "arena": ArenaLogic,
     "attack_defend": AttackDefendLogic,
@@ -409,13 +516,19 @@ FAMILIES: dict[str, type[RoundLogic]] = {
     "koth": CaptureLogic,
     "cp": CaptureLogic,
     "ctf": CaptureLogic,
+    "payload_race": CaptureLogic,
+    "mvm": InertLogic,
+    "pd": ObjectiveLogic,
+    "rd": ObjectiveLogic,
+    "pass": ObjectiveLogic,
+    "sd": ObjectiveLogic,
 }
 assert set(FAMILIES) == set(MODES)
 
 
 def logic_for(mode: str, settings: GameSettings | None = None) -> RoundLogic:
-    """The state machine of a game mode (arena, attack_defend, payload, koth, cp, ctf)."""
+    """The state machine of a game mode (`MODES`, or a short name of `MODE_ALIASES`)."""
     try:
-        return FAMILIES[mode](settings)
+        return FAMILIES[MODE_ALIASES.get(mode, mode)](settings)
     except KeyError:
         raise ValueError(f"unknown mode {mode!r}; one of {', '.join(MODES)}") from None

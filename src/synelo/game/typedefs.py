@@ -17,7 +17,33 @@ Side = Literal["A", "B"]
 Slot = Literal["A", "B", "waiting", "none"]
 S = TypeVar("S")
 
-MODES = ("arena", "attack_defend", "payload", "koth", "cp", "ctf")
+MODES = (
+    "arena",
+    "attack_defend",
+    "payload",
+    "koth",
+    "cp",
+    "ctf",
+    "payload_race",
+    "mvm",
+    "pd",
+    "rd",
+    "pass",
+    "sd",
+)
+# sm_synelo_mode's and `--mode`'s short names for the modes whose script name is longer
+MODE_ALIASES = {"ad": "attack_defend", "pl": "payload", "plr": "payload_race"}
+# The automatic scramble triggers, each with its switch `scramble_<trigger>` in GameSettings
+TRIGGERS = (
+    "waiting_ended",
+    "arena_round_2",
+    "streak",
+    "attackers_timed_out",
+    "full_rounds",
+    "no_capture",
+)
+# The triggers judged on a round's outcome: only these look at the round-time window
+ROUND_TRIGGERS = ("streak", "attackers_timed_out", "full_rounds", "no_capture")
 EVENT_TYPES = (
     "waiting_ended",
     "round_start",
@@ -32,6 +58,8 @@ EVENT_TYPES = (
     "points",
     "death",
     "tick",
+    "splits",
+    "apply_scramble",
 )
 
 
@@ -46,6 +74,23 @@ class GameSettings:
     r0: int = 1000  # rating of a player whose rating is not known (yet)
     se_delay: float = 20.0  # Sector's Edge: seconds after marking the stronger team
     se_power_gap: float = 10.0  # Sector's Edge: power difference that is unbalanced
+    # The controls of automatic scrambles (not the vote, not an admin's), tests/game_scripts/
+    # README.md: eligible players at least, seconds since the last scramble of any kind, the
+    # round's length from the doors going up (outcome triggers only; max 0: none), switches.
+    scramble_min_players: int = 8
+    scramble_cooldown: float = 300.0
+    scramble_round_min: float = 0.0
+    scramble_round_max: float = 0.0
+    scramble_waiting_ended: bool = True
+    scramble_arena_round_2: bool = True
+    scramble_streak: bool = True
+    scramble_attackers_timed_out: bool = True
+    scramble_full_rounds: bool = True
+    scramble_no_capture: bool = True
+
+    def trigger_on(self, trigger: str) -> bool:
+        """Whether the switch of an automatic trigger is on."""
+        return bool(getattr(self, f"scramble_{trigger}"))
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> GameSettings:

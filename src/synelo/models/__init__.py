@@ -1,9 +1,14 @@
 """The rating models a pool can choose, by name: one interface (`base.Model`) that the
-service, the replay and the simulator all rate through."""
+service, the replay and the simulator all rate through.
+
+The registry names the built-in models' modules and imports one on first use: Hive and WHR
+need SciPy, TrueSkill and OpenSkill their libraries, and a command that rates with SynElo, or
+only lists the names, should not wait for them."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import importlib
+from collections.abc import Iterator, Mapping, MutableMapping
 from typing import Any
 
 from synelo.models.base import (
@@ -19,20 +24,55 @@ from synelo.models.base import (
     resolve_params,
     score_a,
 )
-from synelo.models.elo import Elo
-from synelo.models.hive import Hive
-from synelo.models.openskill import (
-    OpenSkillBradleyTerry,
-    OpenSkillPlackettLuce,
-    OpenSkillThurstoneMosteller,
-)
-from synelo.models.positional import Positional
-from synelo.models.sectors_edge import SectorsEdge
-from synelo.models.synelo import SynElo
-from synelo.models.trueskill import TrueSkill
-from synelo.models.whr import Whr
 
-MODELS: dict[str, type[Model[Any]]] = {}
+# Each built-in model's name → "module:class", in the order the service and the CLI list them.
+BUILT_IN = {
+    "synelo": "synelo.models.synelo:SynElo",
+    "elo": "synelo.models.elo:Elo",
+    "trueskill": "synelo.models.trueskill:TrueSkill",
+    "hive": "synelo.models.hive:Hive",
+    "openskill-pl": "synelo.models.openskill:OpenSkillPlackettLuce",
+    "openskill-bt": "synelo.models.openskill:OpenSkillBradleyTerry",
+    "openskill-tm": "synelo.models.openskill:OpenSkillThurstoneMosteller",
+    "whr": "synelo.models.whr:Whr",
+    "positional": "synelo.models.positional:Positional",
+    "sectors-edge": "synelo.models.sectors_edge:SectorsEdge",
+}
+
+
+class Registry(MutableMapping[str, type[Model[Any]]]):
+    """Model classes by name. A built-in one is a "module:class" path until it is looked up,
+    then its class, imported once; iterating gives the names without importing any."""
+
+    def __init__(self, paths: Mapping[str, str]) -> None:
+        self._entries: dict[str, str | type[Model[Any]]] = dict(paths)
+
+    def __getitem__(self, name: str) -> type[Model[Any]]:
+        entry = self._entries[name]
+        if not isinstance(entry, str):
+            return entry
+        module, _, attribute = entry.partition(":")
+        cls: type[Model[Any]] = getattr(importlib.import_module(module), attribute)
+        self._entries[name] = cls
+        return cls
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._entries)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._entries
+
+    def __setitem__(self, name: str, cls: type[Model[Any]]) -> None:
+        self._entries[name] = cls
+
+    def __delitem__(self, name: str) -> None:
+        del self._entries[name]
+
+
+MODELS = Registry(BUILT_IN)
 
 
 def register(cls: type[Model[Any]]) -> type[Model[Any]]:
@@ -41,21 +81,6 @@ def register(cls: type[Model[Any]]) -> type[Model[Any]]:
         raise ValueError(f"a model named {cls.name!r} is registered already")
     MODELS[cls.name] = cls
     return cls
-
-
-for _model in (
-    SynElo,
-    Elo,
-    TrueSkill,
-    Hive,
-    OpenSkillPlackettLuce,
-    OpenSkillBradleyTerry,
-    OpenSkillThurstoneMosteller,
-    Whr,
-    Positional,
-    SectorsEdge,
-):
-    register(_model)
 
 
 def model_class(name: str) -> type[Model[Any]]:

@@ -24,13 +24,14 @@ from multiprocessing.process import BaseProcess
 from synelo.domain import Job, Pool
 from synelo.models.recompute import JournalLine, Recompute, RoundLine
 from synelo.rerate.autotune import AutoTune, fit_pool
+from synelo.rerate.hold import hold_point
 from synelo.rerate.targets import adopted_params, recompute_for, target_model
 from synelo.store.generations import JournalChain, RerateStore, Snapshot, in_order
 
 log = logging.getLogger("synelo.rerate")
 CHUNK_LINES = 50_000  # journal rows per background transaction
 SQLITE_GAP_S = 0.1  # after each, the live writer's turn at SQLite's write lock
-HEARTBEAT_S = 10.0  # well inside store.jobs.STALE_AFTER
+HEARTBEAT_S = 10.0  # well inside store.jobs.STALE_AFTER (what other machines go by)
 
 
 def run_job(rerate: RerateStore, pool: Pool, job: Job) -> Pool | None:
@@ -74,6 +75,7 @@ def _tune(rerate: RerateStore, pool: Pool, job: Job) -> Job | None:
     except ValueError as exc:  # too few rounds to split, say: logged as a fit that failed
         rerate.record_fit(job, {"error": str(exc), "adopted": False, "job": job.id})
         return None
+    hold_point(job.kind, "fitting")
     value = {**fit.to_json(), "job": job.id}
     if not fit.adopted:
         rerate.record_fit(job, value)
@@ -108,7 +110,9 @@ def _run(rerate: RerateStore, pool: Pool, job: Job) -> Pool:
             writer.put(engine.refit(rerate.store.clock()))
     finally:
         writer.close()
+    hold_point(job.kind, "solving" if engine.refitting else "rating")
     rerate.progress(job.id, "swapping", done)
+    hold_point(job.kind, "swapping")
     swapped = rerate.swap(job, snapshot, engine, chain, outcomes, target, voided, done)
     rerate.clean_up(swapped)
     return swapped
@@ -191,7 +195,8 @@ def _run_in_child(url: str, pool_name: str, job_id: int) -> None:
     try:
         pool = rerate.store.get_pool(pool_name)
         job = rerate.job(pool, job_id)
-        if job is not None:
+        # this process owns the job from now on (store.jobs); unless it was taken for dead
+        if job is not None and rerate.claim(job_id):
             run_job(rerate, pool, job)
     except Exception as exc:  # before the job could run: say so rather than go silent
         log.exception("re-rate job %d of pool %s could not start", job_id, pool_name)
@@ -230,6 +235,25 @@ class JobRunner:
         self._running = [r for r in self._running if r.is_alive()]
         self._running.append(runner)
         runner.start()
+        if isinstance(runner, BaseProcess):
+            threading.Thread(
+                target=self._watch,
+                args=(runner, job.id),
+                name=f"synelo-watch-{job.id}",
+                daemon=True,
+            ).start()
+
+    def _watch(self, process: BaseProcess, job_id: int) -> None:
+        """Once the job's process has ended, the job has too: failed, if it still reads
+        running (killed before it claimed its row, which still names this worker, alive)."""
+        process.join()
+        try:
+            self.rerate.fail_id(
+                job_id, f"abandoned: its process ended (exit code {process.exitcode})"
+            )
+        except Exception:  # the database is away: a row the process had claimed is seen
+            # dead by the next check; one it had not, which names this worker, once it stops
+            log.warning("could not mark job %d failed", job_id, exc_info=True)
 
     def wait(self, timeout: float | None = None) -> None:
         """Wait for every job started (tests, shutdown)."""

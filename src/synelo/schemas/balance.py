@@ -56,22 +56,28 @@ class SplitsIn(BaseModel):
     mode: Literal["even", "all-play"] | None = Field(
         None,
         description="even: k against k by equal strength sums, for every k from min_k to "
-        "max_k; all-play: everyone plays, ⌊n/2⌋ against ⌈n/2⌉, by the least |logit P(A)| of "
-        "the pool's model (W12; only models that have one, such as whr). Default: the model's",
+        "max_k; all-play: one split, everyone plays, ⌊n/2⌋ against ⌈n/2⌉, by the least "
+        "|logit P(A)| of the pool's model where it has a split logit (W12: whr), otherwise by "
+        "the least |Σ_A − Σ_B| of the strengths the even splits use (W12 by F1's sums; every "
+        "other model). Default: the model's split mode",
     )
 
 
 class SplitOut(BaseModel):
-    k: int
+    k: int = Field(
+        description="even: the players on each team; all-play: ⌊n/2⌋, the size of the smaller "
+        "team (A or B; for odd n the other has one more)"
+    )
     A: list[str]
     B: list[str]
-    bench: list[str]
+    bench: list[str] = Field(description="players who sit out (all-play: always empty)")
     sum_a: int
     sum_b: int
     gap: int
     p_a: float
     optimal: bool = Field(
-        description="the gap (all-play: |logit|) is proven minimal at the rating resolution"
+        description="the gap (all-play by a logit: |logit|) is proven minimal at the rating "
+        "resolution"
     )
     moved: int | None = Field(
         description="players on a team now who change team (null without current)"
@@ -83,8 +89,9 @@ class SplitOut(BaseModel):
     split_parties: list[list[str]] = Field(description="parties that could not stay together")
     logit: float | None = Field(
         None,
-        description="all-play: the model's logit P(A) on the strengths the split was chosen "
-        "by, whose absolute value it minimises (W12); null for even splits",
+        description="all-play by a logit: the model's logit P(A) on the strengths the split "
+        "was chosen by, whose absolute value it minimises (W12); null for even splits and for "
+        "all-play splits by sums",
     )
 
 

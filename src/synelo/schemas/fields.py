@@ -3,9 +3,10 @@ player id, a finite number, and the constrained strings the request bodies share
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Annotated
 
-from pydantic import AfterValidator, Field, Strict, StrictInt, WithJsonSchema
+from pydantic import AfterValidator, AwareDatetime, Field, Strict, StrictInt, WithJsonSchema
 
 MAX_SIDE = 64
 POOL_NAME = r"^[A-Za-z0-9_.-]{1,64}$"  # in paths as well, so no other text reaches a query
@@ -28,6 +29,40 @@ def storable(value: str) -> str:
 
 
 Text = Annotated[str, Strict(), AfterValidator(storable)]  # a JSON string the store can keep
+
+
+def in_utc_range(moment: datetime) -> datetime:
+    """`moment` in UTC, as the store keeps it, else a ValueError (a 422 naming the field):
+    9999-12-31T23:59:59-14:00 is a valid time with a zone, but in UTC it falls past year
+    9999, which no datetime holds (the conversion raised OverflowError, a 500)."""
+    try:
+        return moment.astimezone(UTC)
+    except OverflowError:
+        raise ValueError("is outside 0001-01-01…9999-12-31 once converted to UTC") from None
+
+
+# a time with its zone (ISO 8601), in UTC once read
+Moment = Annotated[AwareDatetime, AfterValidator(in_utc_range)]
+ROUND_ID_MAX = 128
+DOT_SEGMENTS = (".", "..")  # a URL's path cannot hold these as a segment, even as %2E
+
+
+def addressable(value: str) -> str:
+    """An id that a URL's path segment can hold, else a ValueError: `.` and `..` are
+    removed from a path by every browser and HTTP client (RFC 3986 §5.2.4, and the WHATWG
+    URL standard, which removes `%2E` and `%2e%2E` alike), so a round or player of that id
+    would be stored and never reached."""
+    if value in DOT_SEGMENTS:
+        raise ValueError("'.' and '..' cannot be ids: a URL's path cannot hold them")
+    return value
+
+
+# a report's round id: any text the store keeps, but `.` and `..`
+RoundId = Annotated[
+    Text,
+    Field(min_length=1, max_length=ROUND_ID_MAX),
+    AfterValidator(addressable),
+]
 STEAM_ID_MIN = 76561197960265729  # account number 1, individual, public universe
 STEAM_ID_MAX = 76561202255233023  # account number 2^32 − 1
 TEXT_ID_MAX = 64
@@ -43,7 +78,7 @@ PlayerId = (
                 "pattern": f"^[ -~]{{1,{TEXT_ID_MAX}}}$",
                 "description": "a SteamID64 of 17 digits in "
                 f"{STEAM_ID_MIN}…{STEAM_ID_MAX} (steam pools), or 1–{TEXT_ID_MAX} printable "
-                "ASCII characters (text pools)",
+                "ASCII characters but '.' and '..' (text pools)",
             }
         ),
     ]

@@ -81,7 +81,11 @@ class JournalOut(BaseModel):
     k: float | None
     p: float | None
     s: float | None
-    at: datetime
+    at: datetime = Field(
+        description="a round's: when it was played (the report's ended_at, else its "
+        "started_at, never after the service received it; else when it received it); another "
+        "entry's: when it was made"
+    )
 
 
 class HistoryOut(BaseModel):

@@ -73,7 +73,11 @@ class PublicEntryOut(BaseModel):
     s: float | None = Field(description="the player's result: 1 won, 0 lost, ½ a draw")
     before: int | None = Field(description="null while the player is provisional")
     after: int | None = Field(description="null while the player is provisional")
-    at: datetime
+    at: datetime = Field(
+        description="a round's: when it was played (the report's ended_at, else its "
+        "started_at, never after the service received it; else when it received it); another "
+        "entry's: when it was made"
+    )
 
 
 class PublicHistoryOut(BaseModel):
@@ -93,7 +97,10 @@ class PublicRoundPlayerOut(BaseModel):
 class PublicRoundOut(BaseModel):
     round_id: str
     seq: int
-    at: datetime
+    at: datetime = Field(
+        description="when it was played: the report's ended_at, else its started_at, never "
+        "after the service received it; else when it received it"
+    )
     map: str
     winner: str
     p_a: float = Field(

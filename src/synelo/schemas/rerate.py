@@ -59,11 +59,12 @@ class ChangeOut(BaseModel):
 
     id: int
     seq: int = Field(description="rounds the pool had stored when it was made")
-    kind: Literal["set", "reset", "void", "unvoid", "patch", "tune", "refit", "hide"]
-    steam_id: str | None = Field(description="the player set or reset")
+    kind: Literal["set", "reset", "void", "unvoid", "patch", "tune", "refit", "hide", "rename"]
+    steam_id: str | None = Field(description="the player set, reset, hidden or renamed")
     round_id: str | None = Field(description="the round voided or unvoided")
     value: dict[str, Any] | None = Field(
-        description='{"rating"}, {"model", "params"}, {"public"} or {"hidden"}'
+        description='{"rating"}, {"model", "params"}, {"public"}, {"hidden"} or, for a '
+        'rename by a lookup\'s names, {"name", "was"}'
     )
     actor: str = Field(description="the token that made it: its label, or config:<role>#<n>")
     reason: str | None

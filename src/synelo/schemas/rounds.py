@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StrictInt, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, model_validator
 
 from synelo.schemas.fields import (
     MAX_DURATION,
@@ -13,8 +13,10 @@ from synelo.schemas.fields import (
     MAX_SIDE,
     DisplayName,
     Label,
+    Moment,
     Number,
     PlayerId,
+    RoundId,
     Text,
 )
 
@@ -112,7 +114,7 @@ class RoundIn(BaseModel):
         },
     )
 
-    round_id: Text = Field(min_length=1, max_length=128)
+    round_id: RoundId = Field(description="unique in the pool; not '.' or '..'")
     server_id: Text = Field(min_length=1, max_length=128)
     map: Text = Field("", max_length=128)
     winner: Literal["A", "B", "draw"]
@@ -121,8 +123,8 @@ class RoundIn(BaseModel):
     mode: Text | None = Field(
         None, min_length=1, max_length=MAX_LABEL, description="game mode, e.g. koth, ctf"
     )
-    started_at: AwareDatetime | None = Field(None, description="ISO 8601, with a time zone")
-    ended_at: AwareDatetime | None = Field(None, description="ISO 8601, with a time zone")
+    started_at: Moment | None = Field(None, description="ISO 8601, with a time zone")
+    ended_at: Moment | None = Field(None, description="ISO 8601, with a time zone")
     duration: Number | None = Field(
         None, gt=0, le=MAX_DURATION, description="the round's length in seconds"
     )

@@ -5,6 +5,8 @@
 - `api`: thin routers over the store and the pure rating math, beside the modules that hold
   what the routes and the pages both run (`api.views`, `api.reports`, `api.actions`…);
 - `pages`: the server-rendered pages, which call those modules, never a route;
+- `history_import`: a history file rated into a pool through the round route's checks and
+  writer (`synelo pool import`);
 - `app`: the one composition root, which wires all of them; `server`: how uvicorn runs it.
 
 """
@@ -17,6 +19,7 @@ __all__ = [
     "charts",
     "deps",
     "gate",
+    "history_import",
     "ids",
     "middleware",
     "pages",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -14,7 +14,9 @@ from fastapi.encoders import jsonable_encoder
 from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
+from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match
 from starlette.types import Receive, Scope, Send
 
 from synelo import __version__
@@ -29,10 +31,12 @@ from synelo.service.gate import BalanceGate
 from synelo.service.middleware import metrics
 from synelo.service.middleware.cors import PublicCors
 from synelo.service.middleware.errors import ErrorLog
+from synelo.service.middleware.fairshare import FairShare
+from synelo.service.middleware.headers import SecurityHeaders
 from synelo.service.middleware.limits import BodyLimit, escape_surrogates
 from synelo.service.middleware.paths import EncodedSlashes
 from synelo.service.middleware.ratelimit import LimitGate, RateLimits
-from synelo.service.pages import admin, health, scramble
+from synelo.service.pages import admin, docs, health, scramble
 from synelo.service.pages import public as public_pages
 from synelo.service.pages.access import NotFound, Refused, not_found_page, refused_page
 from synelo.service.pages.templating import is_page, problems
@@ -77,7 +81,7 @@ def create_app(  # noqa: C901
         schedule.stop()
         await limits.close()
         writer.close()
-        jobs.wait(timeout=5.0)  # a job cut short fails by its heartbeat; its rows are swept
+        jobs.wait(timeout=5.0)  # a job cut short is dead with its process; rows are swept
         if checkpointer is not None:
             checkpointer.stop()
 
@@ -85,6 +89,8 @@ def create_app(  # noqa: C901
         title="synelo",
         version=__version__,
         lifespan=lifespan,
+        docs_url=None,  # synelo.service.pages.docs: packaged assets, under the CSP
+        redoc_url=None,
         description="Skill ratings and optimal team splits for team games (SynElo).",
     )
     app.state.settings = settings
@@ -98,10 +104,8 @@ def create_app(  # noqa: C901
     # Configured tokens, when there are any, are the only tokens (the token table is not
     # consulted); otherwise the generated and created ones of the token table are.
     configured = bool(settings.admin_tokens or settings.server_tokens)
-    app.state.tokens = TokenChecker(
-        settings.admin_tokens,
-        settings.server_tokens,
-        (lambda _digest: None) if configured else store.token_holder,
+    app.state.tokens = tokens = TokenChecker(
+        settings.admin_tokens, settings.server_tokens, None if configured else store.token_holder
     )
     app.state.limits = limits = RateLimits.from_settings(settings)
     app.state.sessions = SessionStore(store)
@@ -112,19 +116,25 @@ def create_app(  # noqa: C901
         reader takes them) is echoed as text, and a lone surrogate as its escape: JSON has no
         such numbers, UTF-8 no such characters, and encoding one would turn the 422 into a
         500. A page's 422 is a page that names the field."""
+        errors = capped(exc.errors())
         if is_page(request.url.path):
-            return await refused_page(request, Refused(422, problems(exc.errors())))
-        return JSONResponse({"detail": _echoable(jsonable_encoder(exc.errors()))}, 422)
+            return await refused_page(request, Refused(422, problems(errors)))
+        return JSONResponse({"detail": _echoable(jsonable_encoder(errors))}, 422)
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
         """FastAPI's JSON answer, except on a page's path, where a 404 is the not-found
-        page and any other refusal the refused page."""
+        page and any other refusal the refused page. A 405's `Allow` lists the methods of
+        every route of the path (Starlette's, those of the first route only)."""
+        if exc.status_code == 405:
+            exc.headers = {**(exc.headers or {}), "Allow": allowed_methods(app, request.scope)}
         if not is_page(request.url.path):
             return await http_exception_handler(request, exc)
         if exc.status_code == 404:
             return await not_found_page(request, NotFound("There is no such page."))
-        return await refused_page(request, Refused(exc.status_code, str(exc.detail)))
+        answer = await refused_page(request, Refused(exc.status_code, str(exc.detail)))
+        answer.headers.update(exc.headers or {})
+        return answer
 
     @app.exception_handler(UnknownPool)
     async def pool_gone(_: Request, exc: UnknownPool) -> JSONResponse:
@@ -164,16 +174,23 @@ def create_app(  # noqa: C901
     app.include_router(admin.router)
     app.include_router(scramble.router)
     app.include_router(metrics_route.router(settings.metrics_public, writer.queued))
+    app.include_router(docs.router)
+    app.mount("/static/docs", StaticFiles(directory=docs.DOCS_ASSETS), name="docs-assets")
+    app.mount("/static", StaticFiles(directory=docs.OWN_ASSETS), name="assets")
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(EncodedSlashes)
-    app.add_middleware(LimitGate, limits=limits)  # before the body is read or routed
+    if settings.fair_share is not None:  # a client's body is read in its turn
+        app.add_middleware(FairShare, trusted=limits.trusted, per_client=settings.fair_share)
+    app.add_middleware(LimitGate, limits=limits, known=tokens.known)  # before all that
     app.add_middleware(PublicCors)  # a refusal of the limits gets CORS too
     # around everything, so that a 413 or a 429 is timed, counted and logged too
     app.add_middleware(
         metrics.RequestMetrics,
         templates=lambda: [*app.openapi()["paths"], "/metrics"],
         log_access=settings.access_log,
+        hide_private=settings.metrics_public,
     )
+    app.add_middleware(SecurityHeaders)  # outermost: every answer has them, a 429 too
     return app
 
 
@@ -196,6 +213,35 @@ class _App(FastAPI):
 def app_from_env() -> FastAPI:
     """The factory `synelo serve` hands to uvicorn (one app per worker)."""
     return create_app()
+
+
+MAX_ERRORS = 20  # a 422 lists this many errors at most
+
+
+def capped(errors: Sequence[Any]) -> list[Any]:
+    """The first MAX_ERRORS of a validation's errors, and one entry saying how many more
+    were left out: a 54 KB body with 6,500 unknown fields was answered 633 KB."""
+    if len(errors) <= MAX_ERRORS:
+        return list(errors)
+    left_out = len(errors) - MAX_ERRORS
+    return [
+        *errors[:MAX_ERRORS],
+        {"loc": [], "msg": f"{left_out} more errors left out", "type": "too_many_errors"},
+    ]
+
+
+_METHODS = ("DELETE", "GET", "HEAD", "PATCH", "POST", "PUT")
+
+
+def allowed_methods(app: FastAPI, scope: Scope) -> str:
+    """The methods some route takes at the request's path, for a 405's `Allow`: each asked
+    of the routes by `matches` (BaseRoute's interface, which FastAPI's included routers
+    keep), as the router itself does."""
+    return ", ".join(
+        method
+        for method in _METHODS
+        if any(r.matches({**scope, "method": method})[0] is Match.FULL for r in app.router.routes)
+    )
 
 
 def _echoable(value: Any) -> Any:

@@ -2,6 +2,9 @@
 
 Each token also names who holds it, for the admin change log: a stored token by its label,
 a configured one as ``config:<role>#<n>`` (its place in the settings' list, never the token).
+A stored server token may be scoped to some pools (`synelo token create --pool NAME`): on
+any other pool it gets what a pool that does not exist gets (`may_use`). Configured tokens,
+admin tokens and stored tokens made without a scope may use every pool.
 
 The scheme is matched case-insensitively (``bearer`` works too), as RFC 7235 has it.
 """
@@ -12,7 +15,7 @@ import hashlib
 import hmac
 import time
 from collections.abc import Awaitable, Callable
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from fastapi import HTTPException, Request
 from starlette.concurrency import run_in_threadpool
@@ -20,7 +23,15 @@ from starlette.concurrency import run_in_threadpool
 from synelo.service.middleware.ratelimit import RateLimits, retry_after
 
 Role = Literal["server", "admin"]
-Identity = tuple[str, str]  # (role, who)
+Scope = frozenset[str] | None  # the pools a token may use; None: every pool
+
+
+class Identity(NamedTuple):
+    """Who a token is: its role, who holds it, and the pools it may use."""
+
+    role: str
+    who: str
+    pools: Scope = None
 
 
 class TokenChecker:
@@ -34,12 +45,13 @@ class TokenChecker:
         self,
         admin: list[str],
         server: list[str],
-        stored: Callable[[str], Identity | None],
+        stored: Callable[[str], tuple[str, str, Scope] | None] | None,
         remember_s: float = 1.0,
     ) -> None:
-        """`stored` finds a token of the token table by its SHA-256 (hex)."""
+        """`stored` finds a token of the token table by its SHA-256 (hex): its role, label
+        and scope; None: no token table (the configured tokens are the only ones)."""
         self._configured = [
-            (t.encode(), (role, f"config:{role}#{n}"))
+            (t.encode(), Identity(role, f"config:{role}#{n}"))
             for role, tokens in (("admin", admin), ("server", server))
             for n, t in enumerate(tokens, start=1)
         ]
@@ -57,6 +69,16 @@ class TokenChecker:
                 found = identity
         return found
 
+    def known(self, token: str) -> bool:
+        """Whether the token is valid as far as this worker knows without reading the
+        token table: configured, or a stored one found within `remember_s`."""
+        return self.configured_role(token) is not None or self.remembered_role(token) is not None
+
+    @property
+    def has_table(self) -> bool:
+        """Whether a token not configured is looked up in the token table."""
+        return self._stored is not None
+
     def remembered_role(self, token: str) -> Identity | None:
         """Who a stored token looked up within `remember_s` is (no database read)."""
         hit = self._seen.get(_digest(token))
@@ -68,7 +90,7 @@ class TokenChecker:
         """Who a token of the token table is (a database read), then remembered as of
         when the read began: a revocation committed meanwhile may not be in what it saw."""
         asked = time.monotonic()
-        identity = self._stored(_digest(token))
+        identity = self._holder(_digest(token))
         if identity is not None:
             if len(self._seen) > 10_000:
                 self._seen.clear()
@@ -84,8 +106,12 @@ class TokenChecker:
             if hmac.compare_digest(_digest(known.decode()).encode(), given) and found is None:
                 found = identity
         if found is None and not self._configured:
-            found = self._stored(digest)
+            found = self._holder(digest)
         return found
+
+    def _holder(self, digest: str) -> Identity | None:
+        holder = None if self._stored is None else self._stored(digest)
+        return None if holder is None else Identity(*holder)
 
 
 def _digest(token: str) -> str:
@@ -96,7 +122,8 @@ def require(role: Role, *, rounds: bool = False) -> Callable[[Request], Awaitabl
     """A dependency: 401 without a valid token, 429 when the token is over its rate limit
     (`rounds`: the route reports rounds, which count against the rounds limit too), 403 when
     a server token calls an admin route. Who holds the token is left in
-    ``request.state.actor`` (see `actor`)."""
+    ``request.state.actor`` (see `actor`), the pools it may use in ``request.state.pools``
+    (see `may_use`)."""
 
     async def check(request: Request) -> str:
         header = request.headers.get("authorization", "")
@@ -106,25 +133,38 @@ def require(role: Role, *, rounds: bool = False) -> Callable[[Request], Awaitabl
             raise HTTPException(401, "missing bearer token", headers={"WWW-Authenticate": "Bearer"})
         tokens: TokenChecker = request.app.state.tokens
         found = tokens.configured_role(token) or tokens.remembered_role(token)
-        if found is None:
+        if found is None and tokens.has_table:
             found = await run_in_threadpool(tokens.stored_role, token)
-        if found is None:
-            raise HTTPException(401, "invalid token", headers={"WWW-Authenticate": "Bearer"})
         limits: RateLimits | None = getattr(request.app.state, "limits", None)
+        if found is None:
+            if limits is not None:
+                await limits.failed(request.scope)  # too many: the gate refuses the next
+            raise HTTPException(401, "invalid token", headers={"WWW-Authenticate": "Bearer"})
         if limits is not None:
-            wait, what = await limits.token(token, found[0], rounds)
+            wait, what = await limits.token(token, found.role, rounds)
             if wait > 0:
                 raise HTTPException(
                     429,
                     f"too many {what} with this token; retry after {retry_after(wait)} s",
                     headers={"Retry-After": retry_after(wait)},
                 )
-        if role == "admin" and found[0] != "admin":
+        if role == "admin" and found.role != "admin":
             raise HTTPException(403, "this route needs an admin token")
-        request.state.actor = found[1]
-        return found[0]
+        request.state.actor = found.who
+        request.state.pools = found.pools
+        return found.role
 
     return check
+
+
+def may_use(request: Request, pool: str) -> bool:
+    """Whether the request's token, as `require` checked it, may use the pool named `pool`.
+    A request whose token was not checked may use none (a route that takes a pool and
+    forgot its token fails closed)."""
+    if not hasattr(request.state, "pools"):
+        return False
+    scope: Scope = request.state.pools
+    return scope is None or pool in scope
 
 
 def actor(request: Request) -> str:

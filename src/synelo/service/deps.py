@@ -9,7 +9,7 @@ from starlette.concurrency import run_in_threadpool
 
 from synelo.domain import Pool, UnknownPool
 from synelo.schemas import POOL_NAME
-from synelo.service.auth import require
+from synelo.service.auth import may_use, require
 from synelo.store.repository import Store
 
 
@@ -21,8 +21,12 @@ async def get_store(request: Request) -> Store:
 async def get_pool(
     request: Request, pool: Annotated[str, Path(description="pool name", pattern=POOL_NAME)]
 ) -> Pool:
-    """The pool's settings (404 when there is no such pool); read from the database only
-    the first time (in the thread pool, so the event loop never waits on it)."""
+    """The pool's settings (404 when there is no such pool, or when the request's token
+    may not use it: the same answer, given before the database is asked); read from the
+    database only the first time (in the thread pool, so the event loop never waits on
+    it). The route's token must have been checked first (its `dependencies`)."""
+    if not may_use(request, pool):
+        raise HTTPException(404, f"unknown pool {pool!r}")
     store: Store = request.app.state.store
     known = store.known_pool(pool)
     if known is not None:

@@ -9,6 +9,7 @@ from typing import Any, TypeGuard
 from fastapi.exceptions import RequestValidationError
 
 from synelo.schemas import STEAM_ID_MAX, STEAM_ID_MIN, TEXT_ID_MAX
+from synelo.schemas.fields import DOT_SEGMENTS
 
 Loc = tuple[str | int, ...]
 
@@ -29,6 +30,8 @@ def normalize_id(value: object, player_ids: str, loc: Loc) -> str:
             raise invalid(
                 loc, f"a text player id is 1–{TEXT_ID_MAX} printable ASCII characters", value=value
             )
+        if value in DOT_SEGMENTS:  # see schemas.fields.addressable
+            raise invalid(loc, "'.' and '..' cannot be ids: a URL's path cannot hold them")
         return value
     if isinstance(value, bool) or not isinstance(value, int | str):
         raise invalid(loc, "a SteamID64 is a JSON string or integer", value=value)

@@ -73,12 +73,25 @@ class _Connection(h11.Connection):
     def next_event(self) -> Any:
         try:
             event = super().next_event()
-            if isinstance(event, h11.Request) and _head_too_large(event):
-                raise h11.RemoteProtocolError("request head too large", error_status_hint=431)
+            if isinstance(event, h11.Request):
+                if _head_too_large(event):
+                    raise h11.RemoteProtocolError("request head too large", error_status_hint=431)
+                if _framed_twice(event):
+                    # RFC 9112 §6.1: h11 reads the body by Transfer-Encoding, as it should,
+                    # but then keeps the connection; the server MUST close it after
+                    # answering (a proxy before it may have framed the body by the other
+                    # header: request smuggling). h11 then answers with Connection: close.
+                    self._cstate.process_keep_alive_disabled()
         except h11.RemoteProtocolError as exc:
             self.error = exc
             raise
         return event
+
+
+def _framed_twice(request: h11.Request) -> bool:
+    """Whether the request has both Content-Length and Transfer-Encoding."""
+    names = {name for name, _ in request.headers}  # h11 gives them lower-cased
+    return b"content-length" in names and b"transfer-encoding" in names
 
 
 def _head_too_large(request: h11.Request) -> bool:

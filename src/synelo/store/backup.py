@@ -15,7 +15,11 @@ import subprocess
 from pathlib import Path
 from urllib.parse import unquote
 
+from sqlalchemy import inspect
 from sqlalchemy.engine import URL, make_url
+from sqlalchemy.exc import DBAPIError
+
+from synelo.store.engine import create_store_engine, owner_only_file
 
 TABLES = ("pools", "players", "rounds", "journal", "changes", "api_tokens", "alembic_version")
 
@@ -52,12 +56,38 @@ def restore(src: Path, url: str, *, replace: bool = False) -> None:
             target.with_name(target.name + "-shm"),
         ):
             stale.unlink(missing_ok=True)
+        owner_only_file(target)
+        target.chmod(0o600)  # a replaced database is made anew: its owner's only too
         _sqlite_copy(src, target, must_exist=False)
     else:
+        if not replace:
+            _refuse_pg_with_tables(url)
         clean = ["--clean", "--if-exists"] if replace else []
         # the dump holds only its schema, so no --schema here: that would leave out the
         # schema itself, which a restore into a fresh database needs
         _run(["pg_restore", "--no-owner", "--exit-on-error", *clean, _pg_args(u)[0], str(src)])
+
+
+def _refuse_pg_with_tables(url: str) -> None:
+    """A PostgreSQL database (or the schema its URL's search_path names) that has any of
+    synelo's tables is only replaced with --replace: the same refusal as SQLite's, before
+    pg_restore would stop on the first table that exists."""
+    engine = create_store_engine(url, pool_size=1)
+    try:
+        with engine.connect() as conn:
+            present = set(inspect(conn).get_table_names()) & set(TABLES)
+    except DBAPIError as exc:
+        raise BackupError(f"cannot reach {_shown(url)}: {str(exc.orig).strip()}") from None
+    finally:
+        engine.dispose()
+    if present:
+        raise BackupError(
+            f"{_shown(url)} has synelo's tables already: pass --replace to overwrite it"
+        )
+
+
+def _shown(url: str) -> str:
+    return make_url(url).render_as_string(hide_password=True)
 
 
 def _sqlite_path(u: URL) -> str:

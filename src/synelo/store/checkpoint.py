@@ -16,6 +16,8 @@ from sqlalchemy import Engine, event
 
 log = logging.getLogger("synelo.checkpoint")
 
+THREAD_NAME = "synelo-wal-checkpoint"
+
 
 class Checkpointer:
     """Checkpoints the WAL of a SQLite engine every `interval_s` seconds until stopped."""
@@ -26,7 +28,7 @@ class Checkpointer:
         self._stop = threading.Event()
         event.listen(engine, "connect", _no_autocheckpoint)
         engine.dispose()  # connections opened before this get the setting too
-        self._thread = threading.Thread(target=self._run, name="synelo-wal-checkpoint", daemon=True)
+        self._thread = threading.Thread(target=self._run, name=THREAD_NAME, daemon=True)
         self._thread.start()
 
     def _run(self) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import namedtuple
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from datetime import UTC, datetime
@@ -20,11 +21,15 @@ from typing import Any
 from sqlalchemy import Connection, Engine, select
 
 from synelo.domain import Pool, UnknownPool
+from synelo.store import driver_sql
 from synelo.store.board import BoardCache
 from synelo.store.engine import IMMEDIATE
 from synelo.store.rows import as_pool
 from synelo.store.tables import pools
 from synelo.store.window_cache import WindowCache
+
+POOL_COLUMNS = tuple(c.name for c in pools.c)
+PoolRow = namedtuple("PoolRow", POOL_COLUMNS)  # type: ignore[misc]  # a pools row by column
 
 Clock = Callable[[], datetime]
 POOL_MEMORY_S = 1.0  # a worker notices a pool another deleted (or made anew) within this
@@ -168,7 +173,8 @@ class Core:
 
     def pool_by_id(self, conn: Connection, pool: Pool) -> Pool:
         """The pool's row now (its settings may have changed since `pool` was read)."""
-        row = conn.execute(select(pools).where(pools.c.id == pool.id)).first()
+        found = driver_sql.typed_rows(conn, "pools", POOL_COLUMNS, "id = ?", (pool.id,))
+        row: Any = PoolRow._make(found[0]) if found else None
         # deleted, by another worker perhaps; its name may be a new pool's, and SQLite may
         # give its id to a new pool of another name
         if row is None or row.name != pool.name:

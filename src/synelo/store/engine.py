@@ -2,19 +2,36 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from alembic import command
-from alembic.config import Config
 from sqlalchemy import Engine, create_engine, event
-from sqlalchemy.engine import make_url
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.exc import DBAPIError
+
+# Alembic is imported where it migrates: the commands that only read and write rows (synelo
+# pool, token, backup) start without it.
+if TYPE_CHECKING:
+    from alembic.config import Config
 
 MIGRATIONS = Path(__file__).parent / "migrations"
 IMMEDIATE = "synelo_immediate"  # execution option: take SQLite's write lock at BEGIN
 PREPARE_THRESHOLD = 5  # psycopg prepares a statement on the server at its 5th run
 
 Synchronous = Literal["NORMAL", "FULL"]  # SQLite's synchronous setting (docs/storage.md)
+
+
+def owner_only_file(path: Path) -> None:
+    """Create the SQLite database file as its owner's only (0600), if it does not exist, so
+    that SQLite opens it rather than making it with the umask's mode (0644 as a rule); its
+    -wal and -shm files take the same mode. The data folder is 0700 already; the file holds
+    the token digests, the sessions and every rating, so it is private too. An existing
+    file keeps the mode its operator gave it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with contextlib.suppress(FileExistsError):
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
 
 
 def create_store_engine(
@@ -36,7 +53,7 @@ def create_store_engine(
     u = make_url(url)
     if u.get_backend_name() == "sqlite":
         if u.database and u.database != ":memory:":
-            Path(u.database).parent.mkdir(parents=True, exist_ok=True)
+            owner_only_file(Path(u.database))
         engine = create_engine(
             url,
             connect_args={"check_same_thread": False, "timeout": 30},
@@ -100,6 +117,8 @@ def _pg_connect(dbapi_conn, _record) -> None:  # type: ignore[no-untyped-def]
 
 
 def alembic_config(engine: Engine) -> Config:
+    from alembic.config import Config
+
     cfg = Config()
     cfg.set_main_option("script_location", str(MIGRATIONS))
     cfg.attributes["engine"] = engine
@@ -118,4 +137,62 @@ def pending_migrations(engine: Engine) -> bool:
 
 def migrate(engine: Engine, revision: str = "head") -> None:
     """Apply the Alembic migrations up to `revision` (idempotent)."""
+    from alembic import command
+
     command.upgrade(alembic_config(engine), revision)
+
+
+class DatabaseNotReady(RuntimeError):
+    """The configured database cannot serve a command as it is: it does not exist, does not
+    answer, or needs its migrations. The message says which, and what to run."""
+
+
+def ready_engine(url: str, *, pool_size: int = 1) -> Engine:
+    """An engine on a database that exists and is migrated, for the commands that read or
+    change one (DatabaseNotReady otherwise). Unlike `create_store_engine`, it never
+    creates a SQLite file: only `init`, `migrate` and `restore` make a database."""
+    u = make_url(url)
+    if u.get_backend_name() == "sqlite" and u.database and u.database != ":memory:":
+        path = Path(u.database)
+        if not path.is_file():
+            raise DatabaseNotReady(
+                f"no database at {path.resolve()}: run `synelo init` first, or run this "
+                "where it ran (SYNELO_DATA_DIR or SYNELO_DATABASE_URL say where)"
+            )
+    engine = create_store_engine(url, pool_size=pool_size)
+    try:
+        pending = pending_migrations(engine)
+    except DBAPIError as exc:
+        engine.dispose()
+        raise DatabaseNotReady(f"cannot use the database at {_shown(u)}: {_reason(exc)}") from None
+    if pending:
+        engine.dispose()
+        raise DatabaseNotReady(
+            f"the database at {_shown(u)} needs its migrations: "
+            "run `synelo migrate` (or `synelo init`) first"
+        )
+    return engine
+
+
+def migrated_engine(url: str, *, pool_size: int = 1) -> Engine:
+    """An engine on the database at `url`, made (SQLite) and migrated to the newest
+    revision; DatabaseNotReady when it does not answer."""
+    engine = create_store_engine(url, pool_size=pool_size)
+    try:
+        migrate(engine)
+    except DBAPIError as exc:
+        engine.dispose()
+        raise DatabaseNotReady(
+            f"cannot use the database at {_shown(make_url(url))}: {_reason(exc)}"
+        ) from None
+    return engine
+
+
+def _shown(u: URL) -> str:
+    return u.render_as_string(hide_password=True)
+
+
+def _reason(exc: DBAPIError) -> str:
+    """The driver's own words, first line (SQLAlchemy's wrapping adds the statement)."""
+    lines = str(exc.orig).strip().splitlines() or [type(exc.orig).__name__]
+    return lines[0]

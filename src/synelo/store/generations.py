@@ -38,6 +38,7 @@ from synelo.store.admin_log import log_change
 from synelo.store.bulk import bulk_insert, bulk_update
 from synelo.store.core import locked_pool
 from synelo.store.jobs import (
+    claim_job,
     due_refits,
     due_tunes,
     fail_job,
@@ -253,6 +254,10 @@ class RerateStore:
     def job(self, pool: Pool, job_id: int) -> Job | None:
         """The pool's job of this id, if any."""
         return read_job(self.store, pool, job_id)
+
+    def claim(self, job_id: int) -> bool:
+        """This process runs the job from now on, if it still runs (`store.jobs`)."""
+        return claim_job(self.store, job_id)
 
     def heartbeat(self, job_id: int) -> None:
         """The job is alive (see `store.jobs.STALE_AFTER`)."""

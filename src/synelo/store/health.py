@@ -21,7 +21,7 @@ from synelo.domain import Change, Pool, pool_model
 from synelo.ratings import k_factor
 from synelo.store.core import Core
 from synelo.store.rows import as_change
-from synelo.store.tables import changes, players, pools, rounds
+from synelo.store.tables import changes, players, pools, round_time, rounds
 
 BLOCKS = 50  # at most this many points on the Brier chart
 BINS = 10  # reliability bins of P_A: [0, 0.1), [0.1, 0.2) … [0.9, 1]
@@ -190,17 +190,17 @@ def _blocks_and_bins(
 
 
 def _days(conn: Connection, kept: tuple[Any, ...]) -> list[tuple[date, int]]:
-    """The rounds of each of the DAYS days up to the newest round's (UTC), 0 on a day
-    without; fewer days when the pool's first round is more recent."""
-    newest = conn.execute(
-        select(rounds.c.created_at).where(*kept).order_by(rounds.c.seq.desc()).limit(1)
-    ).scalar()
+    """The rounds played on each of the DAYS days up to the newest round's (UTC), 0 on a
+    day without; fewer days when the pool's first round is more recent. A round's day is
+    when it was played (`round_time`), so an imported history keeps its days."""
+    played = round_time()
+    newest = conn.execute(select(func.max(played)).where(*kept)).scalar()
     if newest is None:
         return []
     last = newest.date()
     since = datetime.combine(last - timedelta(days=DAYS - 1), datetime.min.time(), newest.tzinfo)
-    day = _day(conn.dialect.name, rounds.c.created_at).label("day")
-    stmt = select(day, func.count()).where(*kept, rounds.c.created_at >= since).group_by(day)
+    day = _day(conn.dialect.name, played).label("day")
+    stmt = select(day, func.count()).where(*kept, played >= since).group_by(day)
     counts = {date.fromisoformat(d): int(n) for d, n in conn.execute(stmt)}
     first = min(counts, default=last)
     return [

@@ -1,15 +1,35 @@
-"""A pool's re-rate jobs as rows: started one at a time per pool, kept alive by a heartbeat,
-their progress, their end (done, failed, or taken for dead), and which pools a schedule owes
-an auto-tune or a refit.
+"""A pool's re-rate jobs as rows: started one at a time per pool, owned by a process and kept
+alive by a heartbeat, their progress, their end (done, failed, or taken for dead), and which
+pools a schedule owes an auto-tune or a refit.
 
 The re-rate itself (its snapshot, journal generation and swap) is `store.generations`'.
+
+**When a running job is dead.** Its row names the process that runs it (`ProcessId`:
+written by the worker that starts the job, then claimed by the job's own process). A job
+whose process is on this machine (the same boot and pid namespace) is alive exactly while
+that process is: its pid answers, with the start time recorded (a pid used again is
+another process), and it is not a zombie. So a job killed with its process is seen dead at
+once (by the next re-rate's start, or the next read of the job), and a job alive, however
+slow and whatever its heartbeat, is never taken for dead.
+A job of another machine, or of an unknown process (a row from before 0011, or a system
+without /proc), is dead after `STALE_AFTER` without a heartbeat: its heartbeat (every
+`rerate.job.HEARTBEAT_S`) can wait on locks and a busy machine, and nothing shorter is
+proven safe. Taking a job for dead is one conditional UPDATE: the job must still be
+running, with the heartbeat and process read. On PostgreSQL a job's last write (an
+auto-tune's record of its fit) may hold the row while the UPDATE waits for it; the UPDATE
+then re-reads the row and must not overwrite the `done` the job wrote. (A swap cannot
+race it so: both lock the pool first.)
 """
 
 from __future__ import annotations
 
 import json
+import os
+import socket
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Connection, func, insert, select, update
@@ -20,7 +40,82 @@ from synelo.store.core import Core, locked_pool
 from synelo.store.rows import as_job, as_pool
 from synelo.store.tables import jobs, pools, rounds
 
-STALE_AFTER = timedelta(seconds=120)  # a running job silent this long has died
+STALE_AFTER = timedelta(seconds=120)  # a job of another machine silent this long has died
+_PROC = Path("/proc")
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessId:
+    """A process, as a job's row names it: `machine` says where `pid` means something (the
+    kernel's boot and the pid and time namespaces), `started` tells this process from a
+    later one with the same pid (its start, in clock ticks since boot), `host` is for
+    people."""
+
+    host: str
+    machine: str
+    pid: int
+    started: int
+
+    def text(self) -> str:
+        return f"{self.machine} {self.pid} {self.started} {self.host}"[:200]
+
+    @classmethod
+    def parse(cls, text: str | None) -> ProcessId | None:
+        parts = (text or "").split(" ", 3)
+        if len(parts) != 4 or not parts[1].isdigit() or not parts[2].isdigit():
+            return None
+        if int(parts[1]) <= 0:  # kill(0) would ask after this process's group
+            return None
+        return cls(parts[3], parts[0], int(parts[1]), int(parts[2]))
+
+    def alive(self) -> bool | None:
+        """Whether the process runs; None: it is not of this machine, no one here can tell."""
+        if self.machine != _machine():
+            return None
+        try:
+            os.kill(self.pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:  # another user's: it exists
+            pass
+        stat = _stat(self.pid)
+        if stat is None:  # hidden from us (/proc mounted hidepid): it exists
+            return True
+        state, started = stat
+        return started == self.started and state not in ("Z", "X", "x")
+
+
+def _stat(pid: int | str) -> tuple[str, int] | None:
+    """A process's state and start time (proc(5): fields 3 and 22 of /proc/PID/stat)."""
+    try:
+        text = (_PROC / str(pid) / "stat").read_text()
+    except OSError:
+        return None
+    fields = text[text.rindex(")") + 2 :].split()
+    return fields[0], int(fields[19])
+
+
+def _machine() -> str | None:
+    """Where a pid means one process: the boot, and this process's pid and time namespaces
+    (None without /proc)."""
+    try:
+        boot = (_PROC / "sys/kernel/random/boot_id").read_text().strip()
+        spaces = [
+            os.readlink(_PROC / "self/ns" / ns)
+            for ns in ("pid", "time")
+            if (_PROC / "self/ns" / ns).exists()
+        ]
+    except OSError:
+        return None
+    return ":".join([boot, *(s.split("[")[-1].rstrip("]") for s in spaces)])
+
+
+def this_process() -> str | None:
+    """This process as a job's row names it (`ProcessId.text`; None without /proc)."""
+    machine, stat = _machine(), _stat("self")
+    if machine is None or stat is None:
+        return None
+    return ProcessId(socket.gethostname(), machine, os.getpid(), stat[1]).text()
 
 
 def start_job(
@@ -61,6 +156,7 @@ def start_job(
                 actor=actor[:64],
                 created_at=now,
                 updated_at=now,
+                process=this_process(),
             )
             .returning(jobs.c.id)
         ).scalar_one()
@@ -69,12 +165,35 @@ def start_job(
 
 
 def read_job(core: Core, pool: Pool, job_id: int) -> Job | None:
-    """The pool's job of this id (None: no such job of this pool)."""
+    """The pool's job of this id (None: no such job of this pool). A running job that is
+    dead (see the module) is marked failed first, as the next re-rate would: the reader
+    sees its end at once, not `running` until someone starts another re-rate."""
+    query = select(jobs).where(jobs.c.id == job_id, jobs.c.pool_id == pool.id)
     with core.engine.connect() as conn:
-        row = conn.execute(
-            select(jobs).where(jobs.c.id == job_id, jobs.c.pool_id == pool.id)
-        ).first()
-    return None if row is None else as_job(row, pool.name)
+        row = conn.execute(query).first()
+    if row is None:
+        return None
+    now = core.clock()
+    if row.status == "running" and dead_job(row.process, row.updated_at, now) is not None:
+        with core.write_transaction() as conn:
+            locked_pool(conn, pool.name)  # as a re-rate's start: a swap cannot race it
+            still_running(conn, job_id, row.updated_at, row.process, now)
+            row = conn.execute(query).one()
+    return as_job(row, pool.name)
+
+
+def claim_job(core: Core, job_id: int) -> bool:
+    """The job's own process takes it over from the worker that started it, if it still
+    runs (False: it was taken for dead meanwhile, and must not run)."""
+    with core.write_transaction() as conn:
+        return (
+            conn.execute(
+                update(jobs)
+                .where(jobs.c.id == job_id, jobs.c.status == "running")
+                .values(process=this_process(), updated_at=core.clock())
+            ).rowcount
+            == 1
+        )
 
 
 def heartbeat(core: Core, job_id: int) -> None:
@@ -94,16 +213,18 @@ def progress(core: Core, job_id: int, phase: str, done: int) -> None:
 
 
 def record_fit(core: Core, job: Job, value: Mapping[str, Any]) -> None:
-    """An auto-tune that was not adopted: logged, and the job done (nothing swapped)."""
+    """An auto-tune that was not adopted: logged, and the job done (nothing swapped); not
+    if the job was taken for dead meanwhile."""
     now = core.clock()
     with core.write_transaction() as conn:
-        row = conn.execute(select(pools).join(jobs).where(jobs.c.id == job.id)).one()
-        log_change(conn, as_pool(row), "tune", job.actor, None, at=core.clock(), value=value)
-        conn.execute(
+        ended = conn.execute(
             update(jobs)
-            .where(jobs.c.id == job.id)
+            .where(jobs.c.id == job.id, jobs.c.status == "running")
             .values(status="done", phase="done", finished_at=now, updated_at=now)
-        )
+        ).rowcount
+        if ended:
+            row = conn.execute(select(pools).join(jobs).where(jobs.c.id == job.id)).one()
+            log_change(conn, as_pool(row), "tune", job.actor, None, at=now, value=value)
 
 
 def due_tunes(core: Core) -> list[Pool]:
@@ -149,26 +270,55 @@ def fail_job(core: Core, job_id: int, error: str) -> None:
 
 
 def no_job_running(conn: Connection, pool: Pool, now: datetime) -> None:
-    """JobRunning if a live job re-rates the pool; a running job silent for STALE_AFTER is
-    marked failed (its process stopped)."""
+    """JobRunning if a live job re-rates the pool; a running job that is dead (see the
+    module) is marked failed, unless it beat or ended meanwhile."""
     running = conn.execute(
-        select(jobs.c.id, jobs.c.updated_at).where(
+        select(jobs.c.id, jobs.c.updated_at, jobs.c.process).where(
             jobs.c.pool_id == pool.id, jobs.c.status == "running"
         )
     ).all()
-    for job_id, beat in running:
-        if now - beat < STALE_AFTER:
+    for job_id, beat, process in running:
+        if still_running(conn, job_id, beat, process, now):
             raise JobRunning(job_id)
-        conn.execute(
-            update(jobs)
-            .where(jobs.c.id == job_id)
-            .values(
-                status="failed",
-                error="abandoned: its process stopped",
-                finished_at=now,
-                updated_at=now,
-            )
+
+
+def still_running(
+    conn: Connection, job_id: int, beat: datetime, process: str | None, now: datetime
+) -> bool:
+    """Whether a job read running, with this heartbeat and process, still runs: if it is
+    dead (see the module), it is marked failed, unless it beat or ended meanwhile."""
+    error = dead_job(process, beat, now)
+    if error is None:
+        return True
+    taken = conn.execute(
+        update(jobs)
+        .where(
+            jobs.c.id == job_id,
+            jobs.c.status == "running",
+            jobs.c.updated_at == beat,
+            jobs.c.process.is_(None) if process is None else jobs.c.process == process,
         )
+        .values(status="failed", error=error, finished_at=now, updated_at=now)
+    ).rowcount
+    if taken:
+        return False
+    # it beat, was claimed or ended meanwhile: alive, unless it ended
+    status = conn.execute(select(jobs.c.status).where(jobs.c.id == job_id)).scalar()
+    return status == "running"
+
+
+def dead_job(process: str | None, beat: datetime, now: datetime) -> str | None:
+    """Why a running job, of this `process` (its row's) and last heartbeat, is dead; None
+    while it may be alive (see the module)."""
+    owner = ProcessId.parse(process)
+    alive = None if owner is None else owner.alive()
+    if alive:
+        return None
+    if alive is False and owner is not None:
+        return f"abandoned: its process ({owner.pid} on {owner.host}) is gone"
+    if now - beat < STALE_AFTER:
+        return None
+    return f"abandoned: no heartbeat for {int(STALE_AFTER.total_seconds())} s"
 
 
 def last_started_at(conn: Connection, pool: Pool, kind: str) -> int:

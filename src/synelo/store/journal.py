@@ -11,12 +11,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import orjson
-from sqlalchemy import literal, select
+from sqlalchemy import func, literal, select
 
 from synelo.domain import Change, JournalEntry, JournalRound, Pool, RatingStep, UnknownPool
 from synelo.store.core import Core
 from synelo.store.rows import as_change, as_pool
-from synelo.store.tables import changes, journal, players, pools, rounds
+from synelo.store.tables import UtcDateTime, changes, journal, players, pools, rounds
 
 
 def history(
@@ -66,7 +66,8 @@ def history(
                 journal.c.k,
                 journal.c.p,
                 journal.c.s,
-                journal.c.created_at,
+                # a round's entry is dated by when the round was played (`round_time`)
+                func.coalesce(rounds.c.played_at, journal.c.created_at, type_=UtcDateTime()),
             )
             .select_from(
                 chain.join(journal, journal.c.id == chain.c.id).outerjoin(

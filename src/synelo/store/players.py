@@ -1,4 +1,5 @@
-"""A pool's players: read by key, named, and changed by an admin (set, reset, hidden).
+"""A pool's players: read by key, named (a lookup's renames logged), and changed by an
+admin (set, reset, hidden).
 
 An admin's set or reset is journaled at the head of the player's chain, as a round is, and
 logged (`store.admin_log`); a re-rate replays both among the rounds.
@@ -22,6 +23,7 @@ from synelo.store.rows import PLAYER_VIEW
 from synelo.store.tables import journal, players, window_chunks
 
 T = TypeVar("T")
+VIEW_COLUMNS = tuple(c.name for c in PLAYER_VIEW)
 
 
 class Target(NamedTuple):
@@ -65,21 +67,50 @@ def read_players(core: Core, pool: Pool, keys: Sequence[str]) -> tuple[Pool, dic
     """The pool as it stands and its stored players among `keys`, read in one snapshot
     (a re-rate may change the pool's model: the states are read with the pool they
     belong to); unknown players are simply absent."""
+    wanted = list(dict.fromkeys(keys))
+    where = f"pool_id = ? AND player_key IN ({', '.join('?' * len(wanted))})"
     with core.snapshot_read() as conn:
         pool = core.pool_by_id(conn, pool)
-        rows = conn.execute(
-            select(*PLAYER_VIEW).where(
-                players.c.pool_id == pool.id, players.c.player_key.in_(list(set(keys)))
+        if not wanted:
+            return pool, {}
+        rows = sql.typed_rows(conn, "players", VIEW_COLUMNS, where, (pool.id, *wanted))
+        return pool, {r[0]: PlayerRow(*r) for r in rows}
+
+
+def save_names(core: Core, pool: Pool, names: dict[str, str], actor: str) -> dict[str, str]:
+    """Record display names reported outside a round (a lookup's), for stored players. A
+    name that changes what the public boards show is logged as a "rename" (who, the name
+    and the one before), as an admin's change is. Only a lookup that changes a name
+    writes. The names changed, by player."""
+    if not names:
+        return {}
+    with core.read() as conn:
+        if not _renamed(conn, pool, names)[0]:
+            return {}
+    with core.write_transaction() as conn:
+        fresh = core.pool_by_id(conn, pool)  # the rounds so far: where the log entry goes
+        renamed, was = _renamed(conn, fresh, names)
+        sql.save_names(conn, fresh.id, renamed)
+        for key in sorted(renamed):
+            value = {"name": renamed[key], "was": was[key]}
+            log_change(
+                conn, fresh, "rename", actor, None, at=core.clock(), player_key=key, value=value
             )
+    return renamed
+
+
+def _renamed(
+    conn: Connection, pool: Pool, names: dict[str, str]
+) -> tuple[dict[str, str], dict[str, str | None]]:
+    """The names among `names` that differ from their stored players' (players the pool
+    does not have are left out), and the names stored now."""
+    rows = conn.execute(
+        select(players.c.player_key, players.c.name).where(
+            players.c.pool_id == pool.id, players.c.player_key.in_(list(names))
         )
-        return pool, {r.player_key: PlayerRow(*r) for r in rows}
-
-
-def save_names(core: Core, pool: Pool, names: dict[str, str]) -> None:
-    """Record display names reported outside a round (a lookup's), for stored players."""
-    if names:
-        with core.write_transaction() as conn:
-            sql.save_names(conn, pool.id, names)
+    )
+    was: dict[str, str | None] = {key: name for key, name in rows}
+    return {key: name for key, name in names.items() if key in was and was[key] != name}, was
 
 
 def name_of(core: Core, pool: Pool, key: str) -> str | None:

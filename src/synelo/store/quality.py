@@ -11,8 +11,6 @@ from sqlalchemy import false, func, select
 from synelo.domain import Pool, PoolQuality, UnknownPool
 from synelo.ratings.brier import brier_score
 from synelo.ratings.synelo import round_score
-from synelo.ratings.theta import MIN_ROUNDS as THETA_MIN_ROUNDS
-from synelo.ratings.theta import fit_theta_interval
 from synelo.store.core import Core
 from synelo.store.rows import as_change, as_pool
 from synelo.store.tables import changes, players, pools, rounds
@@ -22,6 +20,10 @@ THETA_FIT_ROUNDS = 100_000  # the quality endpoint fits Θ to at most this many 
 
 def quality(core: Core, pool_name: str, recent: int) -> tuple[Pool, PoolQuality]:
     """F6 and the pool's health counts, read in one snapshot."""
+    # here, not above: Θ's fit needs NumPy, which the commands that only store should not load
+    from synelo.ratings.theta import MIN_ROUNDS as THETA_MIN_ROUNDS
+    from synelo.ratings.theta import fit_theta_interval
+
     now = core.clock()
     with core.snapshot_read() as conn:
         row = conn.execute(select(pools).where(pools.c.name == pool_name)).first()

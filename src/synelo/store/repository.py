@@ -56,6 +56,7 @@ class Store(Core):
     set_public = pools.set_public
     set_autotune = pools.set_autotune
     list_pools = pools.list_pools
+    visible_pool = pools.visible_pool
     pools_with_activity = pools.pools_with_activity
     read_context = pools.read_context
 

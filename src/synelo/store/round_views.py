@@ -12,7 +12,7 @@ from sqlalchemy import select, true
 
 from synelo.domain import Pool, RoundView, VoidedRound
 from synelo.store.core import Core
-from synelo.store.tables import journal, players, rounds
+from synelo.store.tables import journal, players, round_time, rounds
 
 
 def round_view(core: Core, pool: Pool, round_id: str) -> RoundView | None:
@@ -26,7 +26,7 @@ def round_view(core: Core, pool: Pool, round_id: str) -> RoundView | None:
                 rounds.c.winner,
                 rounds.c.p_a,
                 rounds.c.voided,
-                rounds.c.created_at,
+                round_time().label("at"),
                 rounds.c.map,
                 rounds.c.report,
             ).where(rounds.c.pool_id == pool.id, rounds.c.round_id == round_id)
@@ -68,7 +68,7 @@ def round_view(core: Core, pool: Pool, round_id: str) -> RoundView | None:
         row.winner,
         float(row.p_a),
         bool(row.voided),
-        row.created_at,
+        row.at,
         row.map,
         tuple(str(p) for p in teams["A"]),
         tuple(str(p) for p in teams["B"]),
@@ -83,11 +83,11 @@ def round_view(core: Core, pool: Pool, round_id: str) -> RoundView | None:
 def recent_rosters(
     core: Core, pool: Pool, limit: int
 ) -> list[tuple[str, datetime, str, tuple[str, ...], tuple[str, ...]]]:
-    """The pool's newest rounds, newest first, as (round_id, when, map, team A, team B)
-    from their reports: the players a scramble viewer can pick from."""
+    """The pool's newest rounds, newest first, as (round_id, when played, map, team A,
+    team B) from their reports: the players a scramble viewer can pick from."""
     with core.read() as conn:
         found = conn.execute(
-            select(rounds.c.round_id, rounds.c.created_at, rounds.c.map, rounds.c.report)
+            select(rounds.c.round_id, round_time(), rounds.c.map, rounds.c.report)
             .where(rounds.c.pool_id == pool.id)
             .order_by(rounds.c.seq.desc())
             .limit(limit)

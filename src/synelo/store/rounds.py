@@ -117,7 +117,8 @@ def rate_by_model(
             for key, side, before, after, rounds in changes
         ),
     )
-    round_pk = _insert_round(conn, pool.id, report, rated, digest, stamp)
+    round_row = _round_row(conn, pool.id, report, rated, digest, now)
+    round_pk = int(sql.INSERT_ROUND.scalar(conn, round_row))
     journal_ids = sql.insert_journal(
         conn,
         [
@@ -210,7 +211,6 @@ def rate_synelo(
         params,
     )
 
-    stamp = sql.timestamp(conn, now)
     ids = {key: row.id for key, row in stored.items()}
     last = {row.id: row.last_journal for row in stored.values()}
     new = list(dict.fromkeys(c.player for c in outcome.changes if c.player not in ids))
@@ -268,7 +268,7 @@ def rate_synelo(
                 dropped.append((pid, oldest))
     _, journal_ids = sql.write_round(
         conn,
-        _round_row(pool_id, report, rated, digest, stamp),
+        _round_row(conn, pool_id, report, rated, digest, now),
         pool.generation,
         written,
         outcome.brier_term(report.winner),
@@ -287,23 +287,17 @@ def rate_synelo(
     return rated
 
 
-def _insert_round(
+def _round_row(
     conn: Connection,
     pool_id: int,
     report: RoundReport,
     rated: RatedRound,
     digest: str,
-    stamp: object,
-) -> int:
-    """Store a rated round: the outcome's record and the whole report; its row id."""
-    return int(sql.INSERT_ROUND.scalar(conn, _round_row(pool_id, report, rated, digest, stamp)))
-
-
-def _round_row(
-    pool_id: int, report: RoundReport, rated: RatedRound, digest: str, stamp: object
+    now: datetime,
 ) -> tuple[Any, ...]:
-    """A rated round's row, in `INSERT_ROUND`'s order: the outcome's record and the whole
-    report."""
+    """A rated round's row, in `INSERT_ROUND`'s order: the outcome's record, received
+    `now`, the whole report and when it was played (`RoundReport.played_at`)."""
+    played = report.played_at(now)
     return (
         pool_id,
         rated.seq,
@@ -316,6 +310,7 @@ def _round_row(
         rated.p_a,
         digest,
         encode_record(rated),
-        stamp,
+        sql.timestamp(conn, now),
         orjson.dumps(report.stored()).decode(),
+        None if played is None else sql.timestamp(conn, played),
     )

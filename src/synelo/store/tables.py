@@ -8,6 +8,7 @@ from sqlalchemy import (
     BigInteger,
     Boolean,
     Column,
+    ColumnElement,
     DateTime,
     Float,
     ForeignKey,
@@ -20,6 +21,7 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
     false,
+    func,
 )
 from sqlalchemy.engine import Dialect
 from sqlalchemy.types import TypeDecorator
@@ -147,6 +149,9 @@ rounds = Table(
     Column("report", Text, nullable=True),
     # taken out of the ratings by an admin (kept, and put back by an unvoid)
     Column("voided", Boolean, nullable=False, server_default=false()),
+    # when it was played, as its report says: ended_at, else started_at; NULL when it says
+    # neither, and `created_at` dates it (`round_time`; migration 0012)
+    Column("played_at", UtcDateTime(), nullable=True),
     UniqueConstraint("pool_id", "round_id", name="uq_rounds_pool_round_id"),
     UniqueConstraint("pool_id", "seq", name="uq_rounds_pool_seq"),
     # what the health figures and the quality endpoint read of every round (migration 0009)
@@ -160,8 +165,17 @@ rounds = Table(
         "sum_a",
         "sum_b",
         "created_at",
+        "played_at",
     ),
 )
+
+
+def round_time() -> ColumnElement[datetime]:
+    """When a round was played: its report's own time (`played_at`: ended_at, else
+    started_at), else when it was received. Every page and answer that dates a round
+    reads this, so an imported history shows on the days it was played."""
+    return func.coalesce(rounds.c.played_at, rounds.c.created_at, type_=UtcDateTime())
+
 
 # One row per rated player per round and per admin change. A player's rows form a chain,
 # newest first: players.last_journal → prev_id → prev_id … Walking it reads a player's history
@@ -228,6 +242,9 @@ jobs = Table(
     Column("created_at", UtcDateTime(), nullable=False),
     Column("updated_at", UtcDateTime(), nullable=False),
     Column("finished_at", UtcDateTime(), nullable=True),
+    # the process running the job (store.jobs.ProcessId); NULL: unknown, the heartbeat's
+    # word alone (0011)
+    Column("process", String(200), nullable=True),
     Index("ix_jobs_pool", "pool_id", "status"),
 )
 
@@ -239,6 +256,8 @@ api_tokens = Table(
     Column("token_hash", String(64), nullable=False, unique=True),  # sha256 hex
     Column("label", String(64), nullable=False),
     Column("created_at", UtcDateTime(), nullable=False),
+    # the pools a server token may use, a JSON list of names; NULL: every pool (0010)
+    Column("pools", Text, nullable=True),
 )
 
 # The pages' admin logins (synelo.service.pages.admin): the cookie itself is never stored, only its

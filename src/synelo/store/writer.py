@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import queue
 import threading
+import time
 from concurrent.futures import Future
 
 from sqlalchemy import Connection
@@ -35,11 +36,19 @@ class RoundWriter:
     """Rates submitted rounds on a thread of its own, up to `max_batch` per transaction.
 
     At most `max_queued` rounds wait for it: past that, `submit` refuses (QueueFull) rather
-    than letting a flood grow the queue, and with it every round's wait, without bound."""
+    than letting a flood grow the queue, and with it every round's wait, without bound.
 
-    def __init__(self, store: Store, max_batch: int = 32, max_queued: int = 1000) -> None:
+    `pause_s`: seconds it waits after each transaction (a bulk import's, on SQLite). SQLite
+    has no queue for its write lock: another process's writer polls for it, every 100 ms
+    at the most, and a writer that begins its next transaction as soon as it commits would
+    keep it out until its work is done."""
+
+    def __init__(
+        self, store: Store, max_batch: int = 32, max_queued: int = 1000, pause_s: float = 0.0
+    ) -> None:
         self.store = store
         self.max_batch = max_batch
+        self.pause_s = pause_s
         self._conn: Connection | None = None  # the writer thread's own; None: open on use
         self._max_queued = max_queued
         self._queue: queue.Queue[_Job | None] = queue.Queue()
@@ -82,6 +91,8 @@ class RoundWriter:
                 by_pool.setdefault(item[0], []).append(item)
             for items in by_pool.values():
                 self._rate_batch(items)
+                if self.pause_s > 0:
+                    time.sleep(self.pause_s)
             if stop:
                 self._drop_connection()
                 return

@@ -49,8 +49,8 @@ class WhrReplay(ModelReplay):
 
     def facts(self, match: Match) -> RoundFacts:
         """The match as the service hands a round to the model, with its day (W11): the UTC
-        date of its `time` (an export's `time` is the round's `started_at`, else when the
-        service received it)."""
+        date of its `time` (an export's `time` is the round's `started_at`, else its
+        `ended_at`, else when the service received it)."""
         facts = round_facts(match)
         extras = dict(facts.extras)
         if match.time is not None:

@@ -5,7 +5,8 @@ Balancing evens out team sums of each player's strength (the pool's model says w
 SynElo's and Elo's rating, TrueSkill's μ…); the win chance of a split is the model's own
 prediction for it. A model whose split mode is "all-play" (whr) seats everyone instead, ⌊n/2⌋
 against ⌈n/2⌉, and balances by its own logit P(A), extra-player advantage included (W12); it
-places an odd joiner by that logit too.
+places an odd joiner by that logit too. Any pool may ask for an all-play split (`mode`): a
+model without a split logit then balances the sums, the least |Σ_A − Σ_B| (W12 by F1's sums).
 """
 
 from __future__ import annotations
@@ -16,15 +17,15 @@ from dataclasses import replace
 from typing import Any, Literal, NamedTuple
 
 from fastapi import HTTPException
-from fastapi.exceptions import RequestValidationError
 from starlette.concurrency import run_in_threadpool
 
 from synelo.balance import all_play_split, best_splits, min_swaps, place_joiner, transfer_moves
+from synelo.balance.allplay import all_play_by_sums
 from synelo.balance.autobalance import Move, Rebalance
 from synelo.balance.solver import SplitSet
 from synelo.config import Settings
 from synelo.domain import Pool, pool_model
-from synelo.models import Model, RoundFacts
+from synelo.models import Model, RoundFacts, model_class
 from synelo.ratings import win_probability
 from synelo.schemas import (
     AutobalanceIn,
@@ -83,20 +84,11 @@ def _has_all_play(model: Model[Any]) -> bool:
     return type(model).split_logit is not Model.split_logit
 
 
-def _all_play_refused(pool: Pool) -> RequestValidationError:
-    return invalid(
-        ("body", "mode"),
-        f"the pool's model {pool.model!r} has no all-play splits (no split logit); use mode even",
-        value="all-play",
-    )
-
-
 def _checked(pool: Pool, body: SplitsIn) -> _Asked:
     """The request's players as indices, or a 422 naming the field that does not fit."""
-    model = pool_model(pool)
-    mode: SplitMode = body.mode or model.split_mode
-    if mode == "all-play" and not _has_all_play(model):
-        raise _all_play_refused(pool)
+    # the model's class says its split mode: building the model (its parameters encoded
+    # and looked up) cost a tenth of a 32-player split's solve per request
+    mode: SplitMode = body.mode or model_class(pool.model).split_mode
     roster = Roster(pool, normalize_ids(body.players, pool.player_ids, ("body", "players")))
     n = len(roster.keys)
     current = None
@@ -206,13 +198,23 @@ def _solve(
 def _all_play(
     asked: _Asked, body: SplitsIn, store: Store, settings: Settings, deadline: float
 ) -> tuple[SplitSet, dict[str, Any]]:
-    """W12 on the pool's model: the split and the context entries its logit read (those of
-    ⌊n/2⌋ against ⌈n/2⌉, either way round)."""
+    """The all-play split and the context entries its logit read: W12 on the pool's model's
+    logit (the entries of ⌊n/2⌋ against ⌈n/2⌉, either way round), or, for a model without
+    one, W12 by F1's sums (no entries)."""
     roster = asked.roster
     pool = roster.read(store)
+    budget_s = max(0.0, deadline - time.perf_counter())
+    if not _has_all_play(pool_model(pool)):
+        found = all_play_by_sums(
+            roster.ratings(store),
+            theta=pool.params.theta,  # SynElo's Θ; the model's own P replaces it otherwise
+            parties=asked.parties,
+            current=asked.current,
+            prefer=body.prefer,
+            budget_s=budget_s,
+        )
+        return found, {}
     model, _ = roster.states(store)
-    if not _has_all_play(model):  # the pool's model changed since the request was checked
-        raise _all_play_refused(pool)
     keys, k = roster.keys, len(roster.keys) // 2
     context = _context_of(store, pool, model, [(keys[:k], keys[k:]), (keys[k:], keys[:k])])
     result = all_play_split(
@@ -223,7 +225,7 @@ def _all_play(
         current=asked.current,
         prefer=body.prefer,
         exact=len(keys) <= settings.n_max,
-        budget_s=max(0.0, deadline - time.perf_counter()),
+        budget_s=budget_s,
     )
     return result, context
 

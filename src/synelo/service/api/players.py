@@ -38,7 +38,9 @@ def get_player(pool: PoolDep, steam_id: PlayerPathId, store: StoreDep) -> Player
 
 
 @router.post("/players/lookup", response_model=LookupOut, dependencies=[ServerAuth])
-def lookup_players(pool: PoolDep, body: LookupIn, store: StoreDep) -> LookupOut:
+def lookup_players(pool: PoolDep, body: LookupIn, store: StoreDep, request: Request) -> LookupOut:
+    """Up to 256 players at once; `names` records their display names, and a name that
+    changes one is logged in the pool's admin log as a "rename" by the token's holder."""
     keys = list(
         dict.fromkeys(
             normalize_id(v, pool.player_ids, ("body", "steam_ids", i))
@@ -51,7 +53,7 @@ def lookup_players(pool: PoolDep, body: LookupIn, store: StoreDep) -> LookupOut:
         if key not in keys:
             raise invalid(("body", "names", raw), f"player {key} is not in steam_ids", value=raw)
         names[key] = name
-    store.save_names(pool, names)
+    store.save_names(pool, names, actor(request))
     pool, found = store.read_players(pool, keys)
     places = store.public_places(pool, keys)
     return LookupOut(
@@ -124,7 +126,7 @@ def player_history(
             k=e.k,
             p=e.p,
             s=e.s,
-            at=e.created_at,
+            at=e.at,
         )
         for e in store.history(pool, key, limit, before)
     ]

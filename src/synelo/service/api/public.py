@@ -53,10 +53,11 @@ from synelo.service.api.views import (
     public_player,
     public_round,
 )
-from synelo.service.auth import require
+from synelo.service.auth import may_use, require
 from synelo.service.deps import StoreDep
 from synelo.service.ids import normalize_id
 from synelo.service.params import PlayerPathId, RoundPathId
+from synelo.store.repository import Store
 
 NOT_MODIFIED: dict[int | str, dict[str, Any]] = {
     304: {"description": "If-None-Match named the answer's ETag: nothing changed"}
@@ -71,20 +72,18 @@ PoolName = Annotated[str, Path(description="pool name", pattern=POOL_NAME)]
 
 async def readable_pool(request: Request, name: str) -> Pool:
     """The pool if this request may read it: a public pool always, a private one with a
-    valid token; otherwise 404, as for a pool that does not exist. A request that carries
-    a token has it checked first, whatever the pool (401 for an invalid one), so that the
-    answer never tells a private pool from an unknown one."""
-    if request.headers.get("authorization"):
+    valid token that may use it (every token but a server token scoped to other pools);
+    otherwise 404, as for a pool that does not exist. A request that carries a token has
+    it checked first, whatever the pool (401 for an invalid one), so that the answer never
+    tells a private pool from an unknown one; one query answers whether the pool exists
+    and whether this reader may see it, so that its time does not either."""
+    token = bool(request.headers.get("authorization"))
+    if token:
         await require("server")(request)
-    store = request.app.state.store
-    pool: Pool | None
-    try:
-        pool = await run_in_threadpool(store.get_pool, name)  # as it stands, not cached
-    except UnknownPool:
-        pool = None
-    if pool is not None and pool.public:
-        return pool
-    if pool is None or not request.headers.get("authorization"):
+    private = token and may_use(request, name)
+    store: Store = request.app.state.store
+    pool = await run_in_threadpool(store.visible_pool, name, private)  # as it stands, not cached
+    if pool is None:
         raise HTTPException(404, f"no public pool named {name!r}")
     return pool
 
@@ -111,10 +110,11 @@ def cached(request: Request, answer: BaseModel, pool: Pool | None) -> Response:
     return Response(body, media_type="application/json", headers=headers)
 
 
-def _has_token(request: Request) -> bool:
-    """Whether the request carried a token (checked by readable_pool): its reader may see
-    exact chances, a game server or an admin who can look the ratings up anyway."""
-    return bool(request.headers.get("authorization"))
+def _exact(request: Request, pool: Pool) -> bool:
+    """Whether the request carried a token (checked by readable_pool) that may use the
+    pool: its reader may see exact chances, a game server or an admin who can look the
+    ratings up anyway (a server token scoped to other pools cannot)."""
+    return bool(request.headers.get("authorization")) and may_use(request, pool.name)
 
 
 async def listed_player(
@@ -214,7 +214,7 @@ async def public_history(
     voids = await run_in_threadpool(store.voided_rounds_of, found, player.steam_id)
     answer = PublicHistoryOut(
         player=player,
-        entries=public_entries(entries, player, exact=_has_token(request)),
+        entries=public_entries(entries, player, exact=_exact(request, found)),
         voided=[void.round_id for void in voids],
     )
     return cached(request, answer, found)
@@ -230,7 +230,7 @@ async def public_round_answer(
     view = await run_in_threadpool(store.round_view, found, round_id)
     if view is None:
         raise HTTPException(404, f"no round {round_id!r} in pool {found.name!r}")
-    return cached(request, public_round(view, exact=_has_token(request)), found)
+    return cached(request, public_round(view, exact=_exact(request, found)), found)
 
 
 @router.get("/pools/{pool}/health", response_model=PublicHealthOut)

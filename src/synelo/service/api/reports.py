@@ -201,7 +201,7 @@ def figures(health: PoolHealth, quality: PoolQuality) -> dict[str, Any]:
         "days": health.days,
         "day_rounds": sum(n for _, n in health.days),
         "days_chart": bar_chart(
-            [(d.isoformat(), n) for d, n in health.days], "rounds rated each day (UTC)"
+            [(d.isoformat(), n) for d, n in health.days], "rounds played each day (UTC)"
         ),
     }
 

@@ -11,7 +11,8 @@ WHY = {
     400: "the body could not be read: not UTF-8, or not JSON at all",
     401: "no bearer token, or one the service does not know (the scheme is case-insensitive)",
     403: "a server token on a route that needs an admin token",
-    404: "no such pool (or player, round or job where the path names one)",
+    404: "no such pool, or one the token is not scoped to (or no such player, round or job "
+    "where the path names one)",
     409: "a conflict with what is stored (see the route)",
     413: "the body is larger than SYNELO_MAX_BODY_BYTES",
     429: "over a rate limit of the token or of the client address: retry after Retry-After seconds",

@@ -15,6 +15,7 @@ from synelo.service.api.responses import COMMON
 from synelo.service.api.round_body import check_round, to_report
 from synelo.service.deps import PoolDep, RoundAuth
 from synelo.service.ids import invalid
+from synelo.service.middleware.metrics import rated_in
 from synelo.store.writer import QueueFull
 
 router = APIRouter(prefix="/v1/pools/{pool}", tags=["rounds"], responses=COMMON)
@@ -67,6 +68,7 @@ def round_json(rated: RatedRound) -> bytes:
     },
 )
 async def submit_round(pool: PoolDep, body: RoundIn, request: Request) -> Response:
+    rated_in(request.scope, pool.name, pool.public)
     report = to_report(body, pool)
     if not pool.is_synelo:
         model = pool_model(pool)

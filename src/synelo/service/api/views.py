@@ -131,7 +131,7 @@ def public_entries(
             s=e.s,
             before=e.before if shown else None,
             after=e.after if shown else None,
-            at=e.created_at,
+            at=e.at,
         )
         for e in entries
     ]
@@ -170,7 +170,7 @@ def public_round(view: RoundView, admin: bool = False, exact: bool = False) -> P
     return PublicRoundOut(
         round_id=view.round_id,
         seq=view.seq,
-        at=view.created_at,
+        at=view.at,
         map=view.map,
         winner=view.winner,
         p_a=_chance(view.p_a, None if exact else CHANCE_DIGITS),

@@ -10,7 +10,10 @@ the process's default registry.
 
 Label values are bounded: routes are the app's templates (``/v1/pools/{pool}/rounds``, not
 the path), methods outside the standard ones are ``other``, and a pool is named only on a
-round the pool accepted.
+round the pool accepted. When anyone may read the metrics (``hide_private``), the rounds of
+every private pool are counted together under ``pool="(private)"``, which no pool can be
+named: a pool's name in a label would tell that it exists. An aggregate rather than a hash,
+because a pool's name is short and guessable, and a hash would confirm each guess.
 """
 
 from __future__ import annotations
@@ -36,6 +39,8 @@ from starlette.routing import compile_path
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 ROUNDS_ROUTE = "/v1/pools/{pool}/rounds"
+PRIVATE = "(private)"  # the pool label of every private pool's rounds under hide_private
+_ROUND_POOL = "synelo.round_pool"  # scope key: (name, public) of the pool a round went to
 METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 UNMATCHED = "unmatched"
 # How prometheus_client keeps values, chosen when it was first imported: in files shared by
@@ -83,11 +88,16 @@ class RequestMetrics:
     path is matched here against `templates` (the OpenAPI document's paths, read once)."""
 
     def __init__(
-        self, app: ASGIApp, templates: Callable[[], Iterable[str]], log_access: bool
+        self,
+        app: ASGIApp,
+        templates: Callable[[], Iterable[str]],
+        log_access: bool,
+        hide_private: bool = False,
     ) -> None:
         self.app = app
         self.templates = templates
         self.log_access = log_access
+        self.hide_private = hide_private
         self._matchers: list[tuple[re.Pattern[str], str]] | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -118,7 +128,7 @@ class RequestMetrics:
         if status >= 400:
             ERRORS.labels(method, route, f"{status // 100}xx").inc()
         elif route == ROUNDS_ROUTE and method == "POST" and status in (200, 201):
-            ROUNDS.labels(params["pool"], "rated" if status == 201 else "replayed").inc()
+            ROUNDS.labels(self._pool_label(scope), "rated" if status == 201 else "replayed").inc()
         if self.log_access:
             client = scope.get("client")
             raw = scope.get("raw_path")  # as sent: a decoded %0A would forge a log line
@@ -131,6 +141,11 @@ class RequestMetrics:
                 seconds * 1000,
                 extra={"route": route, "status": status, "duration_ms": seconds * 1000},
             )
+
+    def _pool_label(self, scope: Scope) -> str:
+        """The label of the pool a round was rated in (see the module)."""
+        name, public = scope.get(_ROUND_POOL, (PRIVATE, False))
+        return str(name) if public or not self.hide_private else PRIVATE
 
     def _route(self, scope: Scope) -> tuple[str, dict[str, Any]]:
         """The template of the route that answered, and its path parameters."""
@@ -149,6 +164,12 @@ class RequestMetrics:
             if regex.match(path):
                 return template, {}
         return UNMATCHED, {}
+
+
+def rated_in(scope: Scope, pool: str, public: bool) -> None:
+    """Tell the metrics which pool the request's round went to, and whether it is public
+    (the round route's, once the pool is known)."""
+    scope[_ROUND_POOL] = (pool, public)
 
 
 def registry() -> CollectorRegistry:

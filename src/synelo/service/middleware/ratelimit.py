@@ -16,6 +16,11 @@ Two backends hold the TATs:
   full again. If Redis cannot be reached, each worker falls back to its own `LocalLimiter`
   for `RETRY_REDIS_S` seconds and logs a warning: the limits loosen to per worker rather
   than the service stopping or every request waiting on a dead Redis.
+
+A client address may also present only `FAILED_TOKENS` invalid tokens a second: each costs
+a read of the token table, which a flood of random tokens would otherwise get for every
+request its address limit lets through. Past that, `LimitGate` answers 429 to the
+address's tokens that the worker does not know, before the body is read or the table asked.
 """
 
 from __future__ import annotations
@@ -50,6 +55,13 @@ def is_public_path(path: str) -> bool:
     and the pages (synelo.service.pages), which share their own per-address limit."""
     return path.startswith((PUBLIC_PREFIX, "/pools/")) or path in ("/", "/login", "/logout")
 
+
+# A client address may present FAILED_TOKENS tokens a second that turn out invalid (a read of
+# the token table each, when they are not in the worker's memory), FAILED_BURST at once; the
+# next one is read and refused, and then the gate answers 429 to the address's requests with
+# a token it does not know, without that read, until the rate allows another.
+FAILED_TOKENS = 10.0
+FAILED_BURST = 10.0
 
 RETRY_REDIS_S = 5.0  # after Redis failed, the local limits serve this long before a retry
 REDIS_TIMEOUT_S = 0.25  # a check waits no longer than this for Redis, then falls back
@@ -303,6 +315,7 @@ class RateLimits:
         self._public = Rate.of(public_requests)
         self._rounds = Rate.of(server_rounds)
         self._requests = {"server": Rate.of(server_requests), "admin": Rate.of(admin_requests)}
+        self._failed = Rate(FAILED_TOKENS, FAILED_BURST)
         self._refused: dict[str, float] = {}  # bucket key → when its refusal ends (monotonic)
 
     @classmethod
@@ -338,7 +351,7 @@ class RateLimits:
     async def token(self, token: str, role: str, rounds: bool = False) -> tuple[float, str]:
         """(0.0, "") or the seconds this token must wait and what it sent too many of
         ("requests" or "rounds")."""
-        key = _token_key(token)
+        key = token_key(token)
         named: list[tuple[str, Bucket]] = []
         requests = self._requests.get(role)
         if requests is not None:
@@ -350,9 +363,25 @@ class RateLimits:
         wait, which = await self._acquire([bucket for _, bucket in named])
         return (wait, named[which][0]) if wait > 0 else (0.0, "")
 
+    async def failed(self, scope: Scope) -> None:
+        """Count an invalid token presented from the request's client address. The one
+        past `FAILED_BURST` at once, or `FAILED_TOKENS` a second, is refused, and then
+        `failing` says how long the address must wait: until two more fit, so that the
+        table is read for the one that fits and the next refused one, at the rate."""
+        key = "f:" + client_address(scope, self.trusted)
+        wait, _ = await self._acquire([(key, self._failed)])
+        if wait > 0:
+            self._refused[key] = time.monotonic() + wait + self._failed.interval
+
+    def failing(self, scope: Scope) -> float:
+        """0.0, or the seconds until the request's client address may present a token the
+        worker does not know again (from the remembered refusals only)."""
+        until = self._refused.get("f:" + client_address(scope, self.trusted), 0.0)
+        return max(0.0, until - time.monotonic())
+
     def refused(self, token: str, rounds: bool) -> tuple[float, str]:
         """Like `token`, from the remembered refusals only (no limiter, no role needed)."""
-        key = _token_key(token)
+        key = token_key(token)
         now = time.monotonic()
         for what, bucket in (("requests", "t:" + key), ("rounds", "r:" + key)):
             until = self._refused.get(bucket, 0.0)
@@ -378,7 +407,7 @@ class RateLimits:
         await self.limiter.close()
 
 
-def _token_key(token: str) -> str:
+def token_key(token: str) -> str:
     """A token's bucket name: not the token, nor the SHA-256 the token table stores."""
     return hashlib.sha256(b"synelo-rate-limit:" + token.encode()).hexdigest()[:32]
 
@@ -395,7 +424,7 @@ def _is_round_report(scope: Scope) -> bool:
     )
 
 
-def _bearer(scope: Scope) -> str | None:
+def bearer(scope: Scope) -> str | None:
     for name, value in scope["headers"]:
         if name == b"authorization":
             scheme, _, token = value.decode("latin-1").partition(" ")
@@ -406,12 +435,18 @@ def _bearer(scope: Scope) -> str | None:
 class LimitGate:
     """ASGI middleware, outside the body limit and the routes: the per-address limit, before
     the body is read or the token looked up, so that a flood without a (valid) token is
-    limited too; then a token already known to be over its limit is turned away at once.
-    /healthz is never limited."""
+    limited too; then a token already known to be over its limit is turned away at once, and
+    so is a token the worker does not know (`known`: configured, or found lately) from an
+    address that presented too many invalid ones (`FAILED_TOKENS`), before the token table
+    is read. /healthz is never limited; the public paths, which need no token, do not
+    care about the one they are sent."""
 
-    def __init__(self, app: ASGIApp, limits: RateLimits) -> None:
+    def __init__(
+        self, app: ASGIApp, limits: RateLimits, known: Callable[[str], bool] | None = None
+    ) -> None:
         self.app = app
         self.limits = limits
+        self.known = known
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope["path"] != "/healthz":
@@ -419,12 +454,17 @@ class LimitGate:
             if wait > 0:
                 await too_many(send, wait, "too many requests from this address")
                 return
-            token = _bearer(scope)
+            token = bearer(scope)
             if token:
                 wait, what = self.limits.refused(token, _is_round_report(scope))
                 if wait > 0:
                     await too_many(send, wait, f"too many {what} with this token")
                     return
+                if self.known is not None and not is_public_path(scope["path"]):
+                    wait = self.limits.failing(scope)
+                    if wait > 0 and not self.known(token):
+                        await too_many(send, wait, "too many invalid tokens from this address")
+                        return
         await self.app(scope, receive, send)
 
 

@@ -11,10 +11,11 @@ from fastapi import Path, Request
 from fastapi.responses import HTMLResponse
 from starlette.concurrency import run_in_threadpool
 
-from synelo.domain import Pool, UnknownPool
+from synelo.domain import Pool
 from synelo.schemas import POOL_NAME
 from synelo.service.auth import TokenChecker
 from synelo.service.pages.templating import render
+from synelo.store.repository import Store
 from synelo.store.sessions import AdminSession, SessionStore
 
 COOKIE = "synelo_session"  # the admin session's cookie
@@ -35,7 +36,7 @@ async def admin_session(request: Request) -> AdminSession | None:
         tokens: TokenChecker = request.app.state.tokens
         if session is not None:
             holder = await run_in_threadpool(tokens.digest_role, session.token_hash)
-            if holder is not None and holder[0] == "admin":
+            if holder is not None and holder.role == "admin":
                 found = session
                 request.state.actor = session.actor
     request.state.admin_session = found
@@ -63,14 +64,11 @@ class NotFound(Exception):
 async def public_pool(request: Request, name: str) -> Pool:
     """The pool if this request may read its pages: a public pool, or any pool for a
     logged-in admin; NotFound otherwise, as for a pool that does not exist (a private
-    pool's name leaks nothing)."""
+    pool's name leaks nothing, by the answer or by its time: one query answers both)."""
     admin = await admin_session(request)
-    store = request.app.state.store
-    try:
-        pool: Pool = await run_in_threadpool(store.get_pool, name)
-    except UnknownPool:
-        raise NotFound(f"There is no public pool named {name}.") from None
-    if not pool.public and admin is None:
+    store: Store = request.app.state.store
+    pool = await run_in_threadpool(store.visible_pool, name, admin is not None)
+    if pool is None:
         raise NotFound(f"There is no public pool named {name}.")
     return pool
 

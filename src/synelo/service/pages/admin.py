@@ -114,7 +114,7 @@ async def login(
     holder = tokens.configured_role(token) if token else None
     if token and holder is None:
         holder = await run_in_threadpool(tokens.stored_role, token)
-    if holder is None or holder[0] != "admin":
+    if holder is None or holder.role != "admin":
         log.warning("a page login with a token that is not an admin's was refused")
         return _login_page(request, next, 401, "That is not an admin token.")
     sessions: SessionStore = request.app.state.sessions
@@ -122,9 +122,9 @@ async def login(
         await run_in_threadpool(sessions.close, earlier)
     hours = request.app.state.settings.session_hours
     cookie, _ = await run_in_threadpool(
-        sessions.open, hash_token(token), holder[1], timedelta(hours=hours)
+        sessions.open, hash_token(token), holder.who, timedelta(hours=hours)
     )
-    log.info("%s logged in to the pages", holder[1])
+    log.info("%s logged in to the pages", holder.who)
     answer = RedirectResponse(local_path(next), status_code=303)
     answer.set_cookie(
         COOKIE,

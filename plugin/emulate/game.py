@@ -1,0 +1,496 @@
+"""What happens on the emulated server: maps, modes, rounds and players, on the simulated clock.
+
+The order of events follows TF2's round state machine (source-sdk-2013,
+`src/game/shared/teamplayroundbased_gamerules.cpp`) and SourceMod's forwards
+(`core/PlayerManager.cpp`, `core/logic/PluginSys.cpp`, the TF2 extension's
+`gameplayrules.cpp`); plugin/README.md lists each step with its source.
+
+- Map start: OnMapStart, then OnConfigsExecuted; the players connect (OnClientConnected,
+  OnClientPutInServer, OnClientAuthorized, OnClientPostAdminCheck) and pick a team with the
+  `jointeam` command, which command listeners see first.
+- Waiting for players (not in arena): teamplay_round_start, 5 s of pre-round,
+  teamplay_round_active, then after `mp_waitingforplayers_time` the restart:
+  teamplay_restart_round, TF2_OnWaitingForPlayersEnd, and the first real round.
+- A round: teamplay_round_start (`full_reset`), 5 s of pre-round (arena: 10 s, then
+  arena_round_start), teamplay_round_active, teamplay_setup_finished after the setup time on
+  maps that have one, play (player_hurt, player_healed, teamplay_point_captured,
+  teamplay_flag_event, player_death), teamplay_round_win, then `mp_bonusroundtime` (15 s).
+- Who wins: each player has a hidden skill; a team wins with the logistic of its skill sum's
+  lead (seeded, so a run repeats), unless the scenario names the winner.
+
+Arena's queue, simply (TF2's `CTFGameRules::Arena_RunTeamLogic`, `Arena_PlayersNeededForMatch`
+and `Arena_PrepareNewPlayerQueue`): the team size is `tf_arena_override_team_size` when set,
+else half the players ready to play, at most a third of the server's slots (rounded). A player
+who joins (`jointeam auto`) takes a seat on the smaller team while one is free, else waits on
+Spectator with `m_bArenaSpectator` false (queued, not spectating by choice). Before each round
+after the first, when people wait, the losers join the back of the queue (all players on a
+streak of `tf_arena_max_streak`), then the queue fills both teams up to the team size in
+the order people queued; players beyond the size, the last seated first, go back to the queue.
+Where it differs from TF2: no class limits, no "first blood" or notifications, the queue
+order is the time each player entered Spectator (TF2 sorts by a queue time it also keeps
+for winners), and players are seated on the smaller team (TF2 fills the winners' team with
+`iUnknown` players first, then auto-assigns).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from plugin.emulate.engine import BLU, RED, SPECTATOR, UNASSIGNED, Client, Entity, Server
+
+MODES = ("arena", "koth", "cp", "ad", "ctf", "pl", "plr", "mvm", "pd", "rd", "pass", "sd")
+
+# Each mode's map, its logic entities and what its rounds fire.
+MAPS = {
+    "arena": "arena_lumberyard_event",
+    "koth": "koth_harvest_final",
+    "cp": "cp_process_final",
+    "ad": "cp_dustbowl",
+    "ctf": "ctf_2fort",
+    "pl": "pl_badwater",
+    "plr": "plr_hightower",
+    "mvm": "mvm_coaltown",
+    "pd": "pd_watergate",
+    "rd": "rd_asteroid",
+    "pass": "pass_brickyard",
+    "sd": "sd_doomsday",
+}
+SETUP_SECONDS = {"ad": 60, "pl": 60}
+SWITCHING = ("ad", "pl")  # modes whose teams change colours after each full round
+ROUND_SECONDS = {
+    "arena": 90,
+    "koth": 240,
+    "cp": 400,
+    "ad": 500,
+    "ctf": 500,
+    "pl": 500,
+    "plr": 400,
+    "mvm": 300,
+    "pd": 300,
+    "rd": 400,
+    "pass": 300,
+    "sd": 400,
+}
+PREROUND_SECONDS = 5.0
+ARENA_PREROUND_SECONDS = 10.0
+BONUS_SECONDS = 15.0
+MEDIC, ENGINEER, SCOUT = 5, 9, 1
+TF_COND_UBERCHARGED = 5
+
+
+def map_entities(mode: str) -> list[tuple[str, dict[str, Any]]]:
+    """The entities the plugin looks for on this mode's map (classname, props)."""
+    timer = (
+        "team_round_timer",
+        {
+            "__netclass": "CTeamRoundTimer",
+            "m_nSetupTimeLength": SETUP_SECONDS.get(mode, 0),
+            "m_bTimerPaused": 0,
+            "m_flTimerEndTime": 0.0,
+        },
+    )
+    point = ("team_control_point", {"m_iDefaultOwner": 0})
+    red_point = ("team_control_point", {"m_iDefaultOwner": RED})
+    flag = ("item_teamflag", {})
+    return {
+        "arena": [("tf_logic_arena", {}), point],
+        "koth": [("tf_logic_koth", {}), point, timer],
+        "cp": [
+            ("team_control_point", {"m_iDefaultOwner": RED}),
+            ("team_control_point", {"m_iDefaultOwner": RED}),
+            point,
+            ("team_control_point", {"m_iDefaultOwner": BLU}),
+            ("team_control_point", {"m_iDefaultOwner": BLU}),
+            timer,
+        ],
+        "ad": [red_point, red_point, red_point, timer],
+        "ctf": [flag, flag, timer],
+        "pl": [("team_train_watcher", {}), red_point, red_point, red_point, timer],
+        "plr": [
+            ("tf_logic_multiple_escort", {}),
+            ("team_train_watcher", {}),
+            ("team_train_watcher", {}),
+            point,
+            point,
+            timer,
+        ],
+        "mvm": [("tf_logic_mann_vs_machine", {}), flag, ("func_upgradestation", {})],
+        "pd": [("tf_logic_player_destruction", {}), flag, timer],
+        "rd": [("tf_logic_robot_destruction", {}), timer],
+        "pass": [("passtime_logic", {}), timer],
+        "sd": [("tf_logic_special_delivery", {}), flag, timer],
+    }[mode]
+
+
+@dataclass
+class RoundRecord:
+    number: int
+    map: str
+    started: float
+    teams: dict[str, list[str]]
+    winner: str = ""
+    ended: float = 0.0
+    stored: bool = False
+    round_id: str | None = None
+
+
+@dataclass
+class Game:
+    """Drives `server` through maps and rounds of one mode."""
+
+    server: Server
+    mode: str
+    skills: dict[str, float] = field(default_factory=dict)
+    rounds: list[RoundRecord] = field(default_factory=list)
+    round_live: bool = False
+    map_count: int = 0
+    round_seconds: float | None = None  # every round's length (None: the mode's, ROUND_SECONDS)
+    loser_captures: float = 0.5  # koth, cp: the chance the losers capture a point early on
+    queued_at: dict[int, float] = field(default_factory=dict)  # arena: client -> when queued
+    last_winner: int = 0
+    seated_at: dict[int, float] = field(default_factory=dict)  # arena: client -> when seated
+    map_name: str | None = None  # the map's path (e.g. workshop/koth_x.ugc1); None: MAPS
+    switch_teams: bool = False  # ad, pl: the teams change colours before the next round
+    _streak: int = 0  # arena: rounds the last winner won in a row
+
+    def __post_init__(self) -> None:
+        if self.mode == "arena":
+            self.server.auto_team = self._arena_seat
+            self.server.on_team_change.append(self._note_queue)
+
+    # --- maps ---------------------------------------------------------------------------
+
+    def start_map(self) -> None:
+        s = self.server
+        self.map_count += 1
+        s.map = self.map_name or MAPS[self.mode]
+        s.map_started = s.now
+        s.entities = {}
+        index = 200
+        for classname, props in [
+            ("tf_player_manager", {"__netclass": "CTFPlayerResource"}),
+            ("tf_gamerules", {}),
+            *map_entities(self.mode),
+        ]:
+            index += 1
+            entity = Entity(index, classname, dict(props))
+            if classname == "tf_player_manager":
+                entity.props["m_iTotalScore"] = self._score
+            s.entities[index] = entity
+        s.forward("OnMapStart")
+        for name, value in s.server_cfg.items():  # the engine runs server.cfg on every map load
+            if name in s.convars:
+                s.set_convar(name, value)
+        s.forward("OnConfigsExecuted")
+
+    def _score(self, element: int) -> int:
+        client = self.server.clients.get(element)
+        return client.score if client else 0
+
+    def end_map(self) -> None:
+        """SourceMod disconnects every client, then OnMapEnd; NO_MAPCHANGE timers die."""
+        s = self.server
+        for client in s.sorted_clients():
+            s.call_if("OnClientDisconnect", client.index)
+            s.call_if("OnClientDisconnect_Post", client.index)
+            client.team, client.alive = UNASSIGNED, False
+            client.in_game = client.authorized = False
+        s.forward("OnMapEnd")
+        for timer in list(s.timers.values()):
+            if timer.flags & 2:  # TIMER_FLAG_NO_MAPCHANGE
+                s.kill_timer(timer.handle)
+
+    def reconnect_all(self) -> None:
+        """After a map change every client comes back (the full connect sequence)."""
+        s = self.server
+        for client in s.sorted_clients():
+            s.call_if("OnClientConnected", client.index)
+            client.in_game = True
+            s.call_if("OnClientPutInServer", client.index)
+            s.authorize(client)
+        for client in s.sorted_clients():
+            self.join_team(client)
+
+    # --- players ------------------------------------------------------------------------
+
+    def connect(
+        self, name: str, *, skill: float | None = None, flags: int = 0, fake: bool = False
+    ) -> Client:
+        s = self.server
+        client = s.connect(name, fake=fake, flags=flags)
+        self.skills[client.steam_id] = skill if skill is not None else s.rng.gauss(0.0, 1.0)
+        client.tf_class = (MEDIC, ENGINEER, SCOUT, 2, 3, 4, 6, 7, 8)[client.index % 9]
+        return client
+
+    def join_team(self, client: Client, choice: str = "auto") -> None:
+        """The player's `jointeam` (MvM humans play RED; bots are seated by the game)."""
+        s = self.server
+        if client.fake:
+            s.set_team(client, BLU)
+        elif self.mode == "mvm":
+            s.run_command(client.index, "jointeam red")
+        else:
+            s.run_command(client.index, f"jointeam {choice}")
+        s._drain()
+        if client.team in (RED, BLU) and (self.round_live or not self.rounds):
+            client.alive = True
+
+    def leave(self, client: Client) -> None:
+        self.server.disconnect(client)
+
+    def teams(self) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {"red": [], "blue": [], "spectator": []}
+        for client in self.server.sorted_clients():
+            if client.fake:
+                continue
+            key = {RED: "red", BLU: "blue", SPECTATOR: "spectator"}.get(client.team)
+            if key:
+                out[key].append(client.steam_id)
+        for ids in out.values():
+            ids.sort()
+        return out
+
+    # --- arena's queue ------------------------------------------------------------------
+
+    def _note_queue(self, client: Client, old: int, new: int) -> None:
+        if new == SPECTATOR and not client.arena_spectator:
+            self.queued_at[client.index] = self.server.now
+        else:
+            self.queued_at.pop(client.index, None)
+        if new in (RED, BLU):
+            self.seated_at[client.index] = self.server.now
+
+    def queue(self) -> list[Client]:
+        """Arena: the players waiting to play, first in line first."""
+        waiting = [
+            c
+            for c in self.server.sorted_clients()
+            if c.team == SPECTATOR and not c.arena_spectator and not c.fake
+        ]
+        return sorted(waiting, key=lambda c: (self.queued_at.get(c.index, 0.0), c.index))
+
+    def arena_team_size(self, joining: int = 0) -> int:
+        """Players a team has in arena; `joining` counts players about to be ready."""
+        s = self.server
+        override = int(float(s.convars["tf_arena_override_team_size"].value or 0))
+        if override > 0:
+            return override
+        ready = sum(
+            1
+            for c in s.clients.values()
+            if not c.fake
+            and (c.team in (RED, BLU) or (c.team == SPECTATOR and not c.arena_spectator))
+        )
+        return max(1, min(int(s.max_clients / 3.0 + 0.5), (ready + joining) // 2))
+
+    def _arena_seat(self, client: Client) -> int:
+        """`jointeam auto` in arena: a free seat on the smaller team, else the queue."""
+        size = self.arena_team_size(joining=1)
+        red = sum(1 for c in self.server.clients.values() if c.team == RED and c is not client)
+        blu = sum(1 for c in self.server.clients.values() if c.team == BLU and c is not client)
+        if min(red, blu) >= size or self.round_live:
+            return SPECTATOR
+        return BLU if blu < red else RED
+
+    def arena_team_logic(self) -> None:
+        """Before an arena round: losers to the queue when people wait, then seats filled."""
+        s = self.server
+        size = self.arena_team_size()
+        streak = int(float(s.convars["tf_arena_max_streak"].value or 0))
+        if self.queue() and self.last_winner in (RED, BLU):
+            streaked = streak > 0 and self._streak >= streak
+            for client in s.sorted_clients():
+                if client.team in (RED, BLU) and (client.team != self.last_winner or streaked):
+                    s.set_team(client, SPECTATOR)
+            if streaked:
+                self._streak = 0
+        for team in (RED, BLU):
+            seated = [c for c in s.sorted_clients() if c.team == team and not c.fake]
+            seated.sort(key=lambda c: self.seated_at.get(c.index, 0.0))
+            for client in seated[size:][::-1]:
+                s.set_team(client, SPECTATOR)
+        line = self.queue()
+        while line:
+            red = sum(1 for c in s.clients.values() if c.team == RED)
+            blu = sum(1 for c in s.clients.values() if c.team == BLU)
+            if min(red, blu) >= size:
+                break
+            s.set_team(line.pop(0), BLU if blu < red else RED)
+        s._drain()
+
+    # --- rounds -------------------------------------------------------------------------
+
+    def waiting_for_players(self, seconds: float = 30.0) -> None:
+        """The pre-game round and its restart (not in arena: SetInWaitingForPlayers refuses)."""
+        s = self.server
+        if self.mode == "arena":
+            return
+        s.forward("TF2_OnWaitingForPlayersStart")
+        s.fire("teamplay_round_start", full_reset=1)
+        s.advance(PREROUND_SECONDS)
+        s.fire("teamplay_round_active")
+        self._respawn_all()
+        s.advance(max(seconds - PREROUND_SECONDS, 0.0))
+        s.fire("teamplay_restart_round")
+        s.forward("TF2_OnWaitingForPlayersEnd")
+
+    def _respawn_all(self) -> None:
+        for client in self.server.clients.values():
+            client.alive = client.team in (RED, BLU)
+
+    def play_round(
+        self,
+        *,
+        winner: int | None = None,
+        activity: int = 3,
+        moments: dict[float, Callable[[], None]] | None = None,
+    ) -> RoundRecord:
+        """One round. `moments`: what happens at so many seconds after the doors go up
+        (players leaving or joining mid-round, a medic's charge filling, ...)."""
+        s = self.server
+        number = len(self.rounds) + 1
+        if self.mode == "arena":
+            self.arena_team_logic()
+        if self.switch_teams:
+            self.switch_sides()
+        s.fire("teamplay_round_start", full_reset=1)
+        self._respawn_all()
+        s.advance(ARENA_PREROUND_SECONDS if self.mode == "arena" else PREROUND_SECONDS)
+        if self.mode == "arena":
+            s.fire("arena_round_start")
+        s.fire("teamplay_round_active")
+        for after, action in (moments or {}).items():
+            s.at(s.now + after, action)
+        record = RoundRecord(number, s.map, round(s.now, 3), self.teams())
+        self.rounds.append(record)
+        self.round_live = True
+        timer = next((e for e in s.entities.values() if e.classname == "team_round_timer"), None)
+        setup = SETUP_SECONDS.get(self.mode, 0)
+        length = self.round_seconds or ROUND_SECONDS[self.mode]
+        if timer is not None:
+            timer.props["m_flTimerEndTime"] = s.game_time() + setup + length
+        if setup:
+            s.advance(setup)
+            s.fire("teamplay_setup_finished")
+        won = winner if winner is not None else self._draw_winner()
+        self._play(won, length, activity)
+        record.winner = {RED: "red", BLU: "blue"}.get(won, "draw")
+        self._streak = self._streak + 1 if won == self.last_winner else 1
+        self.last_winner = won
+        self.round_live = False
+        before = s.global_string("g_slLastRoundId")
+        s.fire(
+            "teamplay_round_win",
+            team=won,
+            winreason=1,
+            full_round=1,
+            round_time=float(length),
+            losing_team_num_caps=0,
+            was_sudden_death=0,
+        )
+        after = s.global_string("g_slLastRoundId")  # the id the plugin gave the round's report
+        record.round_id = after if after != before else None
+        # Attack/defend and payload maps set their control point master's "switch teams":
+        # after a full round the attackers defend.
+        self.switch_teams = self.mode in SWITCHING
+        record.ended = round(s.now, 3)
+        s.advance(BONUS_SECONDS)
+        return record
+
+    def switch_sides(self) -> None:
+        """TF2's HandleSwitchTeams, in the pre-round of the round after a full round of an
+        attack/defend or payload map (CTeamplayRoundBasedRules::RoundRespawn: the switch,
+        then every player respawns; then teamplay_round_start): each player on RED goes to
+        BLU and each on BLU to RED, one player_team each. Nobody dies of it: the round's
+        respawn follows."""
+        s = self.server
+        self.switch_teams = False
+        for client in s.sorted_clients():
+            if client.team in (RED, BLU):
+                client.alive = False
+                s.set_team(client, BLU if client.team == RED else RED)
+
+    def _draw_winner(self) -> int:
+        red = sum(self.skills.get(i, 0.0) for i in self.teams()["red"])
+        blu = sum(self.skills.get(i, 0.0) for i in self.teams()["blue"])
+        if self.mode == "mvm":
+            blu = red  # the robots: a coin
+        p_red = 1.0 / (1.0 + math.exp(-(red - blu)))
+        return RED if self.server.rng.random() < p_red else BLU
+
+    def _play(self, won: int, length: float, activity: int) -> None:
+        """Damage, heals and the mode's objectives, spread over the round."""
+        s = self.server
+        steps = max(activity, 1)
+        lost = BLU if won == RED else RED
+        for step in range(steps):
+            s.advance(length / (steps + 1))
+            live = [c for c in s.sorted_clients() if c.alive and c.team in (RED, BLU)]
+            for client in live:
+                foes = [c for c in live if c.team != client.team]
+                if client.tf_class == MEDIC:
+                    mates = [c for c in live if c.team == client.team and c is not client]
+                    if mates:
+                        patient = s.rng.choice(mates)
+                        s.fire(
+                            "player_healed", patient=patient.userid, healer=client.userid, amount=50
+                        )
+                elif foes:
+                    victim = s.rng.choice(foes)
+                    client.score += 1
+                    s.fire(
+                        "player_hurt",
+                        userid=victim.userid,
+                        attacker=client.userid,
+                        health=50,
+                        damageamount=50,
+                        custom=0,
+                        showdisguisedcrit=0,
+                        crit=0,
+                        minicrit=0,
+                        allseecrit=0,
+                        weaponid=0,
+                        bonuseffect=0,
+                    )
+            self._objective(step, steps, won, lost)
+
+    def _objective(self, step: int, steps: int, won: int, lost: int) -> None:
+        s = self.server
+        last = step == steps - 1
+        if self.mode in ("koth", "cp", "plr") and last:
+            s.fire("teamplay_point_captured", cp=0, cpname="point", team=won, cappers="")
+        elif self.mode in ("ad", "pl") and won == BLU and last:
+            s.fire("teamplay_point_captured", cp=0, cpname="last", team=BLU, cappers="")
+        elif self.mode == "ctf" and last:
+            carriers = [c for c in s.sorted_clients() if c.team == won and c.alive]
+            if carriers:
+                s.fire(
+                    "teamplay_flag_event",
+                    player=carriers[0].index,
+                    carrier=carriers[0].index,
+                    eventtype=2,
+                    home=0,
+                    team=won,
+                )
+        if self.mode in ("koth", "cp") and step == 0 and s.rng.random() < self.loser_captures:
+            s.fire("teamplay_point_captured", cp=0, cpname="point", team=lost, cappers="")
+
+    def capture(self, cappers: list[Client]) -> None:
+        """These players capture a point for their team now (`cappers`: a character per
+        capper, its client index)."""
+        team = cappers[0].team
+        self.server.fire(
+            "teamplay_point_captured",
+            cp=1,
+            cpname="point",
+            team=team,
+            cappers="".join(chr(c.index) for c in cappers),
+        )
+
+    # --- moments ------------------------------------------------------------------------
+
+    def tick(self, seconds: float) -> None:
+        self.server.advance(seconds)

@@ -1,0 +1,70 @@
+"""`synelo` starts with what its command needs. The help and the model list load no maths,
+database or web library, and the commands that only read or write rows load neither NumPy,
+SciPy, Alembic nor the web stack: each of them cost an operator's command, and each CLI
+test, a second or more of start (bench/cli_start.py)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from synelo.models import MODELS
+
+MATHS = {"numpy", "scipy", "openskill", "trueskill", "matplotlib"}
+WEB = {"fastapi", "starlette", "uvicorn"}
+DATABASE = {"sqlalchemy", "alembic", "psycopg"}
+
+
+def imported(args: list[str], data: Path) -> tuple[set[str], str]:
+    """The modules `python -m synelo ARGS` imports, read from its -X importtime report, and
+    its output."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SYNELO_")}
+    env["SYNELO_DATA_DIR"] = str(data)
+    result = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "synelo", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    modules = {
+        line.rpartition("|")[2].strip()
+        for line in result.stderr.splitlines()
+        if line.startswith("import time:")
+    }
+    assert "typer" in modules  # the report is read: the command's own frame is in it
+    return modules, result.stdout
+
+
+def packages(modules: set[str]) -> set[str]:
+    return {name.partition(".")[0] for name in modules}
+
+
+def test_help_loads_no_library_beyond_its_frame(tmp_path: Path) -> None:
+    modules, out = imported(["--help"], tmp_path)
+    assert "simulate-history" in out and "pool" in out
+    assert packages(modules) & (MATHS | WEB | DATABASE | {"pydantic", "httpx"}) == set()
+
+
+def test_models_lists_every_model_without_importing_one(tmp_path: Path) -> None:
+    modules, out = imported(["models"], tmp_path)
+    assert out.split() == list(MODELS)
+    assert packages(modules) & (MATHS | WEB | DATABASE) == set()
+    assert {m for m in modules if m.startswith("synelo.models.")} == {"synelo.models.base"}
+
+
+def test_commands_on_rows_load_no_maths_nor_web(tmp_path: Path) -> None:
+    """They may load alembic: a command on an existing database first checks that its schema
+    is current, so that it refuses a database it was not asked to make or migrate."""
+    imported(["migrate"], tmp_path)
+    for args in (["pool", "create", "arena", "--team-size", "3"], ["token", "create"]):
+        modules, _ = imported(args, tmp_path)
+        assert "sqlalchemy" in packages(modules)
+        assert packages(modules) & (MATHS | WEB) == set(), args
+    listed, out = imported(["pool", "list"], tmp_path)
+    assert out.split()[:4] == ["arena", "team", "size", "3"]
+    assert packages(listed) & (MATHS | WEB) == set()
