@@ -18,7 +18,7 @@ from synelo.balance import place_joiner
 from synelo.client import SyneloClient
 from synelo.models import RoundFacts
 from synelo.models import create_model as service_model
-from tests.conftest import SERVER, LiveServer, steam
+from tests.conftest import LOADED, SERVER, LiveServer, steam
 
 PLAYERS = [steam(n) for n in range(201, 210)]
 
@@ -152,7 +152,7 @@ def test_the_mode_can_be_chosen_and_is_checked(
         "even"
     )
     # the Python client asks for either mode
-    with SyneloClient(live.url, SERVER, whr.name) as client:
+    with SyneloClient(live.url, SERVER, whr.name, timeout=LOADED) as client:
         assert [s.k for s in client.splits(players, mode="even")] == [2, 3]
         (split,) = client.splits(players)
         assert split.logit is not None and split.bench == []
@@ -284,7 +284,7 @@ def test_a_model_without_a_logit_splits_every_player_by_sums(
         moved = len(set(current["A"]) - set(split["A"])) + len(set(current["B"]) - set(split["B"]))
         assert split["moved"] == moved
     # the Python client reads the same answer
-    with SyneloClient(live.url, SERVER, name) as client:
+    with SyneloClient(live.url, SERVER, name, timeout=LOADED) as client:
         (split,) = client.splits(everyone[:7], mode="all-play")
         assert split.k == 3 and split.bench == [] and split.logit is None
         assert split.gap == least_gap(ratings, everyone[:7], []) and split.optimal

@@ -28,7 +28,7 @@ from synelo.client import (
 )
 from synelo.sim.faults import FaultProxy
 from synelo.sim.service import LocalService
-from tests.conftest import ADMIN, SERVER, LiveServer, steam
+from tests.conftest import ADMIN, LOADED, SERVER, LiveServer, steam
 
 P = [steam(n) for n in range(1, 13)]
 
@@ -44,7 +44,10 @@ def _journal(admin: SyneloClient, players: list[str]) -> list[tuple[str, str]]:
 
 
 def test_every_endpoint_typed(live: LiveServer, pool: str) -> None:
-    with SyneloClient(live.url, SERVER, pool) as c, SyneloClient(live.url, ADMIN, pool) as a:
+    with (
+        SyneloClient(live.url, SERVER, pool, timeout=LOADED) as c,
+        SyneloClient(live.url, ADMIN, pool, timeout=LOADED) as a,
+    ):
         assert c.health()["status"] == "ok"
         assert c.player(P[0]).rating == 1000 and c.player(P[0]).rounds_played == 0
         assert [p.steam_id for p in c.lookup(P[:3])] == P[:3]
@@ -76,7 +79,7 @@ def test_text_ids_with_url_characters(live: LiveServer) -> None:
     """The client encodes a player's id in paths: '/', '%', '?', '#' and ' ' are ids too."""
     name = f"t{uuid.uuid4().hex[:12]}"
     ids = ["a/b", "50%", "what?", "#1", "two words"]
-    with SyneloClient(live.url, ADMIN, name) as a:
+    with SyneloClient(live.url, ADMIN, name, timeout=LOADED) as a:
         a.create_pool(name, 3, player_ids="text")
         result = a.submit_round(round_body("r1", "srv", "A", (ids[:2], ids[2:])))
         after = {x.steam_id: x.after for x in result.players}
@@ -92,7 +95,7 @@ def test_a_report_sends_every_optional_field(live: LiveServer, pool: str) -> Non
     """`report()` takes each optional field of a round report under its API name, typed,
     and the service stores them as sent: the names reach the boards."""
     start = datetime(2026, 11, 3, 20, 15, tzinfo=timezone(timedelta(hours=1)))
-    with SyneloClient(live.url, SERVER, pool) as c:
+    with SyneloClient(live.url, SERVER, pool, timeout=LOADED) as c:
         reporter = RoundReporter(c, "srv1")
         [result] = reporter.report(
             "B",
@@ -136,7 +139,7 @@ def test_a_report_sends_every_optional_field(live: LiveServer, pool: str) -> Non
 
 def test_a_report_refuses_a_field_it_does_not_know(live: LiveServer, pool: str) -> None:
     """A misspelt field is a TypeError before anything is sent; None leaves a field out."""
-    with SyneloClient(live.url, SERVER, pool) as c:
+    with SyneloClient(live.url, SERVER, pool, timeout=LOADED) as c:
         reporter = RoundReporter(c, "srv1")
         with pytest.raises(TypeError, match="not a field of a round report: name"):
             reporter.report("A", (P[:1], P[1:2]), name={P[0]: "Ann"})  # type: ignore[call-arg]
@@ -164,13 +167,13 @@ def test_one_connection_is_reused(live: LiveServer, pool: str) -> None:
 
 
 def test_4xx_raise_and_are_never_retried(live: LiveServer, pool: str) -> None:
-    with SyneloClient(live.url, SERVER, pool) as c:
+    with SyneloClient(live.url, SERVER, pool, timeout=LOADED) as c:
         with pytest.raises(Unauthorized):
-            SyneloClient(live.url, "wrong", pool).player(P[0])
+            SyneloClient(live.url, "wrong", pool, timeout=LOADED).player(P[0])
         with pytest.raises(Forbidden):
             c.quality()
         with pytest.raises(NotFound):
-            SyneloClient(live.url, SERVER, "no-such-pool").player(P[0])
+            SyneloClient(live.url, SERVER, "no-such-pool", timeout=LOADED).player(P[0])
         with pytest.raises(Invalid) as err:
             c.player("123")
         assert err.value.status == 422 and err.value.detail[0]["loc"] == ["path", "steam_id"]
@@ -196,7 +199,10 @@ def test_lost_response_is_retried_and_changes_nothing(live: LiveServer, pool: st
 
     proxy = FaultProxy(_upstream(live.url), decide)
     try:
-        with SyneloClient(proxy.url, SERVER, pool) as c, SyneloClient(live.url, ADMIN, pool) as a:
+        with (
+            SyneloClient(proxy.url, SERVER, pool) as c,
+            SyneloClient(live.url, ADMIN, pool, timeout=LOADED) as a,
+        ):
             now = [0.0]
             reporter = RoundReporter(c, "srv1", clock=lambda: now[0])
             assert reporter.report("A", (P[:2], P[2:4])) == []
@@ -224,7 +230,7 @@ def test_lost_response_is_retried_and_changes_nothing(live: LiveServer, pool: st
 def local(tmp_path: Path):
     service = LocalService(tmp_path / "svc", ADMIN, SERVER)
     service.start()
-    with SyneloClient(service.url, ADMIN, "default") as admin:
+    with SyneloClient(service.url, ADMIN, "default", timeout=LOADED) as admin:
         admin.create_pool("default", 2)
     yield service
     service.stop()

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from synelo.client import SplitCache, SyneloClient
 from synelo.game.splits import plan
-from tests.conftest import SERVER, LiveServer, post_round, steam
+from tests.conftest import LOADED, SERVER, LiveServer, post_round, steam
 
 PLAYERS = [steam(n) for n in range(1, 10)]
 
@@ -14,7 +14,7 @@ PLAYERS = [steam(n) for n in range(1, 10)]
 def test_all_play_split_survives_an_outage_and_seats_everyone(live: LiveServer, pool: str) -> None:
     with live.client(SERVER) as server:
         post_round(server, pool, [1, 2, 3], [4, 5, 6], "A")
-    with SyneloClient(live.url, SERVER, pool=pool) as client:
+    with SyneloClient(live.url, SERVER, pool=pool, timeout=LOADED) as client:
         cache = SplitCache(client, all_play=True)
         split = cache.scramble(PLAYERS)
         assert split is not None and not split.bench
