@@ -5,13 +5,20 @@ Every page is checked for what it shows and for console errors."""
 from __future__ import annotations
 
 import uuid
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 from playwright.sync_api import Page
 
-from tests.conftest import SERVER, LiveServer, steam
+from synelo.config import Settings
+from synelo.ratings import SynEloParams
+from synelo.service.app import create_app
+from synelo.store.engine import create_store_engine, migrate
+from synelo.store.repository import Store
+from tests.conftest import SERVER, LiveServer, serving, steam
+from tests.integration.test_cli import run
 
 
 def play(server: httpx.Client, pool: str, a: int, b: int, winner: str = "A") -> None:
@@ -113,6 +120,32 @@ def test_a_provisional_player_shows_no_rating(
     assert rating != 1000 and str(rating) not in page.locator("main").inner_text()
     page.goto(f"{live.url}/pools/{name}")
     assert page.locator("#board tbody tr").count() == 0  # nobody listed yet
+
+
+def test_an_empty_index_says_how_to_make_a_pool_public(page: Page, tmp_path: Path) -> None:
+    """What `make run` leaves: one private pool, `default`. A visitor sees no pool and how
+    an admin makes one public (not the private pool's name); done as it says, with `synelo
+    pool set`, the pool is listed."""
+    engine = create_store_engine(f"sqlite:///{tmp_path / 'synelo.db'}")
+    migrate(engine)
+    store = Store(engine)
+    store.create_pool("default", 12, SynEloParams(theta=1200))
+    app = create_app(Settings(data_dir=tmp_path, admin_tokens=["a" * 43]), store=store)
+    try:
+        with serving(app) as url:
+            page.goto(url + "/")
+            hint = " ".join(page.locator("#empty").inner_text().split())
+            assert hint.startswith("No public pool yet. Pools are private until an admin")
+            assert "synelo pool set NAME --public" in hint
+            assert 'PATCH /v1/pools/NAME with {"public": true}' in hint
+            assert "default" not in page.content()
+            made = run(["pool", "set", "default", "--public"], tmp_path)
+            assert made.returncode == 0, made.stderr
+            page.goto(url + "/")
+            assert page.locator("#pools tbody td:first-child a").all_inner_texts() == ["default"]
+            assert page.locator("#empty").count() == 0
+    finally:
+        engine.dispose()
 
 
 def test_private_pools_and_hidden_players_are_not_found(

@@ -16,6 +16,7 @@ import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 
 from tests.docs.shell_blocks import ROOT, environment, serving, synelo_init
@@ -74,11 +75,19 @@ def documented_pairs(block: str) -> list[str]:
 
 def test_the_tour_has_the_steps_the_readme_promises() -> None:
     blocks = tour_blocks()
-    assert len(blocks) == 7, "update this test with the tour"
+    assert len(blocks) == 8, "update this test with the tour"
     assert blocks[0].startswith("URL=${URL:-http://127.0.0.1:8000}\n")
     for block, route in zip(
         blocks[1:],
-        ['/v1/pools"', '/rounds"', '/rounds"', "/players/", '/splits"', '/quality"'],
+        [
+            '/v1/pools"',
+            '/rounds"',
+            '/rounds"',
+            "/players/",
+            '/splits"',
+            '/quality"',
+            '-X PATCH -H "$A" -H "$J" "$URL/v1/pools/tour"',
+        ],
         strict=True,
     ):
         assert route in block
@@ -118,6 +127,8 @@ def test_readme_tour_runs_as_written(service: tuple[Path, str]) -> None:
     quality = json.loads(out[6])
     assert (quality["rounds"], quality["players"], quality["shadow"]) == (1, 4, 4)
 
+    _ends_on_a_page_with_content(out[7], url)
+
     # every value the README shows as sample output is what the service printed
     for block, printed in zip(blocks, out, strict=True):
         for pair in documented_pairs(block):
@@ -135,3 +146,20 @@ def test_readme_tour_runs_again_as_the_readme_says(service: tuple[Path, str]) ->
     assert json.loads(out[2])["seq"] == 1  # the stored answer of the first run
     assert json.loads(out[4])["rating"] == 1036
     assert json.loads(out[6])["rounds"] == 1
+    _ends_on_a_page_with_content(out[7], url)
+
+
+def _ends_on_a_page_with_content(printed: str, url: str) -> None:
+    """The last step made the pool public and printed a page's address: anyone (no token)
+    gets that page with the round on it, and `/` lists the pool."""
+    answer, address = printed.splitlines()
+    assert json.loads(answer)["public"] is True
+    assert address == f"{url}/pools/tour/rounds/srv1-0001"
+    page = httpx.get(address)
+    assert page.status_code == 200, page.text
+    text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", page.text))
+    assert "Round srv1-0001" in text and "koth_harvest" in text
+    assert "Team A's predicted chance: 50 %" in text and "Team A won" in text
+    assert text.count("76561197960265730") == 1 and "76561197960265733" in text
+    index = httpx.get(f"{url}/").text
+    assert 'href="/pools/tour"' in index and "No public pool yet" not in index

@@ -239,6 +239,7 @@ NEEDS_A_DATABASE = [
     ["token", "revoke", "1"],
     ["pool", "list"],
     ["pool", "create", "arena"],
+    ["pool", "set", "default", "--public"],
     ["import", "journal", "--pool", "default", "-o", "h.jsonl"],
     ["serve", "--port", "1"],
 ]

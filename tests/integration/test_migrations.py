@@ -394,3 +394,25 @@ def _check_0012(engine: Engine) -> None:
         "no report": None,
     }
     _down_and_up(engine, "0011", "rounds", "played_at", 5)
+
+
+@pytest.mark.parametrize("database", ["sqlite", "postgresql"])
+def test_0013_notes_a_tokens_last_use_and_drops_it_back(
+    tmp_path: Path, database: str, request: pytest.FixtureRequest
+) -> None:
+    """A token stored before 0013 has no last use (NULL) and keeps working; its next use is
+    noted. The downgrade drops the column and keeps the token, and the upgrade gives the
+    schema of the tables again. On both databases."""
+    _on_an_empty_database(database, tmp_path, request, _check_0013)
+
+
+def _check_0013(engine: Engine) -> None:
+    command.upgrade(alembic_config(engine), "0012")
+    Store(engine).add_token("admin", "old", "old")  # no last_used_at column yet
+    migrate(engine)
+    store = Store(engine)
+    assert [t.last_used_at for t in store.list_tokens()] == [None]
+    assert store.use_token(hash_token("old")) == ("admin", "old", None)
+    assert store.list_tokens()[0].last_used_at is not None
+    _down_and_up(engine, "0012", "api_tokens", "last_used_at", 1)
+    assert Store(engine).token_identity("old") == ("admin", "old", None)

@@ -18,6 +18,7 @@ from synelo.ratings import SynEloParams
 from synelo.service.app import create_app
 from synelo.store.engine import create_store_engine, migrate
 from synelo.store.repository import Store
+from synelo.store.tokens import hash_token
 from tests.conftest import own_pg_schema, serving, steam
 from tests.integration.test_cli import run
 
@@ -78,10 +79,18 @@ def test_token_list_and_revoke(tmp_path: Path) -> None:
         if "eu-1" in line
     ]
     assert len(lines) == 1 and lines[0][1] == "server" and token not in listed.stdout
+    assert lines[0][-1] == "—"  # not used yet
     token_id = lines[0][0]
+    # once used, its last use is shown, to the minute
+    store = Store(create_store_engine(f"sqlite:///{tmp_path / 'synelo.db'}"))
+    assert store.use_token(hash_token(token)) is not None
+    used = store.list_tokens()[-1].last_used_at
+    assert used is not None
+    shown = run(["token", "list"], tmp_path).stdout.splitlines()
+    row = next(line for line in shown if "eu-1" in line)
+    assert row.split()[-2] == used.isoformat(timespec="minutes")
     assert run(["token", "revoke", token_id], tmp_path).returncode == 0
     assert "eu-1" not in run(["token", "list"], tmp_path).stdout
-    store = Store(create_store_engine(f"sqlite:///{tmp_path / 'synelo.db'}"))
     assert store.token_identity(token) is None
     again = run(["token", "revoke", token_id], tmp_path)
     assert again.returncode == 1 and "no stored token" in again.stderr

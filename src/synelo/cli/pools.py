@@ -1,12 +1,16 @@
-"""`synelo pool`: create and list rating pools in the configured database."""
+"""`synelo pool`: create, list and change rating pools in the configured database."""
 
 from __future__ import annotations
 
-from typing import Annotated
+import getpass
+import json
+import os
+from collections.abc import Mapping, Sequence
+from typing import Annotated, Any
 
 import typer
 
-from synelo.cli.app import console, err_console, load_settings, open_store, pool_app
+from synelo.cli.app import console, err_console, fail, load_settings, open_store, pool_app
 
 
 @pool_app.command("create")
@@ -71,3 +75,169 @@ def pool_list() -> None:
     """List the pools."""
     for p in open_store(load_settings()).list_pools():
         console.print(f"{p.name}\tteam size {p.team_size}\tΘ {p.params.theta:g}\t{p.rounds} rounds")
+
+
+@pool_app.command("set")
+def pool_set(
+    name: str,
+    public: Annotated[
+        bool | None,
+        typer.Option(
+            "--public/--private",
+            help="open the pool's public pages and endpoints to anyone, or close them",
+        ),
+    ] = None,
+    model: Annotated[
+        str | None, typer.Option(help="a new rating model (`synelo models` lists them)")
+    ] = None,
+    param: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--param",
+            "-p",
+            help="a parameter over the pool's own, KEY=VALUE (repeatable), e.g. -p k_max=60",
+        ),
+    ] = None,
+    theta: Annotated[float | None, typer.Option(help="SynElo's Θ")] = None,
+    autotune_every: Annotated[
+        int | None, typer.Option(help="auto-tune: rounds between fits (turns it on)")
+    ] = None,
+    autotune_fit: Annotated[
+        list[str] | None, typer.Option(help="auto-tune: a parameter to fit (repeatable)")
+    ] = None,
+    autotune_holdout: Annotated[
+        float | None, typer.Option(help="auto-tune: share of the newest rounds held out")
+    ] = None,
+    autotune_margin: Annotated[
+        float | None, typer.Option(help="auto-tune: held-out log-loss gain to adopt a fit")
+    ] = None,
+    no_autotune: Annotated[bool, typer.Option("--no-autotune", help="turn auto-tuning off")] = (
+        False
+    ),
+    reason: Annotated[str | None, typer.Option(help="why, for the pool's admin log")] = None,
+) -> None:
+    """Change a pool's settings, as a PATCH of /v1/pools/NAME does (the same checks). The
+    visibility and the auto-tuning alone are set at once; a new model, parameters or Θ
+    re-rate every stored round, here, with the progress shown until done (safe while the
+    service runs; an interruption leaves the pool as it was)."""
+    body: dict[str, object] = {}
+    for key, value in (("public", public), ("model", model), ("theta", theta)):
+        if value is not None:
+            body[key] = value
+    if param:
+        body["params"] = _params(param)
+    autotune = {
+        key: value
+        for key, value in (
+            ("every", autotune_every),
+            ("fit", autotune_fit),
+            ("holdout", autotune_holdout),
+            ("margin", autotune_margin),
+        )
+        if value is not None
+    }
+    if autotune and no_autotune:
+        err_console.print("[red]--no-autotune: and --autotune-… options contradict[/]")
+        raise typer.Exit(2)
+    if autotune or no_autotune:
+        body["autotune"] = autotune or None
+    if not body:
+        err_console.print(
+            "[red]nothing to change: give --public/--private, --model, --param, --theta, "
+            "--autotune-… or --no-autotune[/]"
+        )
+        raise typer.Exit(2)
+    if reason is not None:
+        body["reason"] = reason
+    _set(name, body)
+
+
+def _params(items: list[str]) -> dict[str, object]:
+    """-p KEY=VALUE options as a PATCH's params: each value as JSON (60, 0.5, true) or,
+    failing that, as text (seed)."""
+    params: dict[str, object] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            err_console.print(f"[red]--param takes KEY=VALUE, not {item!r}[/]")
+            raise typer.Exit(2)
+        try:
+            params[key.strip()] = json.loads(value)
+        except ValueError:
+            params[key.strip()] = value.strip()
+    return params
+
+
+def _set(name: str, body: dict[str, object]) -> None:
+    """Plan the change as the API does, then make it here (exit status 2 for a refused
+    one, naming its option)."""
+    from fastapi.exceptions import RequestValidationError
+    from pydantic import ValidationError
+
+    from synelo.cli.rerating import rerate_here
+    from synelo.domain import UnknownPool
+    from synelo.schemas import PoolPatchIn
+    from synelo.service.api.pool_settings import apply_at_once, plan_patch
+
+    settings = load_settings()
+    store = open_store(settings)
+    try:
+        current = store.get_pool(name)
+    except UnknownPool:
+        raise fail(f"unknown pool {name!r}") from None
+    try:
+        change = PoolPatchIn.model_validate(body)
+        plan = plan_patch(settings, store, current, change)
+    except ValidationError as exc:
+        raise _refused(exc.errors()) from None
+    except RequestValidationError as exc:
+        raise _refused([{**e, "loc": e["loc"][1:]} for e in exc.errors()]) from None
+    who = _who()
+    if plan.rerate is None:
+        changed = apply_at_once(store, current, plan, who)
+    else:
+        changed = rerate_here(
+            store, current, plan.rerate, who, lambda: apply_at_once(store, current, plan, who)
+        )
+        console.print(f"re-rated pool [bold]{name}[/]: {changed.rated:,} rounds")
+    theta = f", Θ {changed.params.theta:g}" if changed.is_synelo else ""
+    console.print(
+        f"pool [bold]{name}[/]: {'public' if changed.public else 'private'}, "
+        f"model {changed.model}{theta}, "
+        f"auto-tuning {'off' if changed.autotune is None else changed.autotune}"
+    )
+
+
+OPTION_OF = {
+    "public": "--public/--private",
+    "model": "--model",
+    "theta": "--theta",
+    "params": "--param",
+    "autotune": "--autotune-",
+}
+
+
+def _refused(errors: Sequence[Mapping[str, Any]]) -> typer.Exit:
+    """Each error of a refused change, by the option that gave the field; exit status 2."""
+    from rich.markup import escape
+
+    for error in errors:
+        loc = [str(part) for part in error["loc"]]
+        if not loc:
+            where = "pool set"
+        elif loc[0] == "autotune":
+            where = "--autotune-" + (loc[1] if len(loc) > 1 else "…")
+        else:
+            where = " ".join([OPTION_OF.get(loc[0], loc[0]), *loc[1:2]])
+        message = str(error["msg"]).removeprefix("Value error, ")
+        err_console.print(f"[red]{escape(where)}: {escape(message)}[/]")
+    return typer.Exit(2)
+
+
+def _who() -> str:
+    """Whom the pool's admin log names for a change made here: the command and the user."""
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):  # no name for this uid
+        user = str(os.getuid())
+    return f"cli:{user}"[:64]

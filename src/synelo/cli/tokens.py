@@ -71,11 +71,11 @@ def _scope(role: str, pools: list[str]) -> list[str] | None:
 
 @token_app.command("list")
 def token_list() -> None:
-    """List the stored tokens: id, role, label, the pools a scoped one may use, and when
-    made (never the token itself)."""
+    """List the stored tokens: id, role, label, the pools a scoped one may use, when made
+    and when last used, to the minute (never the token itself)."""
     from rich.table import Table
 
-    table = Table("id", "role", "label", "pools", "created", title="stored tokens")
+    table = Table("id", "role", "label", "pools", "created", "last used", title="stored tokens")
     for t in open_store(load_settings()).list_tokens():
         table.add_row(
             str(t.id),
@@ -83,6 +83,7 @@ def token_list() -> None:
             t.label,
             "(every pool)" if t.pools is None else ",".join(t.pools),
             t.created_at.isoformat(timespec="seconds"),
+            "—" if t.last_used_at is None else t.last_used_at.isoformat(timespec="minutes"),
         )
     show(table)
 

@@ -102,10 +102,11 @@ def create_app(  # noqa: C901
     app.state.balance_gate = BalanceGate()  # one split search at a time per worker
     app.state.error_log = error_log = ErrorLog(log)
     # Configured tokens, when there are any, are the only tokens (the token table is not
-    # consulted); otherwise the generated and created ones of the token table are.
+    # consulted); otherwise the generated and created ones of the token table are, each
+    # lookup noting the token's use (to the minute: `synelo token list` shows it).
     configured = bool(settings.admin_tokens or settings.server_tokens)
     app.state.tokens = tokens = TokenChecker(
-        settings.admin_tokens, settings.server_tokens, None if configured else store.token_holder
+        settings.admin_tokens, settings.server_tokens, None if configured else store.use_token
     )
     app.state.limits = limits = RateLimits.from_settings(settings)
     app.state.sessions = SessionStore(store)

@@ -99,5 +99,6 @@ class Store(Core):
     add_token = tokens.add_token
     token_identity = tokens.token_identity
     token_holder = tokens.token_holder
+    use_token = tokens.use_token
     list_tokens = tokens.list_tokens
     revoke_token = tokens.revoke_token

@@ -258,6 +258,8 @@ api_tokens = Table(
     Column("created_at", UtcDateTime(), nullable=False),
     # the pools a server token may use, a JSON list of names; NULL: every pool (0010)
     Column("pools", Text, nullable=True),
+    # when it was last used, to the minute (store.tokens.use_token); NULL: not yet (0013)
+    Column("last_used_at", UtcDateTime(), nullable=True),
 )
 
 # The pages' admin logins (synelo.service.pages.admin): the cookie itself is never stored, only its

@@ -1,23 +1,26 @@
 """A pool's settings as a request gives them, checked: the model and its parameters over
 the settings' defaults or the pool's own, the auto-tuning, and the ratings an admin may set
 a player to. Pool creation and a pool's change (a re-rate) check alike, every refusal a 422
-naming its field."""
+naming its field. A change (`plan_patch`) is planned here for both the API's PATCH and
+`synelo pool set`, so that the two take and refuse the same changes."""
 
 from __future__ import annotations
 
+import json
 import math
+from dataclasses import dataclass
 from typing import Any
 
 from fastapi.exceptions import RequestValidationError
 from pydantic import ValidationError
 
 from synelo.config import Settings
-from synelo.domain import POOL_RULES, Pool, pool_model
+from synelo.domain import POOL_RULES, Pool, encode_params, pool_model
 from synelo.models import MODELS, Model, ParameterError, resolve_params
 from synelo.models.synelo import SynElo
 from synelo.ratings import SynEloParams
 from synelo.rerate.autotune import AutoTune, AutoTuneError, check_autotune
-from synelo.schemas import AutoTuneIn, ParamsIn
+from synelo.schemas import AutoTuneIn, ParamsIn, PoolPatchIn
 from synelo.service.ids import invalid
 from synelo.store.repository import Store
 
@@ -170,3 +173,67 @@ def check_logged_sets(
                 f"outside what a {model} pool with these parameters takes",
                 value=model,
             )
+
+
+@dataclass(frozen=True, slots=True)
+class PatchPlan:
+    """What a pool's change does: `rerate` is the spec of the re-rate job it needs (None:
+    nothing to re-rate); `autotune` and `public`, when `sets_autotune` and `public` is not
+    None, are set at once (beside the job, if there is one)."""
+
+    rerate: dict[str, object] | None
+    sets_autotune: bool
+    autotune: dict[str, Any] | None
+    public: bool | None
+    reason: str | None
+
+
+def plan_patch(settings: Settings, store: Store, current: Pool, body: PoolPatchIn) -> PatchPlan:
+    """Check a change of `current` (a 422 naming the field for a bad one, or for a body
+    with nothing to change) and say what it does."""
+    changes_ratings = {"model", "params", "theta"} & body.model_fields_set
+    model = body.model if body.model is not None else current.model
+    params, model_params = model_settings(
+        settings, current.team_size, model, body.theta, body.params or {}, base=current
+    )
+    sets_autotune = "autotune" in body.model_fields_set
+    autotune = None
+    if sets_autotune:
+        autotune = autotune_setting(model, params, model_params, body.autotune)
+    elif current.autotune:  # the pool's own, which must still work with the new model
+        autotune = autotune_setting(
+            model,
+            params,
+            model_params,
+            AutoTuneIn.model_validate(current.autotune),
+            loc=("body", "autotune"),
+        )
+    check_logged_sets(store, current, model, params, model_params)
+    if "public" in body.model_fields_set and body.public is None:
+        raise invalid(("body", "public"), "true or false", value=None)
+    if not changes_ratings:  # auto-tuning or visibility alone: at once, nothing to re-rate
+        if not sets_autotune and body.public is None:
+            raise invalid(
+                ("body",), "nothing to change: give model, params, theta, autotune or public"
+            )
+        return PatchPlan(None, sets_autotune, autotune, body.public, body.reason)
+    spec: dict[str, object] = {
+        "model": model,
+        "params": json.loads(encode_params(model, params, model_params)),
+    }
+    if sets_autotune:  # set with the new model, at the swap
+        spec["autotune"] = autotune
+    if body.reason is not None:
+        spec["reason"] = body.reason
+    return PatchPlan(spec, False, autotune, body.public, body.reason)
+
+
+def apply_at_once(store: Store, pool: Pool, plan: PatchPlan, who: str) -> Pool:
+    """Set what the plan sets at once (the auto-tuning without a re-rate, the visibility),
+    logged as `who`'s; the pool as it then stands."""
+    changed = pool
+    if plan.sets_autotune:
+        changed = store.set_autotune(pool.name, plan.autotune, who, plan.reason)
+    if plan.public is not None:
+        changed = store.set_public(pool.name, plan.public, who, plan.reason)
+    return changed

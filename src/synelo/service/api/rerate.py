@@ -3,16 +3,14 @@ the background job that recomputes the pool from its stored rounds, and read the
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Annotated
 
 from fastapi import APIRouter, HTTPException, Path, Request
 from fastapi.responses import JSONResponse
 
-from synelo.domain import Job, JobRunning, Pool, encode_params, pool_model
+from synelo.domain import Job, JobRunning, Pool, pool_model
 from synelo.schemas import (
-    AutoTuneIn,
     ChangeOut,
     ChangesOut,
     EmptyIn,
@@ -23,12 +21,10 @@ from synelo.schemas import (
     VoidIn,
 )
 from synelo.service.api import actions, pool_settings
-from synelo.service.api.pool_settings import autotune_setting, model_settings
 from synelo.service.api.responses import COMMON, errors
 from synelo.service.api.views import pool_out
 from synelo.service.auth import actor
 from synelo.service.deps import AdminAuth, PoolDep
-from synelo.service.ids import invalid
 from synelo.service.params import RoundPathId
 
 router = APIRouter(
@@ -95,52 +91,13 @@ def patch_pool(pool: PoolDep, body: PoolPatchIn, request: Request) -> JSONRespon
     the background; the old ratings answer until the new ones replace them at once."""
     store = request.app.state.store
     current = store.get_pool(pool.name)
-    changes_ratings = {"model", "params", "theta"} & body.model_fields_set
-    model = body.model if body.model is not None else current.model
-    params, model_params = model_settings(
-        request.app.state.settings,
-        current.team_size,
-        model,
-        body.theta,
-        body.params or {},
-        base=current,
-    )
-    if "autotune" in body.model_fields_set:
-        autotune = autotune_setting(model, params, model_params, body.autotune)
-    else:  # the pool's own, which must still work with the new model or parameters
-        autotune = current.autotune and autotune_setting(
-            model,
-            params,
-            model_params,
-            AutoTuneIn.model_validate(current.autotune),
-            loc=("body", "autotune"),
-        )
-    pool_settings.check_logged_sets(store, current, model, params, model_params)
-    at_once = {"autotune", "public"} & body.model_fields_set
-    if "public" in at_once and body.public is None:
-        raise invalid(("body", "public"), "true or false", value=None)
-    if not changes_ratings:  # auto-tuning or visibility alone: at once, nothing to re-rate
-        if not at_once:
-            raise invalid(
-                ("body",), "nothing to change: give model, params, theta, autotune or public"
-            )
-        changed = current
-        if "autotune" in at_once:
-            changed = store.set_autotune(pool.name, autotune, actor(request), body.reason)
-        if body.public is not None:
-            changed = store.set_public(pool.name, body.public, actor(request), body.reason)
+    plan = pool_settings.plan_patch(request.app.state.settings, store, current, body)
+    if plan.rerate is None:  # auto-tuning or visibility alone: at once, nothing to re-rate
+        changed = pool_settings.apply_at_once(store, current, plan, actor(request))
         return JSONResponse(pool_out(changed).model_dump(mode="json"), status_code=200)
-    spec: dict[str, object] = {
-        "model": model,
-        "params": json.loads(encode_params(model, params, model_params)),
-    }
-    if "autotune" in body.model_fields_set:  # set with the new model, at the swap
-        spec["autotune"] = autotune
-    if body.reason is not None:
-        spec["reason"] = body.reason
-    started = _start(request, current, "patch", spec)  # 409 if a re-rate runs: nothing set
-    if started.status_code == 202 and body.public is not None:  # at once, beside the re-rate
-        store.set_public(pool.name, body.public, actor(request), body.reason)
+    started = _start(request, current, "patch", plan.rerate)  # 409 if a re-rate runs
+    if started.status_code == 202:  # the visibility at once, beside the re-rate
+        pool_settings.apply_at_once(store, current, plan, actor(request))
     return started
 
 
