@@ -8,6 +8,7 @@ unreachable PostgreSQL fails the run instead of skipping its tests.
 from __future__ import annotations
 
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -261,6 +262,23 @@ class Served:
             os.killpg(self.proc.pid, signal.SIGKILL)
         self.proc.wait(10)
 
+    def workers(self) -> list[int]:
+        """The pids of uvicorn's workers (`--workers` above 1): the master's children, but
+        multiprocessing's resource tracker."""
+        tasks = Path(f"/proc/{self.proc.pid}/task").iterdir()
+        children = [int(pid) for task in tasks for pid in (task / "children").read_text().split()]
+        return sorted(
+            pid
+            for pid in children
+            if b"resource_tracker" not in Path(f"/proc/{pid}/cmdline").read_bytes()
+        )
+
+
+def rss_kib(pid: int) -> int:
+    """A process's resident memory, KiB (VmRSS in /proc/PID/status)."""
+    status = Path(f"/proc/{pid}/status").read_text()
+    return int(re.search(r"VmRSS:\s+(\d+) kB", status)[1])  # type: ignore[index]
+
 
 @contextmanager
 def synelo_serve(folder: Path, workers: int = 1, **env: str) -> Iterator[Served]:
@@ -291,7 +309,8 @@ def synelo_serve(folder: Path, workers: int = 1, **env: str) -> Iterator[Served]
         )
     served = Served(f"http://127.0.0.1:{port}", proc, log)
     try:
-        deadline = time.monotonic() + 60
+        # a hang guard: two workers on a 2-core machine loaded to 12 took over 60 s to start
+        deadline = time.monotonic() + 120
         while True:
             assert proc.poll() is None, log.read_text()
             try:

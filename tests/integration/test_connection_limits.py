@@ -18,6 +18,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.conftest import rss_kib
 from tests.integration.test_cli import SYNELO, _free_port, run
 
 # wall-clock bounds: `make test` runs this module alone, after the parallel part
@@ -40,8 +41,7 @@ class Served:
         return socket.create_connection(("127.0.0.1", self.port), timeout=5)
 
     def rss_kib(self) -> int:
-        status = Path(f"/proc/{self.proc.pid}/status").read_text()
-        return int(re.search(r"VmRSS:\s+(\d+) kB", status)[1])  # type: ignore[index]
+        return rss_kib(self.proc.pid)
 
 
 def wait_until_up(url: str, proc: subprocess.Popen, seconds: float = 60) -> None:

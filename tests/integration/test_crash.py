@@ -210,7 +210,7 @@ NO_LIMITS = {
     f"SYNELO_RATE_{k}": "100000" for k in ("SERVER_ROUNDS", "SERVER_REQUESTS", "ADDRESS_REQUESTS")
 }
 NO_SCHEDULE = {"SYNELO_AUTOTUNE_CHECK_S": "0"}  # no auto-tune or refit but the test's own
-HELD_S = 120.0  # the longest the job may take to reach its hold (the feeds, under load)
+HELD_S = 120.0  # the longest a job may take to reach its hold, or to end (under load)
 
 
 @dataclass
@@ -392,7 +392,7 @@ def _kill_during(name: str, folder: Path, workers: int, database_url: str) -> No
         assert read["status"] == "failed" and "is gone" in read["error"], read  # is gone
         again = [(p, rerate.start(admin, p, bodies)) for p in (pool, twin)]  # side by side
         for p, answer in again:
-            wait(admin, p, answer)
+            wait(admin, p, answer, HELD_S)
         assert everyone(server, pool, stamps=False, players=rerate.players) == everyone(
             server, twin, stamps=False, players=rerate.players
         )

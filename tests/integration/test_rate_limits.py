@@ -18,11 +18,12 @@ import subprocess
 import threading
 import time
 import uuid
+from collections import Counter
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import httpx
 import pytest
@@ -48,7 +49,9 @@ from synelo.store.tables import api_tokens
 from tests.conftest import (
     ADMIN,
     SERVER,
+    Served,
     own_pg_schema,
+    rss_kib,
     serving,
     steam,
     synelo_serve,
@@ -465,10 +468,17 @@ def test_serve_believes_forwarded_for_from_trusted_proxies_only(
     assert codes == [200, 200 if trusted else 429]
 
 
+class TwoWorkers(NamedTuple):
+    url: str
+    store: Store
+    tokens: dict[str, str]  # admin, flood, revoked, steady (server tokens but admin)
+    served: Served
+
+
 @pytest.fixture(scope="module")
 def two_workers(
     pg_schema_url: str, redis_available: None, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[tuple[str, Store, dict[str, str]]]:
+) -> Iterator[TwoWorkers]:
     """`synelo serve --workers 2` on PostgreSQL (a schema of its own) with its limits on
     Redis: 4 rounds/s per server token (4 at once), stored tokens (none configured)."""
     with own_pg_schema() as url:
@@ -477,7 +487,7 @@ def two_workers(
         store = Store(engine)
         settings = Settings(_env_file=None)
         store.create_pool(POOL, 2, settings.rating_params(settings.pool_theta(2)))
-        tokens = {name: uuid.uuid4().hex for name in ("admin", "flood", "revoked")}
+        tokens = {name: uuid.uuid4().hex for name in ("admin", "flood", "revoked", "steady")}
         for name, token in tokens.items():
             store.add_token("admin" if name == "admin" else "server", token, f"rate {name}")
         with synelo_serve(
@@ -491,7 +501,7 @@ def two_workers(
             # no address limit: the address keys (not the tokens') are the same for every run
             SYNELO_RATE_ADDRESS_REQUESTS="",
         ) as served:
-            yield served.url, store, tokens
+            yield TwoWorkers(served.url, store, tokens, served)
         engine.dispose()
 
 
@@ -507,11 +517,9 @@ def fresh_connections(url: str, token: str, method: str, path: str, n: int) -> l
         return list(ex.map(one, range(n)))
 
 
-def test_two_workers_share_one_limit_through_redis(
-    two_workers: tuple[str, Store, dict[str, str]],
-) -> None:
+def test_two_workers_share_one_limit_through_redis(two_workers: TwoWorkers) -> None:
     """Counted per worker, two workers would let through twice the limit."""
-    url, _, tokens = two_workers
+    url, _, tokens, _ = two_workers
     started = time.monotonic()
     codes: list[int] = []
     while time.monotonic() - started < 3.0:
@@ -522,10 +530,8 @@ def test_two_workers_share_one_limit_through_redis(
     assert refused > 0 and 4 <= accepted <= 4 + 4 * span + 1  # the burst, then the rate
 
 
-def test_a_revoked_token_stops_on_every_worker_within_a_second(
-    two_workers: tuple[str, Store, dict[str, str]],
-) -> None:
-    url, store, tokens = two_workers
+def test_a_revoked_token_stops_on_every_worker_within_a_second(two_workers: TwoWorkers) -> None:
+    url, store, tokens, _ = two_workers
     path = f"/v1/pools/{POOL}/players/{steam(1)}"
     assert fresh_connections(url, tokens["revoked"], "GET", path, 16) == [200] * 16
     revoke(store, tokens["revoked"])
@@ -535,6 +541,92 @@ def test_a_revoked_token_stops_on_every_worker_within_a_second(
     # 16 invalid tokens at once from one address pass FAILED_BURST (10): the table is read
     # for the first ten, and the later ones may be turned away by the gate with a 429
     assert set(codes) <= {401, 429} and codes.count(401) >= FAILED_BURST
+
+
+MEMORY_CHUNK = 25  # requests on one connection
+WARM_UP_ROUNDS = 6  # of 300 requests at most, until each worker's memory settles
+SETTLED_KIB = 1024  # what a settled worker grows by at most in a round of the warm-up
+# What a worker may grow by over the measured 1,500 requests, about 750 each. Warm, a worker
+# grew by about 0.25 MB a 1,500 requests (168.0 to 168.3 MB over ten rounds of 300), so this
+# catches what keeps some 4 KB or more a request. Cold, it grows by 5 to 17 MB: a warm-up of
+# fixed size left a worker that had started late cold, or one that had not yet answered
+# before routing (see `mixed_requests`); hence a warm-up until both settle.
+MEMORY_BOUND_KIB = 3 * 1024
+
+
+def mixed_requests(url: str, tokens: dict[str, str], chunks: int, first: int) -> Counter[int]:
+    """`chunks` chunks of each kind, each on a connection of its own (so that both workers
+    answer), 6 at once: lookups of 24 players (a server token), 2v2 reports (the admin
+    token: not held to 4 rounds/s), and lookups with tokens nobody holds, a new one each
+    request, each chunk of them from a client address of its own (127.0.x.y from `first`
+    on: each address has its own allowance of failed tokens) and first with a body over the
+    limit. The answers' statuses, counted.
+
+    The 413, like the gate's 429s, is answered before routing: a worker's first such answer
+    builds the OpenAPI document once (`RequestMetrics`, for the route's template), about
+    4.5 MB kept for good. Every chunk of bad tokens has one, so that the warm-up has it."""
+    players = [steam(n) for n in range(1, 25)]
+    lookup = {"steam_ids": players}
+    too_big = b" " * (Settings.model_fields["max_body_bytes"].default + 1)
+
+    def chunk(job: tuple[str, int]) -> list[int]:
+        kind, n = job
+        address = first + n
+        local = f"127.0.{1 + address // 250}.{1 + address % 250}" if kind == "bad" else None
+        token = {"lookup": tokens["steady"], "report": tokens["admin"]}.get(kind)
+        with httpx.Client(
+            base_url=url, timeout=30, transport=httpx.HTTPTransport(local_address=local)
+        ) as c:
+            codes = []
+            for i in range(MEMORY_CHUNK):
+                auth = {"Authorization": f"Bearer {token or uuid.uuid4().hex}"}
+                if kind == "report":
+                    a1, a2, b1, b2 = (players[(n * 7 + i * 5 + k * 6) % 24] for k in range(4))
+                    body = {**round_body(), "teams": {"A": [a1, a2], "B": [b1, b2]}}
+                    r = c.post(f"/v1/pools/{POOL}/rounds", json=body, headers=auth)
+                elif kind == "bad" and i == 0:
+                    r = c.post(f"/v1/pools/{POOL}/players/lookup", content=too_big, headers=auth)
+                else:
+                    r = c.post(f"/v1/pools/{POOL}/players/lookup", json=lookup, headers=auth)
+                codes.append(r.status_code)
+            return codes
+
+    jobs = [(kind, n) for n in range(chunks) for kind in ("lookup", "report", "bad")]
+    with ThreadPoolExecutor(6) as ex:
+        return Counter(code for codes in ex.map(chunk, jobs) for code in codes)
+
+
+def test_two_workers_keep_their_memory_under_lookups_reports_and_bad_tokens(
+    two_workers: TwoWorkers,
+) -> None:
+    """Once each worker's memory has settled (a warm-up round of 300 requests grew neither
+    by SETTLED_KIB), 1,500 more (lookups, reports, and bad tokens from 20 addresses) grow
+    neither worker's resident memory by more than MEMORY_BOUND_KIB: nothing is kept per
+    request, per token or per address beyond its bound."""
+    url, _, tokens, served = two_workers
+    first, last = 0, ([0], [0])
+    for _ in range(WARM_UP_ROUNDS):
+        warm = mixed_requests(url, tokens, 4, first=first)
+        first += 4
+        workers = served.workers()
+        before = [rss_kib(pid) for pid in workers]
+        settled = workers == last[0] and all(
+            now - then < SETTLED_KIB for now, then in zip(before, last[1], strict=True)
+        )
+        if settled:
+            break
+        last = (workers, before)
+    assert settled, f"the workers' memory did not settle: {last}, then {before} KiB"
+    assert len(workers) == 2 and set(warm) <= {200, 201, 401, 413, 429}
+    codes = mixed_requests(url, tokens, 20, first=first)
+    assert served.workers() == workers  # the same two, neither restarted meanwhile
+    after = [rss_kib(pid) for pid in workers]
+    grown = [a - b for a, b in zip(after, before, strict=True)]
+    print(f"warm-up of {first // 4} rounds; then {dict(codes)}: RSS {before} -> {after} KiB")
+    assert set(codes) <= {200, 201, 401, 413, 429} and codes[413] == 20
+    assert codes[200] == codes[201] == 20 * MEMORY_CHUNK  # every lookup and report
+    assert codes[401] >= 20 * FAILED_BURST  # each address's first ten read the token table
+    assert max(grown) <= MEMORY_BOUND_KIB, grown
 
 
 def test_the_client_keeps_a_round_refused_by_a_rate_limit_and_delivers_it_later(

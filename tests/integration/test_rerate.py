@@ -41,12 +41,12 @@ def play(server: httpx.Client, pool: str, bodies: list[Body]) -> None:
         assert r.status_code == 201, r.text
 
 
-def wait(admin: httpx.Client, pool: str, answer: httpx.Response) -> Body:
-    """The job an answer started, once it has finished (it must succeed)."""
+def wait(admin: httpx.Client, pool: str, answer: httpx.Response, seconds: float = 60) -> Body:
+    """The job an answer started, once it has finished (it must succeed, within `seconds`)."""
     assert answer.status_code == 202, answer.text
     job_id = answer.json()["id"]
     assert answer.headers["location"] == f"/v1/pools/{pool}/jobs/{job_id}"
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + seconds
     while True:
         job = admin.get(f"/v1/pools/{pool}/jobs/{job_id}").json()
         if job["status"] != "running":
