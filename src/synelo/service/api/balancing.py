@@ -18,6 +18,7 @@ from typing import Any, Literal, NamedTuple
 
 import orjson
 from fastapi import HTTPException
+from fastapi.exceptions import RequestValidationError
 from starlette.concurrency import run_in_threadpool
 
 from synelo.balance import all_play_split, best_splits, min_swaps, place_joiner, transfer_moves
@@ -25,7 +26,7 @@ from synelo.balance.allplay import all_play_by_sums
 from synelo.balance.autobalance import Move, Rebalance
 from synelo.balance.solver import Split, SplitSet
 from synelo.config import Settings
-from synelo.domain import Pool, pool_model
+from synelo.domain import Pool, UnknownPool, pool_model
 from synelo.models import Model, RoundFacts, model_class
 from synelo.ratings import win_probability
 from synelo.schemas import (
@@ -50,9 +51,11 @@ async def find_splits(
     """The answer to a splits request (`SplitsOut`'s JSON), within the budget of `settings`
     counted from now: checked on the event loop, then read, solved and written out in the
     thread pool, in one hop, once `gate` gives this request its turn; a 503 with Retry-After
-    when the budget runs out before the turn comes."""
+    when the budget runs out before the turn comes. `pool` may be as this worker read it
+    long ago (`deps.get_pool_read_again`): the read in the thread reads it again, with the
+    ratings, and a request it fails is checked again against the pool as it stands."""
     began = time.perf_counter()
-    asked = _checked(pool, body)
+    asked = await _checked_against(pool, body, store)
     try:
         deadline = began + settings.balance_budget_ms / 1000
         async with gate.turn(deadline):
@@ -128,6 +131,19 @@ def _checked(pool: Pool, body: SplitsIn) -> _Asked:
     return _Asked(roster, current, parties, must, max_k, mode)
 
 
+async def _checked_against(pool: Pool, body: SplitsIn, store: Store) -> _Asked:
+    """The request checked against `pool`; if it fails the checks and this worker read the
+    pool over `POOL_MEMORY_S` ago, checked again against the pool read now (in the thread
+    pool): another worker may have given its name to a new pool, of other ids. A stream of
+    bad requests so reads the pool once a second at most."""
+    try:
+        return _checked(pool, body)
+    except RequestValidationError:
+        if store.known_pool(pool.name) is not None:
+            raise
+    return _checked(await run_in_threadpool(store.get_pool, pool.name), body)
+
+
 def _solve(
     asked: _Asked,
     body: SplitsIn,
@@ -138,8 +154,9 @@ def _solve(
 ) -> bytes:
     """Read the ratings and search until `deadline` (time.perf_counter), in a thread: it
     is CPU-bound and reads the database."""
+    asked = _read_again(asked, body, store)
     roster = asked.roster
-    pool = roster.read(store)
+    pool = roster.pool
     context: dict[str, Any] = {}
     if asked.mode == "all-play":
         result, context = _all_play(asked, body, store, settings, deadline)
@@ -172,6 +189,23 @@ def _solve(
         )
     elapsed_ms = round((time.perf_counter() - began) * 1000, 3)
     return splits_json(asked.mode, result.solver, splits, keys, elapsed_ms)
+
+
+def _read_again(asked: _Asked, body: SplitsIn, store: Store) -> _Asked:
+    """The request, its pool read again with its players' ratings (one snapshot), and
+    checked again if the pool changed since it was checked: another worker may have deleted
+    it and made a new one under its name (SQLite may even give it the same id), or a re-rate
+    may have given it another model, whose split mode differs."""
+    checked = asked.roster.pool
+    try:
+        pool = asked.roster.read(store)
+    except UnknownPool:  # a 404 if there is no pool of this name now
+        pool = store.get_pool(checked.name)
+    if (pool.id, pool.player_ids, pool.model) == (checked.id, checked.player_ids, checked.model):
+        return asked
+    again = _checked(pool, body)
+    again.roster.read(store)
+    return again
 
 
 def splits_json(
