@@ -39,6 +39,7 @@ __all__ = [
     "RoundConflict",
     "RoundReport",
     "RoundView",
+    "Strength",
     "SubmitResult",
     "UnknownPool",
     "UnknownRound",
@@ -98,6 +99,13 @@ class PlayerRow:
     state: str | None = None  # the model's state (Model.encode, JSON) outside SynElo pools
     name: str | None = None  # the display name last reported
     hidden: bool = False  # an admin hid them from public lists
+
+
+class Strength(NamedTuple):
+    """A stored player as balancing needs them: the rating, and the model's state."""
+
+    rating: int
+    state: str | None  # the model's state (Model.encode, JSON) outside SynElo pools
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,12 +18,14 @@ from sqlalchemy import Engine, func, select, update
 
 from synelo.client import RoundReporter, SyneloClient
 from synelo.config import Settings
+from synelo.ratings.synelo import win_probability
 from synelo.service.app import create_app
 from synelo.store.repository import Store
 from synelo.store.tables import changes, journal, players, pools, rounds
 from synelo.store.writer import RoundWriter
 from tests.conftest import ADMIN, SERVER, LiveServer, serving, steam
 from tests.integration.test_api_players import play
+from tests.integration.test_api_positional import finished
 
 # wall-clock bounds: `make test` runs this module alone, after the parallel part
 pytestmark = pytest.mark.serial
@@ -167,6 +169,94 @@ def test_another_worker_sees_a_deleted_pool_and_its_successor(
         assert answer.status_code == 200, answer.text  # "alice" is no SteamID64: the new pool
         assert other.get(f"/v1/pools/{name}").json()["team_size"] == 3
         assert other.get(f"/v1/pools/{name}/players/bob").json()["rounds_played"] == 0
+
+
+def test_a_split_answers_for_the_successor_of_a_pool_it_remembers(
+    admin: httpx.Client, backend: Engine
+) -> None:
+    """A splits request starts from the pool as its worker last read it, however long ago,
+    and reads it again with the ratings. Another worker deletes the pool and makes a new one
+    of that name: a whr pool, whose splits are all-play, and the next split is all-play
+    (not the old pool's even splits, nor a 404 for its id). Then a pool of text ids: within
+    a second, as any other route, the split answers for it (not a 422 for the old pool's id
+    kind, for good). When the name is gone, a 404."""
+    name = _pool(admin)
+    settings = Settings(admin_tokens=[ADMIN], server_tokens=[SERVER], autotune_check_s=0)
+    worker = create_app(settings, store=Store(backend))
+    with (
+        serving(worker) as url,
+        httpx.Client(base_url=url, headers={"Authorization": f"Bearer {SERVER}"}) as other,
+    ):
+
+        def split(players: list[str]) -> httpx.Response:
+            return other.post(f"/v1/pools/{name}/splits", json={"players": players})
+
+        def successor(**fields: object) -> None:
+            assert admin.delete(f"/v1/pools/{name}").status_code == 200
+            assert admin.post("/v1/pools", json={"name": name, **fields}).status_code == 201
+
+        steam_ids = [steam(n) for n in range(1, 6)]
+        assert split(steam_ids).json()["mode"] == "even"
+        successor(team_size=3, model="whr")
+        r = split(steam_ids)
+        assert r.status_code == 200, r.text
+        assert r.json()["mode"] == "all-play" and len(r.json()["splits"]) == 1
+
+        successor(team_size=3, model="whr", player_ids="text")
+        text_ids = ["alice", "bob", "carol", "dave", "erin"]
+        deadline = time.monotonic() + 1.5
+        while (r := split(text_ids)).status_code == 422 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert r.status_code == 200, r.text
+        (answer,) = r.json()["splits"]
+        assert sorted([*answer["A"], *answer["B"]]) == text_ids
+
+        assert admin.delete(f"/v1/pools/{name}").status_code == 200
+        assert split(text_ids).status_code == 404
+
+
+@pytest.mark.usefixtures("threaded_jobs")
+def test_a_split_sees_a_change_made_through_another_worker(
+    live: LiveServer, admin: httpx.Client, backend: Engine
+) -> None:
+    """A second worker (its own app and store, so its own memory of the pool) answers
+    splits from the pool as it last read it, however long ago. A PATCH through the first
+    worker, of Θ and then of the model, must show in the second's very next split, with no
+    wait: the thread reads the pool again by id in the snapshot of the ratings."""
+    name = _pool(admin, team_size=3, theta=400)
+    strengths = [700, 900, 1000, 1100, 1300, 1651]
+    ratings = {steam(n): r for n, r in enumerate(strengths, start=1)}
+    for key, rating in ratings.items():
+        r = admin.put(f"/v1/pools/{name}/players/{key}", json={"rating": rating})
+        assert r.status_code == 200, r.text
+    settings = Settings(admin_tokens=[ADMIN], server_tokens=[SERVER], autotune_check_s=0)
+    worker = create_app(settings, store=Store(backend))
+    with (
+        serving(worker) as url,
+        httpx.Client(base_url=url, headers={"Authorization": f"Bearer {SERVER}"}) as other,
+    ):
+
+        def split() -> dict:
+            r = other.post(f"/v1/pools/{name}/splits", json={"players": list(ratings), "min_k": 3})
+            assert r.status_code == 200, r.text
+            return r.json()
+
+        def patched(body: dict) -> None:
+            job = finished(admin, name, admin.patch(f"/v1/pools/{name}", json=body))
+            assert job["status"] == "done", job
+
+        for theta in (400, 150):  # the first split puts the pool in the worker's memory
+            if theta != 400:
+                patched({"theta": theta})
+            answer = split()
+            assert answer["mode"] == "even"
+            (s,) = answer["splits"]
+            assert s["p_a"] == win_probability(s["sum_a"], s["sum_b"], theta)
+            assert s["sum_a"] != s["sum_b"]  # an odd total: the two Θ give two probabilities
+
+        patched({"model": "whr"})
+        answer = split()
+        assert answer["mode"] == "all-play" and len(answer["splits"]) == 1
 
 
 def test_a_pool_being_re_rated_cannot_be_deleted(live: LiveServer, admin: httpx.Client) -> None:

@@ -77,6 +77,7 @@ PUBLIC = {
         "RoundConflict",
         "RoundReport",
         "RoundView",
+        "Strength",
         "SubmitResult",
         "UnknownPool",
         "UnknownRound",

@@ -161,13 +161,13 @@ class Core:
         self._pools[name] = (pool, time.monotonic())
         return pool
 
-    def known_pool(self, name: str) -> Pool | None:
-        """The pool as read in this process within the last `POOL_MEMORY_S`, without
+    def known_pool(self, name: str, within_s: float = POOL_MEMORY_S) -> Pool | None:
+        """The pool as read in this process within the last `within_s` seconds, without
         touching the database. A pool's id, team size and id kind never change, but another
         worker may delete it and make a new one of the same name; a re-rate may change its
         model and parameters (the reads that use them re-read the pool by id)."""
         hit = self._pools.get(name)
-        if hit is None or time.monotonic() - hit[1] >= POOL_MEMORY_S:
+        if hit is None or time.monotonic() - hit[1] >= within_s:
             return None
         return hit[0]
 

@@ -63,6 +63,7 @@ class Store(Core):
     # --- players (store.players) ------------------------------------------------------------
     lookup = players.lookup
     read_players = players.read_players
+    read_strengths = players.read_strengths
     save_names = players.save_names
     name_of = players.name_of
     set_rating = players.set_rating

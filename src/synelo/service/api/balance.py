@@ -3,7 +3,7 @@ pool's current ratings (the work itself: `synelo.service.api.balancing`)."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Request, Response
 
 from synelo.schemas import (
     AutobalanceIn,
@@ -15,13 +15,13 @@ from synelo.schemas import (
 )
 from synelo.service.api import balancing
 from synelo.service.api.responses import COMMON, errors
-from synelo.service.deps import PoolDep, ServerAuth, StoreDep
+from synelo.service.deps import PoolDep, PoolReadAgainDep, ServerAuth, StoreDep
 
 router = APIRouter(prefix="/v1/pools/{pool}", tags=["balance"], responses=COMMON)
 
 
 @router.post("/splits", response_model=SplitsOut, dependencies=[ServerAuth], responses=errors(503))
-async def splits(pool: PoolDep, body: SplitsIn, store: StoreDep, request: Request) -> SplitsOut:
+async def splits(pool: PoolReadAgainDep, body: SplitsIn, request: Request) -> Response:
     """The best split for every team size from min_k to max_k (F7, exact up to N_max), or
     for an all-play pool (the model's split mode, or `mode`) the one split of every player
     with the least |logit P(A)| (W12).
@@ -33,7 +33,10 @@ async def splits(pool: PoolDep, body: SplitsIn, store: StoreDep, request: Reques
     event loop (no database); it waits for its turn there too, and only the turn itself
     takes one of the thread pool's threads."""
     state = request.app.state
-    return await balancing.find_splits(pool, body, store, state.settings, state.balance_gate)
+    answer = await balancing.find_splits(
+        pool, body, state.store, state.settings, state.balance_gate
+    )
+    return Response(answer, media_type="application/json")
 
 
 @router.post("/autobalance", response_model=AutobalanceOut, dependencies=[ServerAuth])

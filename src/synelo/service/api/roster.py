@@ -8,7 +8,7 @@ from typing import Any
 
 import orjson
 
-from synelo.domain import PlayerRow, Pool, pool_model
+from synelo.domain import Pool, Strength, pool_model
 from synelo.models import Model
 from synelo.service.ids import Loc, invalid, normalize_ids
 from synelo.store.repository import Store
@@ -20,14 +20,14 @@ class Roster:
     def __init__(self, pool: Pool, keys: Sequence[str]) -> None:
         self.pool, self.keys = pool, list(keys)
         self.index = {k: i for i, k in enumerate(self.keys)}
-        self._rows: dict[str, PlayerRow] | None = None
+        self._rows: dict[str, Strength] | None = None
         self._states: tuple[Model[Any], dict[str, Any]] | None = None
 
     def read(self, store: Store) -> Pool:
         """The pool as it stands, with this request's stored players, read once in one
         snapshot (a re-rate may have changed the pool's model since `pool` was read)."""
         if self._rows is None:
-            self.pool, self._rows = store.read_players(self.pool, self.keys)
+            self.pool, self._rows = store.read_strengths(self.pool, self.keys)
         return self.pool
 
     def members(

@@ -90,8 +90,10 @@ async def scramble(
     if pasted.players:
         try:
             state = request.app.state
-            answer = await find_splits(
-                found, pasted.request(min_k), store, state.settings, state.balance_gate
+            answer = SplitsOut.model_validate_json(
+                await find_splits(
+                    found, pasted.request(min_k), store, state.settings, state.balance_gate
+                )
             )
         except ValidationError as exc:
             error = problems(exc.errors())
