@@ -137,7 +137,7 @@ def test_an_admin_moves_a_player_under_the_autobalance_rules(
     again = server.run_command(0, f"sm_synelo_move {chosen.name} blue") or ""
     assert "stays: held from moves (cooldown, 120 s left)" in again and chosen.team == RED
     admin = blues[1]
-    admin.flags = flag_bits("a")
+    admin.flags = flag_bits("b")  # sm_synelo_immunity_flag's default
     server.forward("OnRebuildAdminCache", 1)
     refused = server.run_command(0, f"sm_synelo_move {admin.name} red") or ""
     assert f"{admin.name} stays: held from moves (immune)" in refused and admin.team == BLU

@@ -356,6 +356,8 @@ public Action Listener_JoinTeam(int client, const char[] command, int argc)
             if (current != locked)
             {
                 ChangeClientTeam(client, locked == SL_A ? view_as<int>(TFTeam_Red) : view_as<int>(TFTeam_Blue));
+                LogAction(-1, client, "synelo: sent %L back to %s, the team a scramble or move locked them on (team_lock)",
+                    client, locked == SL_A ? "RED" : "BLU");
             }
             return Plugin_Handled;
         }
