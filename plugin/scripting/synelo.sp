@@ -1699,18 +1699,27 @@ void RequestAutobalance()
         return;
     }
     char locked[SL_MAX_CLIENTS + 1][SL_ID_LEN];
+    char alive[SL_MAX_CLIENTS + 1][SL_ID_LEN];
     int count = 0;
+    int aliveCount = 0;
     for (int client = 1; client <= MaxClients; client++)
     {
-        if (IsClientInGame(client) && g_clientId[client][0] != '\0' && SL_IsTeam(ClientSide(client, GetClientTeam(client)))
-            && !MayMove(client))
+        if (!IsClientInGame(client) || g_clientId[client][0] == '\0' || !SL_IsTeam(ClientSide(client, GetClientTeam(client))))
+        {
+            continue;
+        }
+        if (!MayMove(client))
         {
             strcopy(locked[count++], SL_ID_LEN, g_clientId[client]);  // immune, busy or moved lately
+        }
+        else if (IsPlayerAlive(client))
+        {
+            strcopy(alive[aliveCount++], SL_ID_LEN, g_clientId[client]);  // moved only on death: dead ones first
         }
     }
     char parties[SL_PARTIES_LEN];
     SG_PartiesJson(parties, sizeof(parties), SG_OnTeams);
-    if (SL_BuildAutobalanceBody(g_body, sizeof(g_body), locked, count, parties))
+    if (SL_BuildAutobalanceBody(g_body, sizeof(g_body), locked, count, alive, aliveCount, parties))
     {
         PostText("autobalance", g_body, OnAutobalance, 0);
     }

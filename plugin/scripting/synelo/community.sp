@@ -378,7 +378,7 @@ void PlaceJoiner(int client)
     char parties[SL_PARTIES_LEN];
     SG_PartiesJson(parties, sizeof(parties), SG_OnTeams);
     char none[1][SL_ID_LEN];
-    if (!SL_BuildAutobalanceBody(g_sgText, sizeof(g_sgText), none, 0, parties, g_clientId[client])
+    if (!SL_BuildAutobalanceBody(g_sgText, sizeof(g_sgText), none, 0, none, 0, parties, g_clientId[client])
         || !PostText("autobalance", g_sgText, OnJoinerPlaced, GetClientUserId(client)))
     {
         SeatJoiner(client, SmallerTeam());
