@@ -29,8 +29,9 @@ TIMER_REPEAT, TIMER_FLAG_NO_MAPCHANGE, TIMER_DATA_HNDL_CLOSE = 1, 2, 512
 ADMFLAG_ROOT = 1 << 14
 FIRST_STEAM_ID = 76561197960265728
 
-# The engine's own ConVars the plugin reads or sets, at TF2's defaults.
+# The engine's own ConVars the plugin or the emulated game reads or sets, at TF2's defaults.
 ENGINE_CONVARS = {
+    "mp_stalemate_enable": "0",  # 1: a round whose timer runs out goes to sudden death
     "hostport": "27015",
     "mp_autoteambalance": "1",
     "mp_scrambleteams_auto": "1",
@@ -191,7 +192,9 @@ class Server:
         self.listeners: dict[str, list[int]] = {}
         self.foreign_commands: set[str] = set()  # commands other plugins registered
         self.files: dict[str, list[str]] = {}  # what the plugin wrote to files, by path
-        self.server_cfg: dict[str, str] = {}  # cfg/server.cfg: set again on every map load
+        # cfg/server.cfg and cfg/sourcemod/plugin.synelo.cfg: set on every map load, after
+        # OnMapStart and before OnConfigsExecuted (Game.start_map)
+        self.server_cfg: dict[str, str] = {}
         self.chat: list[dict[str, Any]] = []
         self.log: list[dict[str, Any]] = []
         self.libraries = {"adminmenu"}
@@ -201,6 +204,7 @@ class Server:
         self.menus: dict[int, Any] = {}  # client -> the menu on their screen
         self.admin_menu: Any = None
         self.natives_created: dict[str, int] = {}
+        self.plugin_files: dict[int, str] = {}  # other plugins' handles -> their files
         self.auto_exec: list[str] = []
         self.on_team_change: list[Callable[[Client, int, int], None]] = []
         self._queue: list[Callable[[], None]] = []
@@ -270,9 +274,17 @@ class Server:
     def global_string(self, name: str) -> str:
         """A string global of the plugin, by its debug name (what the plugin holds now)."""
         assert self.memory is not None
+        return self.memory.string(self._global_address(name))
+
+    def global_cell(self, name: str) -> int:
+        """A cell global of the plugin (an int or a bool), by its debug name."""
+        assert self.memory is not None
+        return self.memory.cell(self._global_address(name))
+
+    def _global_address(self, name: str) -> int:
         for symbol in self.plugin.rtti_globals:
             if symbol.name == name:
-                return self.memory.string(symbol.address)
+                return int(symbol.address)
         raise KeyError(name)
 
     def has_public(self, name: str) -> bool:

@@ -5,7 +5,8 @@ The order of events follows TF2's round state machine (source-sdk-2013,
 (`core/PlayerManager.cpp`, `core/logic/PluginSys.cpp`, the TF2 extension's
 `gameplayrules.cpp`); plugin/README.md lists each step with its source.
 
-- Map start: OnMapStart, then OnConfigsExecuted; the players connect (OnClientConnected,
+- Map start: OnMapStart, OnAutoConfigsBuffered, then server.cfg and the plugin's cfg
+  (`Server.server_cfg`), then OnConfigsExecuted; the players connect (OnClientConnected,
   OnClientPutInServer, OnClientAuthorized, OnClientPostAdminCheck) and pick a team with the
   `jointeam` command, which command listeners see first.
 - Waiting for players (not in arena): teamplay_round_start, 5 s of pre-round,
@@ -75,29 +76,56 @@ ROUND_SECONDS = {
     "sd": 400,
 }
 PREROUND_SECONDS = 5.0
+KOTH_SECONDS = 180.0  # each team's KOTH timer (tf_logic_koth's timer_length default)
+SUDDEN_DEATH_SECONDS = 30.0  # how long a sudden death lasts here before it is decided
+STALEMATE_TIMER = 1  # stalemate_reasons_t: the round timer ran out
+WINREASON_ALL_POINTS_CAPTURED, WINREASON_OPPONENTS_DEAD, WINREASON_STALEMATE = 1, 2, 5
 ARENA_PREROUND_SECONDS = 10.0
 BONUS_SECONDS = 15.0
 MEDIC, ENGINEER, SCOUT = 5, 9, 1
 TF_COND_UBERCHARGED = 5
 
 
+def round_timer(
+    setup: int = 0, *, disabled: bool = False, hud: bool = True, team: int = 0
+) -> tuple[str, dict[str, Any]]:
+    """A team_round_timer and the CTeamRoundTimer netprops the plugin reads (source-sdk-2013,
+    teamplay_round_timer.cpp): it spawns paused; `m_flTimeRemaining` counts while paused,
+    `m_flTimerEndTime` while it runs. `team`: the KOTH team whose timer it is (not a netprop:
+    the game's m_hRedKothTimer / m_hBlueKothTimer)."""
+    props: dict[str, Any] = {
+        "__netclass": "CTeamRoundTimer",
+        "m_nSetupTimeLength": setup,
+        "m_bTimerPaused": 1,
+        "m_flTimeRemaining": 0.0,
+        "m_flTimerEndTime": 0.0,
+        "m_bIsDisabled": int(disabled),
+        "m_bShowInHUD": int(hud),
+    }
+    if team:
+        props["__koth_team"] = team
+    return ("team_round_timer", props)
+
+
 def map_entities(mode: str) -> list[tuple[str, dict[str, Any]]]:
-    """The entities the plugin looks for on this mode's map (classname, props)."""
-    timer = (
-        "team_round_timer",
-        {
-            "__netclass": "CTeamRoundTimer",
-            "m_nSetupTimeLength": SETUP_SECONDS.get(mode, 0),
-            "m_bTimerPaused": 0,
-            "m_flTimerEndTime": 0.0,
-        },
-    )
+    """The entities the plugin looks for on this mode's map (classname, props).
+
+    KOTH has a timer per team (tf_logic_koth's, not in the HUD's timer slot: TF2 draws them
+    itself); the one of the team holding the point runs, the other is paused, and none runs
+    while the point is neutral. Attack/defend (cp_dustbowl) has a timer per stage, only the
+    stage in play enabled and in the HUD; the map's entity order puts a later stage's first."""
+    timer = round_timer(SETUP_SECONDS.get(mode, 0))
     point = ("team_control_point", {"m_iDefaultOwner": 0})
     red_point = ("team_control_point", {"m_iDefaultOwner": RED})
     flag = ("item_teamflag", {})
     return {
         "arena": [("tf_logic_arena", {}), point],
-        "koth": [("tf_logic_koth", {}), point, timer],
+        "koth": [
+            ("tf_logic_koth", {}),
+            point,
+            round_timer(hud=False, team=BLU),
+            round_timer(hud=False, team=RED),
+        ],
         "cp": [
             ("team_control_point", {"m_iDefaultOwner": RED}),
             ("team_control_point", {"m_iDefaultOwner": RED}),
@@ -106,7 +134,14 @@ def map_entities(mode: str) -> list[tuple[str, dict[str, Any]]]:
             ("team_control_point", {"m_iDefaultOwner": BLU}),
             timer,
         ],
-        "ad": [red_point, red_point, red_point, timer],
+        "ad": [
+            red_point,
+            red_point,
+            red_point,
+            round_timer(SETUP_SECONDS["ad"], disabled=True, hud=False),  # stage 2
+            timer,  # stage 1, in play
+            round_timer(SETUP_SECONDS["ad"], disabled=True, hud=False),  # stage 3
+        ],
         "ctf": [flag, flag, timer],
         "pl": [("team_train_watcher", {}), red_point, red_point, red_point, timer],
         "plr": [
@@ -121,7 +156,9 @@ def map_entities(mode: str) -> list[tuple[str, dict[str, Any]]]:
         "pd": [("tf_logic_player_destruction", {}), flag, timer],
         "rd": [("tf_logic_robot_destruction", {}), timer],
         "pass": [("passtime_logic", {}), timer],
-        "sd": [("tf_logic_special_delivery", {}), flag, timer],
+        # No logic entity: TF2 knows Special Delivery by the map's "sd_" prefix alone
+        # (CTFGameRules::Activate sets m_bPlayingSpecialDeliveryMode from the map name).
+        "sd": [flag, timer],
     }[mode]
 
 
@@ -172,7 +209,7 @@ class Game:
         index = 200
         for classname, props in [
             ("tf_player_manager", {"__netclass": "CTFPlayerResource"}),
-            ("tf_gamerules", {}),
+            ("tf_gamerules", {"m_bInSetup": 0}),
             *map_entities(self.mode),
         ]:
             index += 1
@@ -180,8 +217,14 @@ class Game:
             if classname == "tf_player_manager":
                 entity.props["m_iTotalScore"] = self._score
             s.entities[index] = entity
+        # SourceMod: OnMapStart, then server.cfg and every AutoExecConfig file run (on every
+        # map load: OnAutoConfigsBuffered is "right after OnMapStart() but any time before
+        # OnConfigsExecuted()"), then OnConfigsExecuted (sm.alliedmods.net/new-api/sourcemod/
+        # OnAutoConfigsBuffered, .../OnConfigsExecuted). A plugin reading its ConVars in
+        # OnMapStart sees the previous map's values, or the defaults on the first map.
         s.forward("OnMapStart")
-        for name, value in s.server_cfg.items():  # the engine runs server.cfg on every map load
+        s.call_if("OnAutoConfigsBuffered")
+        for name, value in s.server_cfg.items():
             if name in s.convars:
                 s.set_convar(name, value)
         s.forward("OnConfigsExecuted")
@@ -329,6 +372,7 @@ class Game:
         if self.mode == "arena":
             return
         s.forward("TF2_OnWaitingForPlayersStart")
+        self._round_spawn(float(seconds))
         s.fire("teamplay_round_start", full_reset=1)
         s.advance(PREROUND_SECONDS)
         s.fire("teamplay_round_active")
@@ -347,49 +391,52 @@ class Game:
         winner: int | None = None,
         activity: int = 3,
         moments: dict[float, Callable[[], None]] | None = None,
+        timed_out: bool = False,
     ) -> RoundRecord:
         """One round. `moments`: what happens at so many seconds after the doors go up
-        (players leaving or joining mid-round, a medic's charge filling, ...)."""
+        (players leaving or joining mid-round, a medic's charge filling, ...).
+
+        `timed_out`: the round timer runs out with the objective undecided, and TF2 calls
+        CTeamplayRoundBasedRules::SetStalemate(STALEMATE_TIMER) (source-sdk-2013,
+        teamplayroundbased_gamerules.cpp). With `mp_stalemate_enable` 0 that is
+        SetWinningTeam(TEAM_UNASSIGNED, WINREASON_STALEMATE): teamplay_round_win with team 0,
+        a draw, whoever `winner` names. With 1, sudden death begins: teamplay_round_stalemate
+        (`reason` 1), no respawns; State_Think_STALEMATE then ends the round with
+        teamplay_round_win when a team is all dead (`winner`, WINREASON_OPPONENTS_DEAD,
+        `was_sudden_death` 1), or with team 0 (WINREASON_STALEMATE) when `winner` is 0."""
         s = self.server
         number = len(self.rounds) + 1
-        if self.mode == "arena":
-            self.arena_team_logic()
-        if self.switch_teams:
-            self.switch_sides()
-        s.fire("teamplay_round_start", full_reset=1)
-        self._respawn_all()
-        s.advance(ARENA_PREROUND_SECONDS if self.mode == "arena" else PREROUND_SECONDS)
-        if self.mode == "arena":
-            s.fire("arena_round_start")
-        s.fire("teamplay_round_active")
+        setup = SETUP_SECONDS.get(self.mode, 0)
+        length = self.round_seconds or ROUND_SECONDS[self.mode]
+        self._doors_up(length)
         for after, action in (moments or {}).items():
             s.at(s.now + after, action)
         record = RoundRecord(number, s.map, round(s.now, 3), self.teams())
         self.rounds.append(record)
         self.round_live = True
-        timer = next((e for e in s.entities.values() if e.classname == "team_round_timer"), None)
-        setup = SETUP_SECONDS.get(self.mode, 0)
-        length = self.round_seconds or ROUND_SECONDS[self.mode]
-        if timer is not None:
-            timer.props["m_flTimerEndTime"] = s.game_time() + setup + length
         if setup:
-            s.advance(setup)
-            s.fire("teamplay_setup_finished")
+            self._end_setup(setup, length)
         won = winner if winner is not None else self._draw_winner()
-        self._play(won, length, activity)
+        self._play(won, length, activity, decided=not timed_out)
+        sudden_death = False
+        if timed_out:
+            won, sudden_death = self._stalemate(won)
         record.winner = {RED: "red", BLU: "blue"}.get(won, "draw")
         self._streak = self._streak + 1 if won == self.last_winner else 1
         self.last_winner = won
         self.round_live = False
         before = s.global_string("g_slLastRoundId")
+        reason = WINREASON_ALL_POINTS_CAPTURED
+        if timed_out:
+            reason = WINREASON_OPPONENTS_DEAD if won in (RED, BLU) else WINREASON_STALEMATE
         s.fire(
             "teamplay_round_win",
             team=won,
-            winreason=1,
+            winreason=reason,
             full_round=1,
             round_time=float(length),
             losing_team_num_caps=0,
-            was_sudden_death=0,
+            was_sudden_death=int(sudden_death),
         )
         after = s.global_string("g_slLastRoundId")  # the id the plugin gave the round's report
         record.round_id = after if after != before else None
@@ -399,6 +446,123 @@ class Game:
         record.ended = round(s.now, 3)
         s.advance(BONUS_SECONDS)
         return record
+
+    # --- round timers (CTeamRoundTimer, teamplay_round_timer.cpp) ---------------------------
+
+    def timers(self) -> list[Entity]:
+        return [e for e in self.server.entities.values() if e.classname == "team_round_timer"]
+
+    def _round_spawn(self, length: float) -> None:
+        """Before teamplay_round_start (InputRoundSpawn): each enabled timer is set, paused,
+        to its setup time, or else its length (KOTH's: KOTH_SECONDS); a timer in setup sets
+        the game rules' m_bInSetup (CTeamRoundTimer::SetState)."""
+        in_setup = False
+        for timer in self.timers():
+            props = timer.props
+            props["m_bTimerPaused"] = 1
+            if props.get("__koth_team"):
+                props["m_flTimeRemaining"] = KOTH_SECONDS
+            elif not props["m_bIsDisabled"]:
+                setup = props["m_nSetupTimeLength"]
+                props["m_flTimeRemaining"] = float(setup or length)
+                in_setup = in_setup or setup > 0
+        self.set_in_setup(in_setup)
+
+    def _gamerules(self) -> dict[str, Any]:
+        rules = next(e for e in self.server.entities.values() if e.classname == "tf_gamerules")
+        return rules.props
+
+    def set_in_setup(self, in_setup: bool) -> None:
+        """The game rules' m_bInSetup (a round timer in its setup time)."""
+        self._gamerules()["m_bInSetup"] = int(in_setup)
+
+    def _resume_timers(self) -> None:
+        """The doors go up: the enabled timers run (KOTH's wait for a capture)."""
+        for timer in self.timers():
+            if not timer.props["m_bIsDisabled"] and not timer.props.get("__koth_team"):
+                self._resume(timer)
+
+    def _resume(self, timer: Entity) -> None:
+        props = timer.props
+        if props["m_bTimerPaused"]:
+            props["m_bTimerPaused"] = 0
+            props["m_flTimerEndTime"] = self.server.game_time() + props["m_flTimeRemaining"]
+
+    def _pause(self, timer: Entity) -> None:
+        props = timer.props
+        if not props["m_bTimerPaused"]:
+            props["m_bTimerPaused"] = 1
+            props["m_flTimeRemaining"] = props["m_flTimerEndTime"] - self.server.game_time()
+
+    def _setup_finished(self, length: float) -> None:
+        """RoundTimerSetupThink: after teamplay_setup_finished, SetState(RT_STATE_NORMAL)
+        (m_bInSetup 0) and the round's length on the timer."""
+        self.set_in_setup(False)
+        for timer in self.timers():
+            if not timer.props["m_bIsDisabled"] and not timer.props.get("__koth_team"):
+                timer.props["m_flTimerEndTime"] = self.server.game_time() + length
+
+    def koth_capture(self, team: int) -> None:
+        """KOTH: `team` holds the point; its timer runs, the other team's is paused."""
+        for timer in self.timers():
+            owner = timer.props.get("__koth_team")
+            if owner == team:
+                self._resume(timer)
+            elif owner:
+                self._pause(timer)
+
+    def set_time_left(self, seconds: float) -> None:
+        """The running timers (the stage's, or the KOTH point holder's) show `seconds` left."""
+        for timer in self.timers():
+            if not timer.props["m_bTimerPaused"] and not timer.props["m_bIsDisabled"]:
+                timer.props["m_flTimerEndTime"] = self.server.game_time() + seconds
+
+    def _stalemate(self, won: int) -> tuple[int, bool]:
+        """The round timer ran out: (the round's winner, whether it was won in sudden death)."""
+        s = self.server
+        if not int(float(s.convars["mp_stalemate_enable"].value or 0)):
+            return UNASSIGNED, False
+        s.fire("teamplay_round_stalemate", reason=STALEMATE_TIMER)
+        s.advance(SUDDEN_DEATH_SECONDS)
+        if won not in (RED, BLU):
+            return UNASSIGNED, False
+        for client in s.sorted_clients():  # the losers die, one by one; nobody respawns
+            if client.alive and client.team not in (won, SPECTATOR, UNASSIGNED):
+                client.alive = False
+                s.fire("player_death", userid=client.userid, attacker=0, death_flags=0)
+        return won, True
+
+    def begin_round(self) -> None:
+        """A round's start, as play_round begins it, left under way: the pre-round, the doors
+        going up and the setup time; then the caller plays it (the timers run)."""
+        length = self.round_seconds or ROUND_SECONDS[self.mode]
+        self._doors_up(length)
+        self.round_live = True
+        setup = SETUP_SECONDS.get(self.mode, 0)
+        if setup:
+            self._end_setup(setup, length)
+
+    def _doors_up(self, length: float) -> None:
+        """Arena's queue or the switch of sides, teamplay_round_start, the pre-round, then
+        the doors: the timers run and teamplay_round_active fires."""
+        s = self.server
+        if self.mode == "arena":
+            self.arena_team_logic()
+        if self.switch_teams:
+            self.switch_sides()
+        self._round_spawn(float(length))
+        s.fire("teamplay_round_start", full_reset=1)
+        self._respawn_all()
+        s.advance(ARENA_PREROUND_SECONDS if self.mode == "arena" else PREROUND_SECONDS)
+        if self.mode == "arena":
+            s.fire("arena_round_start")
+        self._resume_timers()
+        s.fire("teamplay_round_active")
+
+    def _end_setup(self, setup: float, length: float) -> None:
+        self.server.advance(setup)
+        self.server.fire("teamplay_setup_finished")
+        self._setup_finished(float(length))
 
     def switch_sides(self) -> None:
         """TF2's HandleSwitchTeams, in the pre-round of the round after a full round of an
@@ -421,8 +585,9 @@ class Game:
         p_red = 1.0 / (1.0 + math.exp(-(red - blu)))
         return RED if self.server.rng.random() < p_red else BLU
 
-    def _play(self, won: int, length: float, activity: int) -> None:
-        """Damage, heals and the mode's objectives, spread over the round."""
+    def _play(self, won: int, length: float, activity: int, *, decided: bool = True) -> None:
+        """Damage, heals and the mode's objectives, spread over the round (`decided`: the
+        winners complete the objective at the end; else the timer runs out)."""
         s = self.server
         steps = max(activity, 1)
         lost = BLU if won == RED else RED
@@ -455,12 +620,13 @@ class Game:
                         weaponid=0,
                         bonuseffect=0,
                     )
-            self._objective(step, steps, won, lost)
+            self._objective(step, steps, won, lost, decided)
 
-    def _objective(self, step: int, steps: int, won: int, lost: int) -> None:
+    def _objective(self, step: int, steps: int, won: int, lost: int, decided: bool) -> None:
         s = self.server
-        last = step == steps - 1
+        last = step == steps - 1 and decided
         if self.mode in ("koth", "cp", "plr") and last:
+            self._captured(won)
             s.fire("teamplay_point_captured", cp=0, cpname="point", team=won, cappers="")
         elif self.mode in ("ad", "pl") and won == BLU and last:
             s.fire("teamplay_point_captured", cp=0, cpname="last", team=BLU, cappers="")
@@ -476,12 +642,18 @@ class Game:
                     team=won,
                 )
         if self.mode in ("koth", "cp") and step == 0 and s.rng.random() < self.loser_captures:
+            self._captured(lost)
             s.fire("teamplay_point_captured", cp=0, cpname="point", team=lost, cappers="")
+
+    def _captured(self, team: int) -> None:
+        if self.mode == "koth" and team in (RED, BLU):
+            self.koth_capture(team)
 
     def capture(self, cappers: list[Client]) -> None:
         """These players capture a point for their team now (`cappers`: a character per
         capper, its client index)."""
         team = cappers[0].team
+        self._captured(team)
         self.server.fire(
             "teamplay_point_captured",
             cp=1,

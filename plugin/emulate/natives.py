@@ -215,6 +215,13 @@ def _reg_library(c: Context, name: int) -> None:
     c.server.libraries.add(c.s(name))
 
 
+@sp("GetPluginFilename")
+def _plugin_filename(c: Context, plugin: int, buf: int, maxlength: int) -> None:
+    """A plugin's file under plugins/: the ones a test named (`Server.plugin_files`), else
+    synelo.smx (INVALID_HANDLE is the calling plugin)."""
+    c.write(buf, maxlength, c.server.plugin_files.get(plugin, "synelo.smx"))
+
+
 @sp("LibraryExists")
 def _library_exists(c: Context, name: int) -> bool:
     return c.s(name) in c.server.libraries
@@ -1108,6 +1115,18 @@ def _value(c: Context, entity: int, prop: int, element: int) -> Any:
     if isinstance(value, _Lazy):
         raise PluginError(f'Property "{value.prop}" not found (entity {value.entity})')
     return value
+
+
+@sp("GameRules_GetProp")
+def _game_rules_prop(c: Context, prop: int, size: int = 4, element: int = 0) -> int:
+    """A netprop of the game rules proxy (tf_gamerules): m_bInSetup, ..."""
+    rules = next((e for e in c.server.entities.values() if e.classname == "tf_gamerules"), None)
+    if rules is None:
+        raise PluginError("Gamerules lookup failed")
+    name = c.s(prop)
+    if name not in rules.props:
+        raise PluginError(f'Property "{name}" not found on the gamerules proxy')
+    return int(rules.props[name])
 
 
 @sp("GetEntProp")

@@ -104,7 +104,9 @@ def start(options: Options, *, wait: bool = True) -> Run:
         map_name=options.map_name,
     )
     # The server starts: the map loads with the plugin (AskPluginLoad2 ... OnPluginStart),
-    # then the cfg sets the ConVars before OnConfigsExecuted.
+    # OnMapStart, then server.cfg and cfg/sourcemod/plugin.synelo.cfg set the ConVars, then
+    # OnConfigsExecuted (Game.start_map). The options' ConVars are that cfg: the plugin does not
+    # see them in OnMapStart, on the first map or any other.
     server.map = ""
     server.admin_menu = server.handles.new(TopMenu())
     server.load()
@@ -113,8 +115,7 @@ def start(options: Options, *, wait: bool = True) -> Run:
         raise ValueError(
             f"no such ConVar (neither the plugin's nor the engine's): {', '.join(unknown)}"
         )
-    for name, value in convars.items():
-        server.set_convar(name, value)
+    server.server_cfg.update(convars)
     game.start_map()
     if options.source_tv:
         server.set_team(game.connect("SourceTV", fake=True), SPECTATOR)

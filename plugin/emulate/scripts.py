@@ -79,6 +79,8 @@ from synelo.balance import place_joiner, transfer_moves
 from synelo.game.typedefs import TRIGGERS
 
 FIRST_STEAM_ID = 76561197960265728
+# A script's `immune` player: the generic admin flag, sm_synelo_immunity_flag's default.
+IMMUNE_FLAG = "b"
 # The script's modes as the emulator's (game.MODES)
 MODE = {
     "arena": "arena",
@@ -306,7 +308,8 @@ class ScriptServer:
         for name, value in convars(settings).items():
             if name not in s.convars:
                 s.convars[name] = ConVar(name, value, value)
-            s.set_convar(name, value)
+        # The settings are the plugin's cfg: set after OnMapStart, before OnConfigsExecuted.
+        s.server_cfg.update(convars(settings))
         self.game.start_map()
 
     # --- observing the plugin -----------------------------------------------------------
@@ -405,7 +408,7 @@ class ScriptServer:
                 raise ValueError("a Sector's Edge party has no engine counterpart")
             if "pub_power" in e:
                 self.http.ratings[e["player"]] = self.power_rating(e)
-            flags = flag_bits("a") if e.get("immune") else 0
+            flags = flag_bits(IMMUNE_FLAG) if e.get("immune") else 0
             client = s.connect(e["player"], steam_id=self.ids[e["player"]], flags=flags)
             self.seat(client, e.get("team", "none"))
         elif kind == "leave":
@@ -509,9 +512,12 @@ class ScriptServer:
         self.http.late = False
         if self.mode == "arena":
             s.fire("arena_round_start")
+        setup = bool(SETUP_SECONDS.get(self.mode))
+        self.game.set_in_setup(setup)  # the round timer in its setup time (m_bInSetup)
         s.fire("teamplay_round_active")
-        if SETUP_SECONDS.get(self.mode):
+        if setup:
             s.fire("teamplay_setup_finished")
+            self.game.set_in_setup(False)
         self._release(self.http.held_late, 503, b'{"detail": "busy"}')
 
     # --- reading the actions ------------------------------------------------------------
@@ -642,7 +648,7 @@ class CommunityServer(ScriptServer):
     """A community script (mode "community") on a KOTH server running the real plugin.
 
     Events: `map_start` (the first is the map the server starts on); `join` (`immune`: the
-    admin flag `a`, sm_synelo_immunity_flag's default), `leave`, `team_change` as above;
+    admin flag `b`, sm_synelo_immunity_flag's default), `leave`, `team_change` as above;
     `round_start` the doors going up and `round_end` a draw; `vote` the chat command
     `!synelo_votescramble`; `team_request` the console command `jointeam red|blue` or
     `spectate`; `command` `sm_synelo_<command>`; `party_invite`, `party_accept`,
@@ -688,7 +694,7 @@ class CommunityServer(ScriptServer):
             self.stream[:] = []
             who = event.get("player") if event["type"] not in ("join", "map_start") else None
             if event["type"] == "immune" and self._absent(who):
-                self.admin_flags[who] = flag_bits("a") if event["immune"] else 0
+                self.admin_flags[who] = flag_bits(IMMUNE_FLAG) if event["immune"] else 0
                 continue
             if event["type"] == "team_change" and who not in self.ever_joined:
                 self.feed({"t": event["t"], "type": "join", "player": who, "team": "none"})
@@ -738,7 +744,7 @@ class CommunityServer(ScriptServer):
             word = "accept" if kind == "party_accept" else "leave"
             s.run_command(self.client(player).index, f"sm_synelo_party {word}")
         elif kind == "immune":
-            self.client(player).flags = flag_bits("a") if e["immune"] else 0
+            self.client(player).flags = flag_bits(IMMUNE_FLAG) if e["immune"] else 0
             s.forward("OnRebuildAdminCache", 1)
         elif kind == "join" and player in self.admin_flags:
             super().feed({**e, "immune": bool(self.admin_flags.pop(player))})

@@ -194,8 +194,8 @@ public void OnPluginStart()
         "1: a locked player may go to spectator (and come back to the same team only)", _, true, 0.0, true, 1.0);
     g_cvMoveCooldown = CreateConVar("sm_synelo_move_cooldown", "120",
         "Seconds before the same player may be moved again", _, true, 0.0);
-    g_cvImmunityFlag = CreateConVar("sm_synelo_immunity_flag", "a",
-        "Admin flag(s) that exempt a player from being moved (empty: nobody)");
+    g_cvImmunityFlag = CreateConVar("sm_synelo_immunity_flag", "b",
+        "Admin flag(s) exempt from being moved (empty: nobody). b: the few admins online; not a (reservation), which donors often have: with many players immune the teams cannot be balanced");
     g_cvParties = CreateConVar("sm_synelo_parties", "1",
         "1: players may form parties (!party) that scrambles keep together", _, true, 0.0, true, 1.0);
     g_cvPartySize = CreateConVar("sm_synelo_party_size", "4",
@@ -242,7 +242,6 @@ public void OnPluginStart()
     HookEvent("arena_round_start", Event_ArenaRoundStart);
     HookEvent("teamplay_setup_finished", Event_SetupFinished);
     HookEvent("teamplay_round_win", Event_RoundWin);
-    HookEvent("teamplay_round_stalemate", Event_RoundStalemate);
     HookEvent("teamplay_point_captured", Event_PointCaptured);
     HookEvent("teamplay_flag_event", Event_FlagEvent);
 
@@ -290,7 +289,8 @@ void CheckExtension()
     if (!g_ripOk)
     {
         LogError("REST in Pawn 1.3 (rip.ext) is not loaded or too old: %d native(s) missing: %s. "
-            ... "synelo cannot reach its service: no lookups, no reports, no scrambles. "
+            ... "synelo cannot reach its service and sits out: no lookups, no reports, no scrambles, no moves; "
+            ... "TF2's own autobalance and scramble vote stay on. "
             ... "Install addons/sourcemod/extensions/rip.ext.so and reload the plugin.",
             count, missing);
     }
@@ -327,7 +327,7 @@ void RegisterShortCommands()
 public void OnConfigsExecuted()
 {
     RegisterShortCommands();
-    ConfigureLogic();
+    SetUpMap();  // configures the logic too
     ApplyEnabled();
     if (Active() && SL_IsArena() && SL_RoundNumber() == 0)
     {
@@ -397,11 +397,25 @@ int TriggerBits()
 
 public void OnPluginEnd()
 {
+    LogWaitingReports();
     RestoreTf2Balance();
     RestoreTeamSize();
 }
 
 public void OnMapStart()
+{
+    g_mapStartedAt = GetEngineTime();
+    CreateTimer(1.0, Timer_Tick, _, TIMER_REPEAT | TIMER_FLAG_NO_MAPCHANGE);
+    CreateTimer(float(SYN_RECONNECT_S), Timer_ForgetGone, _, TIMER_FLAG_NO_MAPCHANGE);
+}
+
+// The map's mode, server id and round state, from the ConVars. Run from OnConfigsExecuted, not
+// OnMapStart: SourceMod executes server.cfg and plugin.synelo.cfg (AutoExecConfig) after
+// OnMapStart and before OnConfigsExecuted ("OnAutoConfigsBuffered ... is called once, right
+// after OnMapStart() but any time before OnConfigsExecuted()", sm.alliedmods.net/new-api/
+// sourcemod/OnAutoConfigsBuffered), so in OnMapStart sm_synelo_mode, sm_synelo_map_modes and
+// sm_synelo_server_id still hold the previous map's values, or the defaults on the first map.
+void SetUpMap()
 {
     char path[PLATFORM_MAX_PATH];
     char map[64];
@@ -414,7 +428,6 @@ public void OnMapStart()
     ServerId(serverId, sizeof(serverId));
     char prefix[96];
     FormatEx(prefix, sizeof(prefix), "%s-%x", serverId, GetTime());
-    g_mapStartedAt = GetEngineTime();
     g_refusalLogged = false;
     SL_Reset(DetectMode(map));
     SC_Clear();  // times restart with the map; waiting_ended (or arena round 1) asks anew
@@ -437,8 +450,6 @@ public void OnMapStart()
             }
         }
     }
-    CreateTimer(1.0, Timer_Tick, _, TIMER_REPEAT | TIMER_FLAG_NO_MAPCHANGE);
-    CreateTimer(float(SYN_RECONNECT_S), Timer_ForgetGone, _, TIMER_FLAG_NO_MAPCHANGE);
 }
 
 public void OnMapEnd()
@@ -526,7 +537,7 @@ SLMode DetectMode(const char[] map)
     if (HasEntity("tf_logic_player_destruction") || StrContains(map, "pd_") == 0) return SL_MODE_PD;
     if (HasEntity("tf_logic_robot_destruction") || StrContains(map, "rd_") == 0) return SL_MODE_RD;
     if (HasEntity("passtime_logic") || StrContains(map, "pass_") == 0) return SL_MODE_PASS;
-    if (HasEntity("tf_logic_special_delivery") || StrContains(map, "sd_") == 0) return SL_MODE_SD;
+    if (StrContains(map, "sd_") == 0) return SL_MODE_SD;  // TF2 has no SD logic entity: the prefix is its test
     if (HasEntity("tf_logic_arena") || StrContains(map, "arena_") == 0) return SL_MODE_ARENA;
     if (HasEntity("tf_logic_koth") || StrContains(map, "koth_") == 0) return SL_MODE_KOTH;
     if (HasEntity("tf_logic_multiple_escort") || StrContains(map, "plr_") == 0) return SL_MODE_PAYLOAD_RACE;
@@ -624,7 +635,9 @@ void RestoreTeamSize()
 // synelo rates, scrambles and moves: enabled, not sat out on this map, not MvM.
 bool Active()
 {
-    return g_cvEnabled.BoolValue && !g_mapOff && !SL_IsInert();
+    // Without rip.ext synelo cannot reach its service: it sits out, and leaves TF2's own
+    // autobalance and scramble vote as the server's cfg set them (ApplyEnabled).
+    return g_ripOk && g_cvEnabled.BoolValue && !g_mapOff && !SL_IsInert();
 }
 
 // --- players ------------------------------------------------------------------------------
@@ -832,8 +845,10 @@ public void Event_RoundActive(Event event, const char[] name, bool dontBroadcast
     {
         return;  // arena_round_start is the doors going up
     }
-    int timer = FindEntityByClassname(-1, "team_round_timer");
-    if (timer != -1 && GetEntProp(timer, Prop_Send, "m_nSetupTimeLength") > 0)
+    // A round timer in its setup time has set the game rules' m_bInSetup
+    // (CTeamRoundTimer::SetState, source-sdk-2013 teamplay_round_timer.cpp); the first
+    // team_round_timer may be another stage's or a KOTH team's, so it is not asked.
+    if (GameRules_GetProp("m_bInSetup"))
     {
         g_waitSetup = true;
         return;
@@ -867,16 +882,19 @@ void DoorsUp()
     DrainActions();
 }
 
+// Every round ends with teamplay_round_win, a draw included (team 0). TF2's
+// CTeamplayRoundBasedRules::SetStalemate (source-sdk-2013, teamplayroundbased_gamerules.cpp):
+// with mp_stalemate_enable 0 a round whose timer runs out is
+// SetWinningTeam(TEAM_UNASSIGNED, WINREASON_STALEMATE), a teamplay_round_win with team 0; with
+// mp_stalemate_enable 1 it fires teamplay_round_stalemate as sudden death BEGINS, and
+// State_Think_STALEMATE later ends the round with teamplay_round_win: the surviving team
+// (was_sudden_death 1), or team 0 when both die or the sudden death timer runs out. So
+// teamplay_round_stalemate is never a round end, and synelo does not hook it.
 public void Event_RoundWin(Event event, const char[] name, bool dontBroadcast)
 {
     int team = event.GetInt("team");
     int winner = team == view_as<int>(TFTeam_Red) ? SL_A : (team == view_as<int>(TFTeam_Blue) ? SL_B : SL_DRAW);
     RoundEnded(winner, event.GetInt("full_round") != 0);
-}
-
-public void Event_RoundStalemate(Event event, const char[] name, bool dontBroadcast)
-{
-    RoundEnded(SL_DRAW, event.GetInt("full_round") != 0);
 }
 
 void RoundEnded(int winner, bool fullRound)
@@ -1233,6 +1251,13 @@ void LogDrops()
             Format(why, sizeof(why), "refused (HTTP %d)", status);
         }
     }
+    LogReportBody(why);
+}
+
+// The report in g_body, `why` it was not delivered: to the error log with its round id, and
+// with its whole body to logs/synelo_reports.log, to be sent again by hand.
+void LogReportBody(const char[] why)
+{
     char id[SD_ROUND_ID_LEN];
     SD_RoundId(g_body, id, sizeof(id));
     char path[PLATFORM_MAX_PATH];
@@ -1245,6 +1270,20 @@ void LogDrops()
         file.WriteString(g_body, false);  // not formatted: the whole body, however long
         file.WriteString("\n", false);
         delete file;
+    }
+}
+
+// The report buffer lives in memory only: the reports still waiting when the plugin unloads
+// (a reload, a plugin update, a clean server shutdown) are logged with their bodies. A crash
+// loses them without a trace.
+void LogWaitingReports()
+{
+    for (int i = 0; i < SD_Count(); i++)
+    {
+        if (SD_Peek(i, g_body, sizeof(g_body)))
+        {
+            LogReportBody("not delivered before the plugin unloaded");
+        }
     }
 }
 
@@ -1541,6 +1580,7 @@ void SwitchTeam(int client, int team, bool alive)
 
 // Moves a player for `reason` (odd_joiner, f11, sectors_edge; admin: `admin` is the client
 // who asked, 0 the console): logged, announced, and a live player is told on screen why.
+// Every move's LogAction line ends with its reason in brackets, "(f11)", "(admin)".
 void MoveClient(int client, int side, const char[] reason, int admin = -1)
 {
     int team = side == SL_A ? view_as<int>(TFTeam_Red) : view_as<int>(TFTeam_Blue);
@@ -1558,8 +1598,8 @@ void MoveClient(int client, int side, const char[] reason, int admin = -1)
         PrintToChatAll("%t", byAdmin ? "Synelo Admin Moved" : "Synelo Moved", client, side == SL_A ? "RED" : "BLU");
         if (byAdmin)
         {
-            LogAction(admin, client, "\"%L\" moved \"%L\" to %s with synelo", admin, client,
-                side == SL_A ? "RED" : "BLU");
+            LogAction(admin, client, "\"%L\" moved \"%L\" to %s with synelo (%s)", admin, client,
+                side == SL_A ? "RED" : "BLU", reason);
         }
         else
         {
@@ -1613,15 +1653,37 @@ bool IsLocked(int client)
     return HasEntProp(client, Prop_Send, "m_hItem") && GetEntPropEnt(client, Prop_Send, "m_hItem") != -1;
 }
 
-// Seconds left on the round timer, -1 when there is none.
+// Seconds left before a round timer ends the round, -1 when no timer runs (or in setup).
+// A map may have several team_round_timers: one per stage on multi-stage attack/defend maps
+// (the stages not in play are disabled), one per team in KOTH (the point holder's runs, the
+// other is paused: the round ends when the holder's runs out), and the sudden death timer
+// TF2 adds and shows in the HUD. So: of the enabled timers that run (m_bIsDisabled,
+// m_bTimerPaused), the one shown in the HUD (m_bShowInHUD) if any, and the least time left.
 float RoundTimeLeft()
 {
-    int timer = FindEntityByClassname(-1, "team_round_timer");
-    if (timer == -1 || GetEntProp(timer, Prop_Send, "m_bTimerPaused"))
+    if (GameRules_GetProp("m_bInSetup"))
     {
         return -1.0;
     }
-    return GetEntPropFloat(timer, Prop_Send, "m_flTimerEndTime") - GetGameTime();
+    float best = -1.0;
+    bool bestShown = false;
+    int timer = -1;
+    while ((timer = FindEntityByClassname(timer, "team_round_timer")) != -1)
+    {
+        if (GetEntProp(timer, Prop_Send, "m_bIsDisabled") || GetEntProp(timer, Prop_Send, "m_bTimerPaused"))
+        {
+            continue;
+        }
+        float left = GetEntPropFloat(timer, Prop_Send, "m_flTimerEndTime") - GetGameTime();
+        left = left < 0.0 ? 0.0 : left;
+        bool shown = GetEntProp(timer, Prop_Send, "m_bShowInHUD") != 0;
+        if (best < 0.0 || (shown && !bestShown) || (shown == bestShown && left < best))
+        {
+            best = left;
+            bestShown = shown;
+        }
+    }
+    return best;
 }
 
 bool TooLateToMove()
@@ -1637,18 +1699,27 @@ void RequestAutobalance()
         return;
     }
     char locked[SL_MAX_CLIENTS + 1][SL_ID_LEN];
+    char alive[SL_MAX_CLIENTS + 1][SL_ID_LEN];
     int count = 0;
+    int aliveCount = 0;
     for (int client = 1; client <= MaxClients; client++)
     {
-        if (IsClientInGame(client) && g_clientId[client][0] != '\0' && SL_IsTeam(ClientSide(client, GetClientTeam(client)))
-            && !MayMove(client))
+        if (!IsClientInGame(client) || g_clientId[client][0] == '\0' || !SL_IsTeam(ClientSide(client, GetClientTeam(client))))
+        {
+            continue;
+        }
+        if (!MayMove(client))
         {
             strcopy(locked[count++], SL_ID_LEN, g_clientId[client]);  // immune, busy or moved lately
+        }
+        else if (IsPlayerAlive(client))
+        {
+            strcopy(alive[aliveCount++], SL_ID_LEN, g_clientId[client]);  // moved only on death: dead ones first
         }
     }
     char parties[SL_PARTIES_LEN];
     SG_PartiesJson(parties, sizeof(parties), SG_OnTeams);
-    if (SL_BuildAutobalanceBody(g_body, sizeof(g_body), locked, count, parties))
+    if (SL_BuildAutobalanceBody(g_body, sizeof(g_body), locked, count, alive, aliveCount, parties))
     {
         PostText("autobalance", g_body, OnAutobalance, 0);
     }
@@ -1745,7 +1816,7 @@ public Action Cmd_Status(int client, int args)
         mode, url);
     if (!g_ripOk)
     {
-        ReplyToCommand(client, "[synelo] REST in Pawn (rip.ext) missing: the service is unreachable");
+        ReplyToCommand(client, "[synelo] REST in Pawn (rip.ext) missing: synelo sits out, TF2's own balancing stays on");
     }
     else if (g_lastStatus == -1)
     {

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import uuid
 
 import httpx
 import pytest
@@ -91,6 +92,43 @@ def test_autobalance_f11_and_joiner(server: httpx.Client, rated: str) -> None:
     assert r.json()["moves"] == [{"steam_id": k[6], "from": "none", "to": "A"}]
 
 
+def test_autobalance_prefers_dead_players(server: httpx.Client, rated: str) -> None:
+    """The dead-first rule on F1 with the pool's Θ = 2400. A: 1500 1400 1250 1200 v B: 700,
+    one move. The best, 1500, leaves gap 1650: P(A) 0.16541 from ½. 1400 leaves 1850:
+    0.18370, within 0.02 of it; 1250 leaves 2150: 0.21009, not."""
+    k = list(RATINGS)
+    url = f"/v1/pools/{rated}/autobalance"
+    teams = {"A": k[0:4], "B": [k[7]]}
+    r = server.post(url, json={"teams": teams, "alive": [k[0]]})
+    assert r.status_code == 200, r.text
+    out = r.json()
+    assert out["moves"] == [{"steam_id": k[1], "from": "A", "to": "B"}]
+    assert (out["gap_before"], out["gap_after"]) == (4650, 1850)
+    r = server.post(url, json={"teams": teams, "alive": [k[0], k[1]]})
+    assert r.status_code == 200, r.text
+    out = r.json()
+    assert out["moves"] == [{"steam_id": k[0], "from": "A", "to": "B"}]
+    assert out["gap_after"] == 1650
+
+
+def test_autobalance_prefers_dead_players_by_another_models_odds(
+    admin: httpx.Client, server: httpx.Client
+) -> None:
+    """An Elo pool's own P(A) judges the transfers; five new players are equally good, and
+    the one not alive moves."""
+    name = f"e{uuid.uuid4().hex[:12]}"
+    r = admin.post("/v1/pools", json={"name": name, "team_size": 6, "model": "elo"})
+    assert r.status_code == 201, r.text
+    players = [steam(n) for n in range(20, 25)]
+    url = f"/v1/pools/{name}/autobalance"
+    teams = {"A": players[:4], "B": players[4:]}
+    first = server.post(url, json={"teams": teams}).json()["moves"]
+    assert first == [{"steam_id": players[0], "from": "A", "to": "B"}]
+    r = server.post(url, json={"teams": teams, "alive": players[:2] + players[3:]})
+    assert r.status_code == 200, r.text
+    assert r.json()["moves"] == [{"steam_id": players[2], "from": "A", "to": "B"}]
+
+
 def test_autobalance_min_swaps(server: httpx.Client, rated: str) -> None:
     k = list(RATINGS)
     r = server.post(
@@ -172,6 +210,16 @@ def test_autobalance_min_swaps(server: httpx.Client, rated: str) -> None:
             ["body", "joiner", 0],
         ),
         ("autobalance", {"teams": {"A": [], "B": []}}, ["body", "teams"]),
+        (
+            "autobalance",
+            {"teams": {"A": [steam(1)], "B": []}, "alive": [steam(5)]},
+            ["body", "alive", 0],
+        ),
+        (
+            "autobalance",
+            {"teams": {"A": [steam(1)], "B": []}, "alive": [steam(1)], "method": "min_swaps"},
+            ["body", "alive"],
+        ),
     ],
 )
 def test_bad_input_names_the_field(

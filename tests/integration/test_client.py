@@ -65,6 +65,10 @@ def test_every_endpoint_typed(live: LiveServer, pool: str) -> None:
         assert [s.k for s in splits] == [2, 3] and splits[1].players == set(P[:6])
         moves = c.autobalance(P[:4], P[4:5]).moves
         assert len(moves) == 1 and moves[0].from_ == "A" and moves[0].to == "B"
+        # 1036 1036 964 964 v 1000: a 1036 is best (gap 928); a dead 964 (gap 1072) is within
+        # the dead-first rule's 0.02 of P(A) at Θ 2400 (0.0955 and 0.1098 from ½)
+        dead_first = c.autobalance(P[:4], P[4:5], alive=P[:2]).moves
+        assert [m.steam_id for m in dead_first] == [P[2]]
         assert a.set_rating(P[5], 1500).rating == 1500
         assert [e.kind for e in a.history(P[5])] == ["set"]
         assert a.reset_player(P[5]).rating == 1000

@@ -92,7 +92,7 @@ public int T_Drain()
             case SL_ACT_AUTOBALANCE:
             {
                 char locked[1][SL_ID_LEN];
-                SL_BuildAutobalanceBody(g_text, sizeof(g_text), locked, 0);
+                SL_BuildAutobalanceBody(g_text, sizeof(g_text), locked, 0, locked, 0);
                 Py_Action(view_as<int>(action.type), action.arg, action.t, 0, 0, 0, g_text);
             }
             case SL_ACT_MOVE:
@@ -301,7 +301,7 @@ public void T_AutobalanceBodyWithParties(const char[] joiner)
     char parties[SL_REPORT_LEN / 2];
     SG_PartiesJson(parties, sizeof(parties), SG_OnTeams);
     char none[1][SL_ID_LEN];
-    SL_BuildAutobalanceBody(g_text, sizeof(g_text), none, 0, parties, joiner);
+    SL_BuildAutobalanceBody(g_text, sizeof(g_text), none, 0, none, 0, parties, joiner);
     Py_Action(0, 0, 0, 0, 0, 0, g_text);
 }
 

@@ -76,6 +76,24 @@ def test_a_live_player_is_moved_when_they_die(live: LiveServer, pool: str, smx: 
     assert moved[0]["to"] == "red"
 
 
+def test_a_dead_player_is_chosen_over_an_equally_good_live_one(
+    live: LiveServer, pool: str, smx: Path
+) -> None:
+    """Every player is new (1000): any BLU player evens 3 v 5 as well as another. The plugin
+    names the live ones (`alive`), so the service picks the one who is dead, moved as soon
+    as the delay ends, with no wait for a death."""
+    server, blues = live_round_with_a_gap(live, pool, smx)
+    dead = blues[-1]
+    dead.alive = False
+    server.fire("player_death", userid=dead.userid, attacker=0, death_flags=0)
+    asked = server.now
+    server.advance(12.0)  # the autobalance delay (10 s), not sm_synelo_move_wait
+    moved = moves(server)
+    assert [e["target"] for e in moved] == [dead.steam_id], moved
+    assert float(moved[0]["t"]) <= asked + 11.0  # type: ignore[arg-type]
+    assert dead.team == RED
+
+
 def test_a_live_player_who_does_not_die_is_moved_after_the_wait(
     live: LiveServer, pool: str, smx: Path
 ) -> None:
@@ -137,7 +155,7 @@ def test_an_admin_moves_a_player_under_the_autobalance_rules(
     again = server.run_command(0, f"sm_synelo_move {chosen.name} blue") or ""
     assert "stays: held from moves (cooldown, 120 s left)" in again and chosen.team == RED
     admin = blues[1]
-    admin.flags = flag_bits("a")
+    admin.flags = flag_bits("b")  # sm_synelo_immunity_flag's default
     server.forward("OnRebuildAdminCache", 1)
     refused = server.run_command(0, f"sm_synelo_move {admin.name} red") or ""
     assert f"{admin.name} stays: held from moves (immune)" in refused and admin.team == BLU

@@ -389,7 +389,7 @@ def _f11_round(
     left_at: list[float] = []
     for client in guarded:
         if protect == "immunity":
-            client.flags = flag_bits("a")
+            client.flags = flag_bits("b")
         elif protect == "uber":
             client.tf_class, client.charge = MEDIC, 1.0
         elif protect == "intel":

@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import itertools
+import math
 import random
+from collections.abc import Sequence
 
-from synelo.balance import Move, min_swaps, place_joiner, transfer_moves
+import pytest
+
+from synelo.balance import DEAD_TOLERANCE, Move, min_swaps, place_joiner, transfer_moves
+from synelo.schemas import AutobalanceIn
 
 
 def test_odd_joiner_goes_where_the_gap_is_least() -> None:
@@ -88,6 +93,107 @@ def test_f11_leaves_locked_and_party_players_unless_nothing_else_works() -> None
     # Everyone free is too few: then party members may move, locked players last.
     out = transfer_moves(ratings, [0, 1, 2, 3], [4], locked=[0, 3], parties=[[1, 2]])
     assert [m.player for m in out.moves] == [1]
+
+
+def test_dead_first_takes_a_dead_player_within_the_tolerance() -> None:
+    # A: 1500 1300 1240 1000 (5040) v B: 1200 1000 (2200); Δk = 2, one move; Θ = 1000.
+    # Moving 1500 leaves 3540 v 3700, gap 160: P(A) = 1/(1 + e^0.16) = 0.460085, 0.039915
+    # from ½. Moving 1300 leaves 3740 v 3500, gap 240: P(A) = 0.559714, 0.059714 from ½.
+    # 0.059714 ≤ 0.039915 + 0.02 = 0.059915: with 1500 alive, the dead 1300 goes.
+    ratings = [1500, 1300, 1240, 1000, 1200, 1000]
+    best = transfer_moves(ratings, [0, 1, 2, 3], [4, 5], theta=1000)
+    assert best.moves == (Move(0, "A", "B"),) and best.gap_after == 160
+    dead = transfer_moves(ratings, [0, 1, 2, 3], [4, 5], alive={0}, theta=1000)
+    assert dead.moves == (Move(1, "A", "B"),) and dead.gap_after == 240
+    # Moving 1240 leaves gap 360: P(A) = 0.589040, 0.089040 from ½, past 0.059915. With
+    # 1300 alive too, the live 1500 stays the choice: the best transfer's guarantee holds.
+    kept = transfer_moves(ratings, [0, 1, 2, 3], [4, 5], alive={0, 1}, theta=1000)
+    assert kept.moves == (Move(0, "A", "B"),) and kept.gap_after == 160
+    # Θ = 900 stretches the same gaps: 0.044328 + 0.02 < 0.066274 (gap 240), so 1500 goes.
+    steep = transfer_moves(ratings, [0, 1, 2, 3], [4, 5], alive={0}, theta=900)
+    assert steep.moves == (Move(0, "A", "B"),)
+
+
+def test_the_request_states_the_tolerance_the_rule_uses() -> None:
+    description = AutobalanceIn.model_fields["alive"].description or ""
+    assert f"at most {DEAD_TOLERANCE} further from 0.5" in description
+
+
+def test_dead_first_between_equal_players_needs_no_tolerance() -> None:
+    # Five 1000s v one: Δk = 4, two moves, and every pair is as good (gap 0). The rating
+    # search alone takes the first two; with them alive the two dead ones go, even at a
+    # tolerance of 0.
+    ratings = [1000] * 6
+    assert [m.player for m in transfer_moves(ratings, [0, 1, 2, 3, 4], [5]).moves] == [0, 1]
+    out = transfer_moves(ratings, [0, 1, 2, 3, 4], [5], alive={0, 1, 2}, tolerance=0.0)
+    assert [m.player for m in out.moves] == [3, 4] and out.gap_after == 0
+
+
+def test_dead_first_keeps_the_locked_and_party_tiers() -> None:
+    # Four 1000s v two, one move. 0 is alive, 1 dead but locked, 2 dead but in a party with
+    # B's 4: the free tier is {0, 3}, and its dead player 3 goes, not 1 or 2.
+    ratings = [1000] * 6
+    out = transfer_moves(ratings, [0, 1, 2, 3], [4, 5], alive={0}, locked={1}, parties=[[2, 4]])
+    assert out.moves == (Move(3, "A", "B"),)
+    # Every free player alive: the free tier has no dead transfer, and a live one goes.
+    out = transfer_moves(ratings, [0, 1, 2, 3], [4, 5], alive={0, 3}, locked={1}, parties=[[2, 4]])
+    assert out.moves == (Move(0, "A", "B"),)
+
+
+def test_dead_first_reads_the_given_odds() -> None:
+    # A model's own P(A) replaces F1's: one that calls every pair of teams even accepts the
+    # dead 1240 that F1 (Θ = 1000) refused above. It is asked about the teams after each
+    # candidate move, A first.
+    ratings = [1500, 1300, 1240, 1000, 1200, 1000]
+    asked: list[tuple[list[int], list[int]]] = []
+
+    def even(a: Sequence[int], b: Sequence[int]) -> float:
+        asked.append((sorted(a), sorted(b)))
+        return 0.5
+
+    out = transfer_moves(ratings, [0, 1, 2, 3], [4, 5], alive={0, 1}, odds=even)
+    assert out.moves == (Move(2, "A", "B"),)
+    assert sorted(asked) == [([0, 1, 3], [2, 4, 5]), ([1, 2, 3], [0, 4, 5])]
+    # B the larger team: the teams still reach `odds` as (A, B).
+    asked.clear()
+    out = transfer_moves(ratings, [4, 5], [0, 1, 2, 3], alive={0, 1}, odds=even)
+    assert out.moves == (Move(2, "B", "A"),)
+    assert sorted(asked) == [([0, 4, 5], [1, 2, 3]), ([2, 4, 5], [0, 1, 3])]
+
+
+def test_dead_first_against_brute_force() -> None:
+    """Over random rounds: the answer is never more than the tolerance further from ½ than the
+    best transfer, and a live player moves only when no dead transfer is within it."""
+    rng = random.Random(35)
+    theta = 1200.0
+
+    def off(d: float) -> float:
+        return abs(1 / (1 + math.exp(-d / theta)) - 0.5)
+
+    switched = live_kept = 0
+    for _ in range(200):
+        n_a, n_b = rng.randint(4, 10), rng.randint(0, 2)
+        ratings = [rng.randint(600, 1800) for _ in range(n_a + n_b)]
+        a, b = list(range(n_a)), list(range(n_a, n_a + n_b))
+        alive = {i for i in a if rng.random() < 0.6}
+        count = (n_a - n_b) // 2
+        d = sum(ratings[i] for i in a) - sum(ratings[i] for i in b)
+        every = list(itertools.combinations(a, count))
+        best = min(off(d - 2 * sum(ratings[i] for i in c)) for c in every)
+        dead = [c for c in every if not alive & set(c)]
+        best_dead = min((off(d - 2 * sum(ratings[i] for i in c)) for c in dead), default=None)
+        out = transfer_moves(ratings, a, b, alive=alive, theta=theta)
+        moved = {m.player for m in out.moves}
+        got = off(out.sum_a - out.sum_b)
+        assert got <= best + DEAD_TOLERANCE + 1e-12
+        if best_dead is not None and best_dead <= best + DEAD_TOLERANCE:
+            assert not moved & alive and got == pytest.approx(best_dead)
+            switched += best_dead > best
+        else:
+            assert got == pytest.approx(best)
+            live_kept += bool(moved & alive)
+    # both ways decided: 13 dead transfers taken though worse, 160 live ones kept (seed 35)
+    assert (switched, live_kept) == (13, 160)
 
 
 def test_min_swaps_places_the_unassigned_then_swaps_pairs() -> None:

@@ -15,6 +15,7 @@ import synelo
 PUBLIC = {
     "synelo": ["__version__"],
     "synelo.balance": [
+        "DEAD_TOLERANCE",
         "MatchState",
         "Move",
         "Rebalance",

@@ -51,6 +51,9 @@ public any Native_RequestScramble(Handle plugin, int numParams)
     {
         return false;
     }
+    char caller[PLATFORM_MAX_PATH];
+    GetPluginFilename(plugin, caller, sizeof(caller));
+    LogAction(-1, -1, "synelo: the plugin %s asked for a synelo scramble at the next round start", caller);
     SL_ForceScramble(NowMs());
     DrainActions();
     return true;

@@ -356,6 +356,8 @@ public Action Listener_JoinTeam(int client, const char[] command, int argc)
             if (current != locked)
             {
                 ChangeClientTeam(client, locked == SL_A ? view_as<int>(TFTeam_Red) : view_as<int>(TFTeam_Blue));
+                LogAction(-1, client, "synelo: sent %L back to %s, the team a scramble or move locked them on (team_lock)",
+                    client, locked == SL_A ? "RED" : "BLU");
             }
             return Plugin_Handled;
         }
@@ -376,7 +378,7 @@ void PlaceJoiner(int client)
     char parties[SL_PARTIES_LEN];
     SG_PartiesJson(parties, sizeof(parties), SG_OnTeams);
     char none[1][SL_ID_LEN];
-    if (!SL_BuildAutobalanceBody(g_sgText, sizeof(g_sgText), none, 0, parties, g_clientId[client])
+    if (!SL_BuildAutobalanceBody(g_sgText, sizeof(g_sgText), none, 0, none, 0, parties, g_clientId[client])
         || !PostText("autobalance", g_sgText, OnJoinerPlaced, GetClientUserId(client)))
     {
         SeatJoiner(client, SmallerTeam());

@@ -2,6 +2,7 @@
 
 from synelo.balance.allplay import all_play_split
 from synelo.balance.autobalance import (
+    DEAD_TOLERANCE,
     Move,
     Rebalance,
     min_swaps,
@@ -21,6 +22,7 @@ from synelo.balance.sectors_edge import (
 from synelo.balance.solver import Split, SplitSet, best_splits
 
 __all__ = [
+    "DEAD_TOLERANCE",
     "MatchState",
     "Move",
     "Rebalance",

@@ -8,6 +8,10 @@ Seed errata fixed here: F11's T = |Σ_A − Σ_B|/2 and "the player closest to T
 the larger team is also the stronger one. In general moving players M from the larger team L
 to the smaller S leaves Σ_L − Σ_S − 2·Σ_M, so the move set is the one whose Σ_M is nearest
 (Σ_L − Σ_S)/2 — the design's T, with its sign kept.
+
+Issue 35's "players already dead are preferred" is the dead-first rule of `transfer_moves`:
+a transfer of dead players only replaces the best one when its win chance is at most
+`DEAD_TOLERANCE` further from ½ (docs/maths/balancing.md, "Dead players first").
 """
 
 from __future__ import annotations
@@ -18,9 +22,15 @@ from typing import Literal
 
 from synelo.balance.exact import choose
 from synelo.balance.problem import Unit, integer_ratings, scaled
+from synelo.ratings.synelo import win_probability
 
 Team = Literal["A", "B"]
 Origin = Literal["A", "B", "none"]
+Odds = Callable[[Sequence[int], Sequence[int]], float]  # P(A wins) of teams A, B (indices)
+
+# The dead-first rule's allowance: how much further from ½ than the best transfer's P(A) a
+# transfer of dead players only may leave the round (docs/maths/balancing.md).
+DEAD_TOLERANCE = 0.02
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +89,10 @@ def transfer_moves(
     *,
     locked: Collection[int] = (),
     parties: Sequence[Collection[int]] = (),
+    alive: Collection[int] = (),
+    theta: float = 2400.0,
+    odds: Odds | None = None,
+    tolerance: float = DEAD_TOLERANCE,
     resolution: float | None = None,
 ) -> Rebalance:
     """F11: when |k(A) − k(B)| ≥ 2, move ⌊|Δk|/2⌋ players from the larger team to the smaller.
@@ -87,6 +101,11 @@ def transfer_moves(
     (Σ_larger − Σ_smaller)/2, which leaves the least |Σ_A − Σ_B| (for one mover, the player
     closest to the design's T). Locked players and party members stay unless the free players
     are too few: then party members may go, and only then locked players.
+
+    The dead-first rule: when that best transfer moves an `alive` player, the best transfer
+    of players not in `alive` (same tier, same objective) is taken instead if its predicted
+    |P(A) − ½| is at most the best's plus `tolerance`. P(A) is `odds` of the teams after
+    the move, or F1's 1/(1 + exp(−(Σ_A − Σ_B)/Θ)) with `theta`. Otherwise the best stands.
     """
     ints, step = integer_ratings(ratings, resolution)
     a, b = list(team_a), list(team_b)
@@ -102,8 +121,25 @@ def transfer_moves(
         )
         pool = next(t for t in tiers if len(t) >= count)
         d = sum(ints[i] for i in big) - sum(ints[i] for i in small)
-        movers = _nearest_subset([ints[i] for i in pool], count, d)
-        moves = [Move(pool[j], big_name, small_name) for j in movers]  # type: ignore[arg-type]
+
+        def nearest(players: list[int]) -> list[int]:
+            return [players[j] for j in _nearest_subset([ints[i] for i in players], count, d)]
+
+        movers = nearest(pool)
+        dead = [i for i in pool if i not in alive]
+        if any(i in alive for i in movers) and len(dead) >= count:
+            chance = odds or _f1_odds(ints, step, theta)
+
+            def off_even(chosen: list[int]) -> float:
+                taken = set(chosen)
+                stay = [i for i in big if i not in taken]
+                gain = [*small, *chosen]
+                return abs(chance(*((stay, gain) if big_name == "A" else (gain, stay))) - 0.5)
+
+            spare = nearest(dead)
+            if off_even(spare) <= off_even(movers) + tolerance:
+                movers = spare
+        moves = [Move(i, big_name, small_name) for i in movers]  # type: ignore[arg-type]
     return _outcome(ints, step, a, b, moves)
 
 
@@ -164,6 +200,16 @@ def min_swaps(
         side[free_a[x]], side[free_b[y]] = "B", "A"
     moves = [Move(i, origin[i], side[i]) for i in side if origin[i] != side[i]]  # type: ignore[arg-type]
     return _outcome(ints, step, a, b, moves)
+
+
+def _f1_odds(ints: Sequence[int], step: float, theta: float) -> Odds:
+    """F1's P(A) = 1/(1 + exp(−(Σ_A − Σ_B)/Θ)) of two teams, by index."""
+
+    def p_a(x: Sequence[int], y: Sequence[int]) -> float:
+        sum_x, sum_y = (scaled(sum(ints[i] for i in t), step) for t in (x, y))
+        return win_probability(sum_x, sum_y, theta)
+
+    return p_a
 
 
 def _nearest_subset(weights: Sequence[int], count: int, twice_target: int) -> list[int]:

@@ -213,7 +213,10 @@ class SyneloClient:
         locked: Sequence[str] = (),
         parties: Sequence[Sequence[str]] = (),
         method: str = "f11",
+        alive: Sequence[str] = (),
     ) -> Autobalance:
+        """The moves that fix uneven teams mid-round. `alive`: the players now alive (F11
+        then prefers dead players when that costs at most 0.02 of P(A), the dead-first rule)."""
         return Autobalance.model_validate(
             self.request(
                 "POST",
@@ -223,6 +226,7 @@ class SyneloClient:
                     "joiner": joiner,
                     "unassigned": list(unassigned),
                     "locked": list(locked),
+                    "alive": list(alive),
                     "parties": [list(p) for p in parties],
                     "method": method,
                 },

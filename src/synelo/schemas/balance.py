@@ -117,6 +117,7 @@ class AutobalanceIn(BaseModel):
                 },
                 "joiner": None,
                 "locked": [],
+                "alive": ["76561197960265730", "76561197960265731"],
                 "parties": [],
                 "method": "f11",
             }
@@ -127,6 +128,14 @@ class AutobalanceIn(BaseModel):
     joiner: PlayerId | None = None
     unassigned: list[PlayerId] = Field(default_factory=list, max_length=MAX_PLAYERS)
     locked: list[PlayerId] = Field(default_factory=list, max_length=MAX_PLAYERS)
+    alive: list[PlayerId] = Field(
+        default_factory=list,
+        max_length=MAX_PLAYERS,
+        description="f11 only: the players now alive, costly to move mid-round. The dead-first "
+        "rule then moves dead players only when that leaves the predicted P(A) at most 0.02 "
+        "further from 0.5 than the best transfer; otherwise the best transfer stands. Empty: "
+        "the best transfer, whoever it moves",
+    )
     parties: list[Party] = Field(default_factory=list, max_length=MAX_PLAYERS)
     method: Literal["f11", "min_swaps"] = "f11"
 

@@ -23,7 +23,7 @@ from starlette.concurrency import run_in_threadpool
 
 from synelo.balance import all_play_split, best_splits, min_swaps, place_joiner, transfer_moves
 from synelo.balance.allplay import all_play_by_sums
-from synelo.balance.autobalance import Move, Rebalance
+from synelo.balance.autobalance import Move, Odds, Rebalance
 from synelo.balance.solver import Split, SplitSet
 from synelo.config import Settings
 from synelo.domain import Pool, UnknownPool, pool_model
@@ -305,6 +305,12 @@ def find_moves(pool: Pool, body: AutobalanceIn, store: Store) -> AutobalanceOut:
         if body.joiner is not None
         else ()
     )
+    if body.alive and body.method != "f11":
+        raise invalid(
+            ("body", "alive"),
+            "the dead-first rule is F11's; min_swaps does not read alive",
+            value=body.alive,
+        )
     if body.unassigned and body.method != "min_swaps":
         raise invalid(
             ("body", "unassigned"),
@@ -317,6 +323,7 @@ def find_moves(pool: Pool, body: AutobalanceIn, store: Store) -> AutobalanceOut:
         raise invalid(("body", "teams"), "no players were given")
     where = "teams, joiner or unassigned"
     locked = set(roster.members(body.locked, ("body", "locked"), where=where))
+    alive = set(roster.members(body.alive, ("body", "alive"), where=where))
     parties = roster.parties(body.parties, where)
     ratings = roster.ratings(store)
     a = list(range(len(team_a)))
@@ -332,8 +339,33 @@ def find_moves(pool: Pool, body: AutobalanceIn, store: Store) -> AutobalanceOut:
             side = place_joiner(ratings, a, b, j, logit=_joiner_logit(roster, store, a, b, j))
             (a if side == "A" else b).append(j)
             placed.append(Move(j, "none", side))
-        outcome = transfer_moves(ratings, a, b, locked=locked, parties=parties)
+        outcome = transfer_moves(
+            ratings,
+            a,
+            b,
+            locked=locked,
+            parties=parties,
+            alive=alive,
+            theta=roster.read(store).params.theta,  # SynElo's Θ; other models: their own P
+            odds=_transfer_odds(roster, store) if alive else None,
+        )
     return _answer(body.method, roster.keys, placed, gap_before, outcome)
+
+
+def _transfer_odds(roster: Roster, store: Store) -> Odds | None:
+    """The pool's model's P(A) of two teams (indices into the roster), for the dead-first
+    rule; None for SynElo, whose F1 the balancing computes from the sums itself."""
+    pool = roster.read(store)
+    if pool.is_synelo:
+        return None
+    model, states = roster.states(store)
+    keys = roster.keys
+
+    def p_a(a: Sequence[int], b: Sequence[int]) -> float:
+        facts = RoundFacts(tuple(keys[i] for i in a), tuple(keys[i] for i in b), "A")
+        return model.predict(states, facts, store.read_context(pool, model.context_keys(facts)))
+
+    return p_a
 
 
 def _joiner_logit(
