@@ -291,9 +291,12 @@ PUBLIC = {
         "access",
         "admin",
         "docs",
+        "glossary",
         "health",
         "public",
         "scramble",
+        "servers",
+        "settings",
         "templating",
     ],
     "synelo.sim": [
