@@ -231,3 +231,19 @@ def test_a_round_page_names_the_sides_and_its_server(
     assert f'href="/pools/{pool}/servers/eu%2F2">eu/2</a>' in page
     page = anyone.get(f"/pools/{pool}/rounds/{plain['round_id']}").text
     assert re.findall(r"<h2>(.*?)</h2>", page) == ["Team A (won)", "Team B"]
+
+
+def test_a_stale_period_of_one_day_is_one_day_on_every_page(
+    admin: httpx.Client, server: httpx.Client, anyone: httpx.Client
+) -> None:
+    """T_stale = 1 read "in the last 1 days" on the leaderboard and the health page; a
+    fraction keeps its plural ("0.5 days")."""
+    for stale, shown in ((1, "1 day"), (0.5, "0.5 days")):
+        pool = f"pv{uuid.uuid4().hex[:10]}"
+        params = {"t_shadow": 1, "t_stale_days": stale}
+        body = {"name": pool, "team_size": 1, "public": True, "params": params}
+        assert admin.post("/v1/pools", json=body).status_code == 201
+        report(server, pool, 1, 2, "A")
+        for path in (f"/pools/{pool}", f"/pools/{pool}/health"):
+            text = " ".join(anyone.get(path).text.split())
+            assert f"the last {shown}" in text and "1 days" not in text, path

@@ -4,6 +4,7 @@ every answer and page that dates a round (the browser check is tests/browser/tes
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections import Counter
 from datetime import UTC, date, datetime, timedelta
@@ -86,6 +87,9 @@ def test_rounds_are_dated_by_their_own_time_everywhere(
     # the round page, and the recent rounds the scramble viewer offers
     page = public.get(f"/pools/{pool}/rounds/ended").text
     assert f"{ENDED:%Y-%m-%d %H:%M} UTC" in page
+    player = public.get(f"/pools/{pool}/players/{steam(1)}").text  # their recent rounds
+    listed = re.findall(r'<tr data-round="([^"]+)"><td><a [^>]+>([^<]+)</a>', player)
+    assert listed == [(rid, f"{when:%Y-%m-%d %H:%M}") for rid, when in newest_first]
     recent = live.store.recent_rosters(live.store.get_pool(pool), 4)
     assert [(rid, when) for rid, when, *_ in recent] == newest_first
 

@@ -26,9 +26,11 @@ templates = Jinja2Templates(directory=Path(__file__).parent / "templates")
 templates.env.filters["segment"] = lambda text: quote(str(text), safe="")
 
 
-def count_of(count: int, noun: str) -> str:
-    """A count and its noun, plural but for one: "1 day", "2 days", "1,200 rounds"."""
-    return f"{count:,} {noun}{'' if count == 1 else 's'}"
+def count_of(count: float, noun: str) -> str:
+    """A count and its noun, plural but for one: "1 day", "2 days", "1,200 rounds", "0.5
+    days" (a setting such as T_stale may be a fraction; a whole one is written whole)."""
+    shown = f"{count:,}" if isinstance(count, int) else f"{count:g}"
+    return f"{shown} {noun}{'' if count == 1 else 's'}"
 
 
 templates.env.filters["count_of"] = count_of
