@@ -1,9 +1,10 @@
 """Screenshots of the public pages for the docs (docs/pages/*.png), desktop and phone width.
 
 Runs a real service on a temporary SQLite database, feeds it a simulated league (the NS2-like
-world of `synelo simulate-history`, 600 rounds of 4v4 among 80 players, an hour apart on the
-service's clock), voids one round, and photographs each page in Debian's Chromium through
-Playwright, the admin's pages logged in:
+world of `synelo simulate-history`, 2,400 rounds of 4v4 among 80 players, an hour apart on the
+service's clock, from two servers, on four maps, each team playing RED or BLU), voids one
+round, and photographs each page in Debian's Chromium through Playwright, the admin's pages
+logged in:
 
     .venv/bin/python scripts/page_screenshots.py
 """
@@ -29,6 +30,7 @@ from synelo.sim.history import HistoryWorldConfig, generate
 OUT = Path(__file__).resolve().parent.parent / "docs" / "pages"
 ADMIN, SERVER = "admin-screenshots", "server-screenshots"
 SIZES = {"desktop": (1200, 900), "phone": (390, 844)}
+MAPS = ("koth_viaduct", "cp_process_final", "pl_upward", "ctf_2fort")
 
 
 def free_port() -> int:
@@ -53,7 +55,7 @@ def main() -> None:
 
     migrate(create_store_engine(settings.database_url))
     port = free_port()
-    now = [datetime.now(UTC) - timedelta(hours=620)]  # the service's clock, moved per round
+    now = [datetime.now(UTC) - timedelta(hours=2420)]  # the service's clock, moved per round
     app = create_app(settings, clock=lambda: now[0])
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     threading.Thread(target=server.run, daemon=True).start()
@@ -72,11 +74,12 @@ def main() -> None:
             "params": {"t_shadow": 10},
         },
     ).raise_for_status()
-    lines, _ = generate(HistoryWorldConfig(players=80, matches=600, team_size=4, seed=3))
-    for line in lines[1:]:
+    lines, _ = generate(HistoryWorldConfig(players=80, matches=2400, team_size=4, seed=3))
+    for i, line in enumerate(lines[1:]):
         body = {
             "round_id": line["id"],
-            "server_id": "demo",
+            "server_id": ("eu-1", "us-1")[i % 3 == 0],
+            "map": MAPS[i % len(MAPS)],
             "winner": line["winner"],
             "teams": line["teams"],
             "names": {
@@ -84,6 +87,7 @@ def main() -> None:
                 for side in line["teams"].values()
                 for p in side
             },
+            "sides": {"A": "RED", "B": "BLU"} if i % 2 else {"A": "BLU", "B": "RED"},
         }
         game.post("/v1/pools/casual/rounds", json=body).raise_for_status()
         now[0] += timedelta(hours=1)
@@ -101,11 +105,14 @@ def main() -> None:
         "player": f"/pools/casual/players/{top}",
         "round": f"/pools/casual/rounds/{lines[-1]['id']}",
         "health": "/pools/casual/health",
+        "servers": "/pools/casual/servers",
+        "server": "/pools/casual/servers/eu-1",
         "login": "/login",
     }
     logged_in = {
         "admin-player": f"/pools/casual/players/{top}",
         "scramble": f"/pools/casual/scramble?round={lines[-1]['id']}",
+        "settings": "/pools/casual/settings",
     }
     OUT.mkdir(parents=True, exist_ok=True)
     with sync_playwright() as p:

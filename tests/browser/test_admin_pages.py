@@ -88,6 +88,8 @@ def test_a_form_without_its_token_is_refused_and_one_with_it_works(
 def test_the_scramble_viewer_splits_as_the_api_does(
     page: Page, live: LiveServer, private: str, server: httpx.Client
 ) -> None:
+    """The split for the team size played now (5 v 5) first, the smaller ones folded away
+    until opened; each as `POST …/splits` answers it."""
     players = [steam(i) for i in range(1, 11)]
     current = {"A": players[:5], "B": players[5:]}
     expected = server.post(
@@ -100,9 +102,15 @@ def test_the_scramble_viewer_splits_as_the_api_does(
     page.click("#paste button[type=submit]")
     sections = page.locator("section.split")
     assert sections.count() == len(expected) == 4  # 2v2 … 5v5
-    for i, split in enumerate(expected):
-        shown = sections.nth(i)
-        assert shown.get_attribute("data-k") == str(split["k"])
+    order = [sections.nth(i).get_attribute("data-k") for i in range(4)]
+    assert order == ["5", "2", "3", "4"]  # now first, then the others in order
+    folded = page.locator("#other-sizes section.split")
+    assert folded.count() == 3 and not folded.first.is_visible()
+    assert sections.first.is_visible()
+    page.click("#other-sizes summary")
+    assert folded.first.is_visible()
+    for split in expected:
+        shown = page.locator(f"section.split[data-k='{split['k']}']")
         for side in ("A", "B", "bench"):
             ids = shown.locator(f"ul.team-{side} li").evaluate_all(
                 "items => items.map(i => i.dataset.id)"
@@ -113,14 +121,43 @@ def test_the_scramble_viewer_splits_as_the_api_does(
         assert shown.locator(".moved").inner_text() == str(split["moved"])
 
 
-def test_the_scramble_viewer_picks_a_recent_rounds_players(
-    page: Page, live: LiveServer, private: str
+def test_the_scramble_viewer_picks_a_recent_rounds_players_by_name(
+    page: Page, live: LiveServer, private: str, server: httpx.Client, console_errors: list[str]
 ) -> None:
     log_in(page, live, f"/pools/{private}/scramble")
     page.click("#pick button[type=submit]")
-    text = page.input_value("#players")
-    assert text.count("A: ") == 5 and text.count("B: ") == 5
+    lines = page.input_value("#players").splitlines()
+    # the newest round: players 1…5 against 6…10, named as the rounds named them
+    assert lines == [f"A: Player {i}" for i in range(1, 6)] + [
+        f"B: Player {i}" for i in range(6, 11)
+    ]
+    assert "7656" not in page.input_value("#players")  # names, not SteamIDs
     assert page.locator("section.split").count() == 4
+    assert page.locator("section.split").first.get_attribute("data-k") == "5"
+    players = [steam(i) for i in range(1, 11)]
+    expected = server.post(
+        f"/v1/pools/{private}/splits",
+        json={"players": players, "current": {"A": players[:5], "B": players[5:]}},
+    ).json()["splits"]
+    shown = page.locator("section.split[data-k='5'] ul.team-A li")
+    assert shown.evaluate_all("items => items.map(i => i.dataset.id)") == expected[-1]["A"]
+    # a name two players go by is refused, naming it; an id still picks the one meant
+    twin = {
+        "round_id": "twin",
+        "server_id": "s",
+        "winner": "A",
+        "teams": {"A": [steam(11)], "B": [steam(12)]},
+        "names": {steam(11): "Player 3", steam(12): "Player 12"},
+    }
+    assert server.post(f"/v1/pools/{private}/rounds", json=twin).status_code == 201
+    page.fill("#players", "\n".join(["Player 3", "Player 4", "Player 5", "Player 6"]))
+    page.click("#paste button[type=submit]")
+    assert "'Player 3': 2 players go by this name" in page.inner_text("#split-error")
+    assert page.locator("section.split").count() == 0
+    refused(console_errors, "422")
+    page.fill("#players", "\n".join([steam(3), "Player 4", "Player 5", "Player 6"]))
+    page.click("#paste button[type=submit]")
+    assert page.locator("section.split[data-k='2'] li").count() == 4
 
 
 def test_the_scramble_viewer_names_a_bad_player(
@@ -131,3 +168,42 @@ def test_the_scramble_viewer_names_a_bad_player(
     page.click("#paste button[type=submit]")
     assert "players.3" in page.inner_text("#split-error")
     refused(console_errors, "422")
+
+
+def test_the_settings_form_opens_a_pool_and_follows_a_re_rate(
+    page: Page,
+    live: LiveServer,
+    private: str,
+    admin: httpx.Client,
+    console_errors: list[str],
+    threaded_jobs: None,
+) -> None:
+    settings = f"/pools/{private}/settings"
+    log_in(page, live, f"/pools/{private}")
+    page.click("nav.pages >> text=Settings")
+    page.check("input[name=public][value=true]")
+    page.fill("#settings input[name=reason]", "open to the players")
+    page.click("#settings button[type=submit]")
+    page.wait_for_url(f"{live.url}{settings}?done=settings")
+    assert page.locator("p.notice").inner_text() == "The pool's settings are saved."
+    assert admin.get(f"/v1/pools/{private}").json()["public"] is True
+    # a bad value: the form again, the field named, nothing changed
+    page.fill("input[name='params.k_min']", "lots")
+    page.click("#settings button[type=submit]")
+    assert "params.k_min" in page.inner_text("#settings-error")
+    refused(console_errors, "422")
+    assert page.input_value("input[name='params.k_min']") == "lots"
+    assert admin.get(f"/v1/pools/{private}/changes").json()["changes"][-1]["kind"] == "patch"
+    # a change that re-rates: the job's page, reloading itself until the job is done
+    page.fill("input[name='params.k_min']", "16")
+    page.click("#settings button[type=submit]")
+    page.wait_for_url(f"{live.url}/pools/{private}/jobs/*")
+    page.wait_for_selector("#job-status[data-status=done]", timeout=60_000)
+    assert page.locator("#job-progress").get_attribute("value") == "20"
+    pool = admin.get(f"/v1/pools/{private}").json()
+    assert pool["params"]["k_min"] == 16
+    for size in ({"width": 360, "height": 740}, {"width": 1200, "height": 900}):
+        page.set_viewport_size(size)
+        page.goto(live.url + settings)
+        assert page.input_value("input[name='params.k_min']") == "16"
+        assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")

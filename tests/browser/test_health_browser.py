@@ -7,17 +7,25 @@ from __future__ import annotations
 import uuid
 
 import httpx
+import pytest
 from playwright.sync_api import Page
 
 from synelo.ratings.brier import BRIER_TARGET
 from synelo.ratings.synelo import round_score
+from synelo.store import health as store_health
 from tests.conftest import LiveServer, steam
 
 
 def test_the_health_page_draws_every_figure(
-    page: Page, live: LiveServer, admin: httpx.Client, server: httpx.Client
+    page: Page,
+    live: LiveServer,
+    admin: httpx.Client,
+    server: httpx.Client,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """60 duels among 8 players: blocks of ⌈60/50⌉ = 2 rounds, so 30 Brier points."""
+    """60 duels among 8 players: blocks of ⌈60/50⌉ = 2 rounds, so 30 Brier points (blocks
+    this short here, not of 400 rounds and more: the figures are what is tested)."""
+    monkeypatch.setattr(store_health, "MIN_BLOCK", 1)
     name = f"hb{uuid.uuid4().hex[:10]}"
     body = {"name": name, "team_size": 1, "public": True, "params": {"t_shadow": 1}}
     assert admin.post("/v1/pools", json=body).status_code == 201
@@ -45,6 +53,12 @@ def test_the_health_page_draws_every_figure(
     assert page.locator("#brier .point").count() == 30
     assert page.locator("#brier .worse").count() == sum(1 for b in briers if b > BRIER_TARGET)
     assert page.locator("#brier .guide").count() == 1
+    # its axes: round counts under the points (the block's last round), Brier values beside
+    assert page.locator("#brier .tick-x").all_text_contents()[-1] == "60"
+    assert page.locator("#brier .axis.label").all_text_contents() == [
+        "Brier score",
+        "rounds rated (a point at its block's last)",
+    ]
     assert page.locator("#reliability-chart .bin").count() == len(bins)
     assert page.locator("#reliability tbody tr").count() == 10
     assert page.locator("#spread .bar").count() == 20

@@ -102,7 +102,7 @@ def test_a_player_page_charts_every_rating_and_marks_the_set(
     assert page.locator(".chart .point").count() == 7
     assert page.locator(".chart .mark").count() == 1
     assert page.locator("#rounds tbody tr").count() == 6
-    changes = page.locator("#rounds tbody td:nth-child(5)").all_inner_texts()
+    changes = page.locator("#rounds tbody td.change").all_inner_texts()
     assert all(t.startswith(("+", "-")) for t in changes)
 
 
@@ -205,7 +205,7 @@ def test_a_round_page_shows_both_teams_the_chance_and_the_changes(
         },
     ).json()
     page.goto(f"{live.url}/pools/{name}/players/{steam(1)}")
-    page.locator("#rounds a", has_text=round_id).click()  # recent rounds link to the round
+    page.locator(f"#rounds tr[data-round='{round_id}'] a").first.click()  # its date links it
     assert page.url.endswith(f"/pools/{name}/rounds/{round_id}")
     summary = page.locator("#summary").inner_text()
     assert f"{answer['p_a'] * 100:.0f} %" in summary and "Team B won" in summary
@@ -244,6 +244,65 @@ def test_a_round_id_with_slashes_links_from_the_player_page(
     }
     assert admin.post(f"/v1/pools/{name}/rounds", json=body).status_code == 201
     page.goto(f"{live.url}/pools/{name}/players/{steam(1)}")
-    page.locator("#rounds a", has_text=round_id).click()
+    page.locator(f"#rounds tr[data-round='{round_id}'] a").first.click()
     assert page.url.endswith(f"/pools/{name}/rounds/{round_id.replace('/', '%2F')}")
     assert round_id in page.locator("main").inner_text()
+
+
+PHONE = {"width": 360, "height": 740}
+DESKTOP = {"width": 1200, "height": 900}
+
+
+def fits(page: Page) -> bool:
+    """Whether the page is no wider than the window (a wide table scrolls in its own box)."""
+    return bool(page.evaluate("document.documentElement.scrollWidth <= window.innerWidth"))
+
+
+def test_a_players_page_reads_on_a_phone_and_a_desktop(
+    page: Page, live: LiveServer, admin: httpx.Client, server: httpx.Client
+) -> None:
+    """Their rounds with the map, the date, the server and the side as the game names it,
+    their record, the chart's axes; on a phone the rounds scroll inside their box."""
+    name = f"pp{uuid.uuid4().hex[:10]}"
+    body = {"name": name, "team_size": 1, "public": True, "params": {"t_shadow": 1}}
+    assert admin.post("/v1/pools", json=body).status_code == 201
+    for i in range(8):
+        round_body = {
+            "round_id": f"r{i}",
+            "server_id": "eu-1" if i % 2 else "us-2",
+            "map": "koth_viaduct",
+            "winner": "AB"[i % 3 == 0],
+            "teams": {"A": [steam(1)], "B": [steam(2)]},
+            "names": {steam(1): "Ann", steam(2): "Bo"},
+            "sides": {"A": "RED", "B": "BLU"},
+        }
+        assert server.post(f"/v1/pools/{name}/rounds", json=round_body).status_code == 201
+    for size in (DESKTOP, PHONE):
+        page.set_viewport_size(size)
+        page.goto(f"{live.url}/pools/{name}/players/{steam(1)}")
+        assert page.locator("#record").inner_text() == "Record: 5 won, 3 lost (62 % won)."
+        newest = page.locator("#rounds tbody tr").first.locator("td").all_inner_texts()
+        assert newest[1:4] == ["koth_viaduct", "eu-1", "RED"] and newest[5] == "won"
+        assert page.locator("svg.chart .axis.label").all_text_contents() == [
+            "rating",
+            "rounds played",
+        ]
+        assert page.locator("svg.chart .tick-x").count() >= 2
+        assert fits(page)
+    page.locator("#rounds tbody tr").first.locator("a", has_text="eu-1").click()
+    assert page.url.endswith(f"/pools/{name}/servers/eu-1")
+    assert page.locator("#server-rounds tbody tr").count() == 4
+
+
+def test_the_server_view_reads_on_a_phone_and_a_desktop(
+    page: Page, live: LiveServer, league: str
+) -> None:
+    for size in (DESKTOP, PHONE):
+        page.set_viewport_size(size)
+        page.goto(f"{live.url}/pools/{league}")
+        page.click("nav.pages >> text=Servers")
+        rows = page.locator("#servers tbody tr")
+        assert rows.count() == 1
+        cells = rows.first.locator("td").all_inner_texts()
+        assert cells[0] == "s" and cells[1] == "35" and cells[2] == "0"
+        assert fits(page)

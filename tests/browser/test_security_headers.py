@@ -14,10 +14,19 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse
 from starlette.routing import Route
 
-from tests.conftest import LiveServer, post_round, serving, steam
+from tests.conftest import ADMIN, LiveServer, post_round, serving, steam
 
 # the admin-only pages need a session: these are the public ones and the login
-PAGES = ["/", "/login", "/pools/{pool}", "/pools/{pool}/health", "/pools/{pool}/players/{p1}"]
+PAGES = [
+    "/",
+    "/login",
+    "/pools/{pool}",
+    "/pools/{pool}/health",
+    "/pools/{pool}/players/{p1}",
+    "/pools/{pool}/servers",
+    "/pools/{pool}/servers/s",
+]
+ADMIN_PAGES = ["/pools/{pool}/scramble", "/pools/{pool}/settings"]
 
 
 @pytest.fixture
@@ -66,6 +75,21 @@ def test_the_pages_render_under_their_csp(
     assert "frame-ancestors 'none'" in csp and "unsafe-inline" not in csp
     # the stylesheet, a file now, is applied: the body is 60rem wide at most
     assert page.evaluate("getComputedStyle(document.body).maxWidth") == "960px"
+
+
+def test_the_admin_pages_render_under_their_csp(page: Page, live: LiveServer, league: str) -> None:
+    """The scramble viewer and the settings form, logged in: their CSP holds (the `page`
+    fixture fails on a refused inline style or script) and the stylesheet applies."""
+    first = ADMIN_PAGES[0].format(pool=league)
+    page.goto(f"{live.url}/login?next={first}")
+    page.fill("input[name=token]", ADMIN)
+    page.click("#login button[type=submit]")
+    page.wait_for_url(live.url + first)
+    for path in ADMIN_PAGES:
+        answer = page.goto(live.url + path.format(pool=league))
+        assert answer is not None and answer.status == 200
+        assert "unsafe-inline" not in answer.headers["content-security-policy"]
+        assert page.evaluate("getComputedStyle(document.body).maxWidth") == "960px"
 
 
 def test_a_round_page_renders_under_its_csp(page: Page, live: LiveServer, league: str) -> None:

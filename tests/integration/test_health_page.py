@@ -18,12 +18,22 @@ import pytest
 from synelo.ratings.brier import BRIER_TARGET
 from synelo.ratings.synelo import round_score
 from synelo.service.api import reports
+from synelo.store import health as store_health
 from tests.conftest import LiveServer, MovableClock, steam
 from tests.integration.test_rerate import wait
 
 Body = dict[str, Any]
 # the void's re-rate on a thread of the server (the same job; a spawn costs a second or two)
 pytestmark = pytest.mark.usefixtures("threaded_jobs")
+REAL_MIN_BLOCK = store_health.MIN_BLOCK
+
+
+@pytest.fixture(autouse=True)
+def small_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Brier blocks as short as a history makes them (⌈rounds/50⌉), not 400 rounds and more:
+    these short histories test the figures, and the server runs in this process.
+    `test_the_brier_chart_waits_for_a_whole_block` checks the real size."""
+    monkeypatch.setattr(store_health, "MIN_BLOCK", 1)
 
 
 def new_pool(admin: httpx.Client, **extra: Any) -> str:
@@ -179,7 +189,7 @@ def test_the_figures_are_those_of_the_rounds_not_voided(
     # Θ: too few rounds for a suggestion
     theta = dict((row[0], row[1]) for row in cells(section(text, "theta")))
     assert theta["status"] == "too few" and theta["rounds fitted"] == "0"
-    assert theta["Θ suggested"] == "none"
+    assert theta["Θ suggested"] == theta["p against a coin"] == "—"  # an empty cell, marked
 
 
 def test_the_figures_follow_new_rounds(
@@ -206,7 +216,7 @@ def test_blocks_hold_several_rounds_in_a_long_history(
 ) -> None:
     pool = new_pool(admin)
     results = []
-    for i in range(103):  # blocks of ⌈103/50⌉ = 3 rounds: 35 points, the last of one round
+    for i in range(103):  # blocks of ⌈103/50⌉ = 3 rounds: 34 whole ones back from round 103
         r = server.post(
             f"/v1/pools/{pool}/rounds",
             json={
@@ -219,13 +229,13 @@ def test_blocks_hold_several_rounds_in_a_long_history(
         assert r.status_code == 201, r.text
         results.append(r.json())
     points = titles(section(page(live, pool), "brier"), "point")
-    assert len(points) == 35
+    assert len(points) == 34  # round 1 is in no block: too few for one
     for n, title in enumerate(points):
-        block = results[3 * n : 3 * n + 3]
+        block = results[1 + 3 * n : 4 + 3 * n]
         brier = statistics.mean((r["p_a"] - round_score(r["winner"], "A")) ** 2 for r in block)
         first, last = block[0]["seq"], block[-1]["seq"]
         assert title == f"rounds {first}–{last} ({len(block)} rated): Brier {brier:.4f}"
-    assert points[-1].startswith("rounds 103–103 (1 rated)")
+    assert points[0].startswith("rounds 2–4 (3 rated)")  # whole blocks back from the newest
 
 
 def test_models_without_k_show_their_uncertainty_or_say_they_have_none(
@@ -307,3 +317,31 @@ def test_a_private_or_unknown_pool_has_no_health_page(
         r = httpx.get(f"{live.url}/pools/{name}/health")
         assert r.status_code == 404 and "text/html" in r.headers["content-type"]
         assert "Brier" not in r.text
+
+
+def test_the_brier_chart_waits_for_a_whole_block(
+    live: LiveServer, admin: httpx.Client, server: httpx.Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A young pool: no Brier point before its first block of 400 rounds, but a sentence
+    saying when it comes and why blocks are that large; counts of one in the singular,
+    empty cells marked "—"."""
+    monkeypatch.setattr(store_health, "MIN_BLOCK", REAL_MIN_BLOCK)
+    monkeypatch.setattr(reports, "SLOW_S", float("inf"))  # figures made anew after a round
+    pool = new_pool(admin)
+    play(server, pool, [1, 2], [3, 4], "A")
+    text = page(live, pool)
+    assert "1 round rated" in section(text, "summary")
+    assert 'id="brier"' not in text
+    wait = " ".join(section(text, "brier-wait").split())
+    assert "starts once 400 rounds are rated (1 so far)" in wait
+    why = " ".join(section(text, "brier-blocks").split())
+    assert "a block of 400 rounds stays within ±0.025 of the pool's own Brier" in why
+    assert "1 round on " in " ".join(section(text, "days-note").split())
+    rows = cells(section(text, "reliability"))[1:]
+    empty = [row for row in rows if row[1] == "0"]
+    assert len(empty) == 9 and all(row[2:] == ["—", "—"] for row in empty)
+    for _ in range(2):
+        play(server, pool, [1, 3], [2, 4], "B")
+    text = page(live, pool)
+    assert "3 rounds rated" in section(text, "summary")
+    assert "3 rounds on " in " ".join(section(text, "days-note").split())

@@ -3,6 +3,7 @@ the form token (CSRF) on every form, private pools, the actions and who may see 
 
 from __future__ import annotations
 
+import html
 import re
 import uuid
 from collections.abc import Iterator
@@ -13,7 +14,9 @@ import httpx
 import pytest
 
 from synelo.config import Settings
+from synelo.service import charts
 from synelo.service.app import create_app
+from synelo.service.pages import glossary
 from synelo.store.repository import Store
 from tests.conftest import ADMIN, SERVER, LiveServer, MovableClock, post_round, serving, steam
 
@@ -329,12 +332,27 @@ def test_a_player_page_shows_the_models_own_figures(
         post_round(server, name, [1], [2], "A")
     looked = admin.get(f"/v1/pools/{synelo}/players/{steam(1)}").json()
     page = anonymous.get(f"/pools/{synelo}/players/{steam(1)}").text
-    assert "K (step size, F3)" in page and f"{looked['k']:.4g}" in page
-    assert "C (convergence, F3)" in page and f"{looked['convergence']:.4g}" in page
+    rows = dict(_figure_rows(page))
+    # each figure with its value and, beside it, what it says in plain words
+    assert rows["K (step size, F5)"] == (f"{looked['k']:.4g}", glossary.FIGURES["k"][1])
+    assert rows["C (convergence, F3)"][0] == f"{looked['convergence']:.4g}"
+    assert "falling towards 0" in rows["C (convergence, F3)"][1]
     skill = admin.get(f"/v1/pools/{trueskill}/players/{steam(1)}").json()["skill"]
-    page = anonymous.get(f"/pools/{trueskill}/players/{steam(1)}").text
-    assert "<th>mu</th>" in page and f"{skill['mu']:.4g}" in page
-    assert "<th>sigma</th>" in page and f"{skill['sigma']:.4g}" in page
+    rows = dict(_figure_rows(anonymous.get(f"/pools/{trueskill}/players/{steam(1)}").text))
+    assert rows["μ (skill)"][0] == f"{skill['mu']:.4g}"
+    assert rows["σ (uncertainty)"][0] == f"{skill['sigma']:.4g}"
+    assert all(meaning for _, meaning in rows.values())  # no figure left unexplained
+
+
+def _figure_rows(page: str) -> list[tuple[str, tuple[str, str]]]:
+    """The model figures' table: (name, (value, what it says)) of each row."""
+    table = page.split('<table id="figures">', 1)[1].split("</table>", 1)[0]
+    return [
+        (html.unescape(name), (value, html.unescape(" ".join(meaning.split()))))
+        for name, value, meaning in re.findall(
+            r"<tr><th>(.*?)</th><td[^>]*>(.*?)</td>\s*<td[^>]*>(.*?)</td></tr>", table, re.S
+        )
+    ]
 
 
 def test_an_admin_page_keeps_its_form_token_out_of_the_title(
@@ -381,7 +399,7 @@ def test_a_void_of_the_newest_round_is_marked_inside_the_chart(
         page = anyone.get(f"/pools/{name}/players/{steam(1)}").text
     (x,) = [float(v) for v in re.findall(r'<line class="event" x1="([\d.]+)"', page)]
     xs = [float(v) for v in re.findall(r'<circle class="point[^"]*" cx="([\d.]+)"', page)]
-    assert len(xs) == 2 and xs[1] < x <= 640 - 28  # past the last round, inside the chart
+    assert len(xs) == 2 and xs[1] < x <= charts.WIDTH - charts.RIGHT  # past it, in the chart
 
 
 def test_the_trend_leaves_out_an_admins_set(
@@ -457,5 +475,5 @@ def test_the_chart_and_recent_rounds_follow_the_journal(
     expected = [f"{e['after']} after {e['kind']} {e['round_id'] or ''}".strip() for e in history]
     assert titles == expected[::-1]
     table = page.split('<table id="rounds">', 1)[1].split("</table>", 1)[0]
-    listed = re.findall(r'/rounds/([^"]+)">', table)
+    listed = re.findall(r'/rounds/([^"]+)"', table)
     assert listed == [e["round_id"] for e in history if e["kind"] == "round"][:20]

@@ -4,14 +4,17 @@ every answer and page that dates a round (the browser check is tests/browser/tes
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections import Counter
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 import httpx
+import pytest
 
 from tests.conftest import LiveServer, steam
+from tests.integration.test_api_positional import finished
 
 NOW = datetime.now(UTC).replace(microsecond=0)
 ENDED = (NOW - timedelta(days=20)).replace(hour=20, minute=30, second=0)
@@ -84,5 +87,41 @@ def test_rounds_are_dated_by_their_own_time_everywhere(
     # the round page, and the recent rounds the scramble viewer offers
     page = public.get(f"/pools/{pool}/rounds/ended").text
     assert f"{ENDED:%Y-%m-%d %H:%M} UTC" in page
+    player = public.get(f"/pools/{pool}/players/{steam(1)}").text  # their recent rounds
+    listed = re.findall(r'<tr data-round="([^"]+)"><td><a [^>]+>([^<]+)</a>', player)
+    assert listed == [(rid, f"{when:%Y-%m-%d %H:%M}") for rid, when in newest_first]
     recent = live.store.recent_rosters(live.store.get_pool(pool), 4)
     assert [(rid, when) for rid, when, *_ in recent] == newest_first
+
+
+@pytest.mark.usefixtures("threaded_jobs")
+@pytest.mark.parametrize("model", ["synelo", "elo"])
+def test_last_played_is_when_the_round_was_played(
+    admin: httpx.Client, server: httpx.Client, model: str
+) -> None:
+    """A player's last_played is their newest round's own time (its ended_at, else its
+    arrival), not when the service received it: when the round is rated, and again after
+    a re-rate (a PATCH that changes the model) rebuilds every player."""
+    pool = f"d{uuid.uuid4().hex[:12]}"
+    body = {"name": pool, "team_size": 1, "model": model, "params": {"t_shadow": 1}}
+    assert admin.post("/v1/pools", json=body).status_code == 201
+    old = _report("old", 1, 2, started_at=ENDED - timedelta(minutes=30), ended_at=ENDED)
+    assert server.post(f"/v1/pools/{pool}/rounds", json=old).status_code == 201
+    assert server.post(f"/v1/pools/{pool}/rounds", json=_report("new", 3, 2)).status_code == 201
+
+    def last_played() -> dict[int, datetime]:
+        return {
+            n: datetime.fromisoformat(
+                admin.get(f"/v1/pools/{pool}/players/{steam(n)}").json()["last_played"]
+            )
+            for n in (1, 2, 3)
+        }
+
+    rated = last_played()
+    assert rated[1] == ENDED  # played 20 days ago, received now
+    assert abs(rated[2] - datetime.now(UTC)) < timedelta(minutes=5)  # then a round now
+    assert rated[3] == rated[2]
+    other = "elo" if model == "synelo" else "synelo"
+    job = finished(admin, pool, admin.patch(f"/v1/pools/{pool}", json={"model": other}))
+    assert job["status"] == "done", job
+    assert last_played() == rated

@@ -11,6 +11,7 @@ import time
 import uuid
 from datetime import UTC, datetime, timedelta
 
+import numpy as np
 import orjson
 import pytest
 from sqlalchemy import Engine, false, insert, text, update
@@ -19,7 +20,7 @@ from synelo.config import Settings
 from synelo.domain import Pool
 from synelo.models import MODELS, create_model
 from synelo.ratings import k_factor
-from synelo.ratings.brier import brier_score
+from synelo.ratings.brier import block_error, block_rounds, brier_score, term_variance_bound
 from synelo.ratings.synelo import round_score
 from synelo.service.api import reports as web_health
 from synelo.service.charts import Bin, Point, bar_chart, histogram, line_chart, reliability_chart
@@ -49,7 +50,7 @@ def test_a_line_chart_without_the_new_options_draws_no_guide_or_event() -> None:
 
 def test_a_guide_marks_the_points_on_its_worse_side() -> None:
     values = [0.20, 0.30, 0.25, 0.26]
-    svg = line_chart([Point(v, f"v{v}") for v in values], "brier", guide=0.25, digits=2)
+    svg = line_chart([Point(v, f"v{v}") for v in values], "brier", guide=0.25)
     drawn = circles(svg)
     assert [c for c, *_ in drawn] == ["point", "point worse", "point", "point worse"]
     (y,) = {float(v) for v in re.findall(r'<line class="guide"[^>]* y1="([\d.]+)"', svg)}
@@ -58,7 +59,7 @@ def test_a_guide_marks_the_points_on_its_worse_side() -> None:
     below = line_chart([Point(v, "") for v in values], "t", guide=0.25, worse="below")
     assert [c for c, *_ in circles(below)] == ["point worse", "point", "point", "point"]
     # a guide beyond every value widens the scale to show it
-    high = line_chart([Point(0.1, ""), Point(0.2, "")], "t", guide=0.25, digits=2)
+    high = line_chart([Point(0.1, ""), Point(0.2, "")], "t", guide=0.25)
     assert ">0.25</text>" in high and 'class="point worse"' not in high
 
 
@@ -113,7 +114,7 @@ def test_a_reliability_chart_places_each_bin_and_skips_empty_ones() -> None:
 
 def test_a_histogram_writes_its_ranges_with_the_decimals_asked() -> None:
     svg = histogram([0.5, 1.25, 2.0], 3, "sigma", digits=2)
-    assert "<title>0.50–1.00: 1</title>" in svg and ">2.00</text>" in svg
+    assert "<title>0.50–1.00: 1</title>" in svg and "<title>1.50–2.00: 1</title>" in svg
     assert "<title>1–2: 2</title>" in histogram([1.0, 1.5, 3.0], 2, "k")  # as before
 
 
@@ -184,7 +185,12 @@ def store_rounds(engine: Engine, pool: Pool, rows: list[dict[str, object]]) -> N
         )
 
 
-def test_the_aggregates_equal_the_figures_worked_out_from_the_rows(backend: Engine) -> None:
+def test_the_aggregates_equal_the_figures_worked_out_from_the_rows(
+    backend: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # blocks of a few rounds, so that this short history has many (a pool's are of 400 and
+    # more: test_brier_blocks_are_whole_blocks_of_at_least_min_block_rounds)
+    monkeypatch.setattr(store_health, "MIN_BLOCK", 5)
     store = Store(backend, lambda: NOW)
     pool = new_pool(store)
     rows = history(263, seed=5)
@@ -195,13 +201,12 @@ def test_the_aggregates_equal_the_figures_worked_out_from_the_rows(backend: Engi
     assert found.rounds == len(kept) == 263 - 29
     block = math.ceil(263 / store_health.BLOCKS)
     assert found.block == block == 6
-    expected_blocks = []
-    for first in range(1, 264, block):
+    expected_blocks = []  # whole blocks, the newest ending with round 263: 6…11 … 258…263
+    for first in range(263 % block + 1, 264, block):
         inside = [r for r in kept if first <= r["seq"] < first + block]  # type: ignore[operator]
         terms = [(r["p_a"] - round_score(r["winner"], "A")) ** 2 for r in inside]  # type: ignore[operator, arg-type]
-        expected_blocks.append(
-            (first, min(first + block - 1, 263), len(inside), brier_score(terms))
-        )
+        expected_blocks.append((first, first + block - 1, len(inside), brier_score(terms)))
+    assert expected_blocks[0][0] == 6 and expected_blocks[-1][1] == 263
     assert [(b.first, b.last, b.rounds) for b in found.blocks] == [e[:3] for e in expected_blocks]
     for b, e in zip(found.blocks, expected_blocks, strict=True):
         assert b.brier == pytest.approx(e[3], rel=1e-12)
@@ -227,6 +232,69 @@ def test_the_aggregates_equal_the_figures_worked_out_from_the_rows(backend: Engi
     assert dict(found.days) == {d: by_day.get(d, 0) for d, _ in found.days}
     assert sum(n for _, n in found.days) == sum(by_day.values())
     assert any(n == 0 for _, n in found.days)  # days without rounds are there, with 0
+
+
+def test_brier_blocks_are_whole_blocks_of_at_least_min_block_rounds(backend: Engine) -> None:
+    """Blocks of 400 rounds (`store_health.MIN_BLOCK`) counted back from the newest round;
+    the oldest rounds, too few for a block, in none. (⌈rounds/50⌉ when that is more: in
+    test_the_aggregates_equal_the_figures_worked_out_from_the_rows.)"""
+    assert store_health.MIN_BLOCK == 400
+    store = Store(backend, lambda: NOW)
+    for count, block, firsts in (
+        (399, 400, []),
+        (1030, 400, [231, 631]),
+    ):
+        pool = new_pool(store)
+        rows = [
+            {"seq": i, "p_a": 0.6, "winner": "AB"[i % 3 == 0], "created_at": NOW, "voided": False}
+            for i in range(1, count + 1)
+        ]
+        store_rounds(backend, pool, rows)
+        found = store.health(pool)
+        assert found.block == block and found.rounds == count
+        assert [b.first for b in found.blocks] == firsts
+        assert [b.last - b.first + 1 for b in found.blocks] == [block] * len(firsts)
+        if firsts:
+            assert found.blocks[-1].last == count
+            inside = rows[firsts[0] - 1 : firsts[0] - 1 + block]
+            expected = brier_score((0.6 - round_score(r["winner"], "A")) ** 2 for r in inside)  # type: ignore[arg-type]
+            assert found.blocks[0].brier == pytest.approx(expected)
+
+
+def test_a_calibrated_rounds_variance_is_within_the_bound() -> None:
+    """term_variance_bound: for every calibrated prediction (a win, a draw and a loss with
+    chances that make P their mean score), Var (P − O)² ≤ min(1/16, 0.25 − E (P − O)²),
+    and 1/16 is reached."""
+    highest = 0.0
+    for i in range(101):
+        for j in range(101 - i):
+            win, draw = i / 100, j / 100
+            p = win + draw / 2
+            terms = [((p - 1) ** 2, win), ((p - 0.5) ** 2, draw), (p**2, 1 - win - draw)]
+            mean = sum(t * w for t, w in terms)
+            variance = sum(t * t * w for t, w in terms) - mean**2
+            assert variance <= term_variance_bound(mean) + 1e-12, (win, draw)
+            highest = max(highest, variance)
+    assert highest == pytest.approx(1 / 16, abs=2e-4)
+    assert block_rounds(0.025) == 400 and block_error(0.24, 400) == pytest.approx(0.005)
+
+
+@pytest.mark.parametrize("spread", [0.2, 0.45])
+def test_a_calibrated_pools_blocks_stay_within_the_band(spread: float) -> None:
+    """Simulated calibrated pools (P uniform in 0.5 ± `spread`, each round won with
+    chance P): 2,000 blocks of MIN_BLOCK rounds, at least 95 % within two of
+    `block_error` of the pool's Brier, and as many within ±BAND, whatever the spread."""
+    rng = np.random.default_rng(11)
+    n = store_health.MIN_BLOCK
+    p = rng.uniform(0.5 - spread, 0.5 + spread, size=(2000, n))
+    o = (rng.random(size=p.shape) < p).astype(float)
+    blocks = ((p - o) ** 2).mean(axis=1)
+    pool = float(np.mean(p * (1 - p)))  # the pool's Brier: E (P − O)² = P(1 − P)
+    near = np.abs(blocks - pool) <= 2 * block_error(pool, n)
+    assert near.mean() >= 0.95
+    assert (np.abs(blocks - pool) <= store_health.BAND).mean() >= 0.95
+    if spread == 0.2:  # a pool at B ≈ 0.237: its blocks stay under the coin's 0.25
+        assert (blocks > 0.25).mean() <= 0.025
 
 
 def test_days_are_utc_days_whatever_the_sessions_time_zone(backend: Engine) -> None:

@@ -293,9 +293,12 @@ PUBLIC = {
         "access",
         "admin",
         "docs",
+        "glossary",
         "health",
         "public",
         "scramble",
+        "servers",
+        "settings",
         "templating",
     ],
     "synelo.sim": [

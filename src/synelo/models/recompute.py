@@ -20,12 +20,14 @@ from synelo.ratings import PlayerRecord, SynEloParams, apply_change, new_window,
 
 @dataclass(frozen=True, slots=True)
 class RoundEvent:
-    """A stored round to rate: its row, its place, its report and when it was rated."""
+    """A stored round to rate: its row, its place, its report, when it was rated (`at`, its
+    journal rows' time) and when it was played (`played`, its players' last_played)."""
 
     pk: int
     seq: int
     facts: RoundFacts
     at: datetime
+    played: datetime
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,7 +128,7 @@ class Recompute:
                 player.rating, player.rounds_played, player.last_played = (
                     rec.rating,
                     rec.rounds_played,
-                    r.at,
+                    r.played,
                 )
                 lines.append(
                     JournalLine(
@@ -150,7 +152,7 @@ class Recompute:
             if player is None:
                 player = players[key] = self.new_player()
             player.state = rated.states[key]
-            player.rating, player.last_played = after, r.at
+            player.rating, player.last_played = after, r.played
             player.rounds_played += 1
             p, s = (p_a, s_a) if side == "A" else (1.0 - p_a, 1.0 - s_a)
             lines.append(JournalLine(key, r.pk, "round", side, before, after, None, p, s, r.at))

@@ -56,7 +56,10 @@ class PublicHealthOut(BaseModel):
     brier_target: float
     brier_all: float | None
     brier_recent: float | None
-    blocks: list[HealthBlockOut] = Field(description="F6 by blocks of rounds, in seq order")
+    blocks: list[HealthBlockOut] = Field(
+        description="F6 by whole blocks of 400 rounds or more, the newest ending with the "
+        "newest round, in seq order (none before 400 rounds)"
+    )
     reliability: list[HealthBinOut] = Field(description="ten bins of P_A")
     spread: HealthSpreadOut | None = Field(description="K or the uncertainty; null: none")
     theta: HealthThetaOut

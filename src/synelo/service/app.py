@@ -36,8 +36,9 @@ from synelo.service.middleware.headers import SecurityHeaders
 from synelo.service.middleware.limits import BodyLimit, escape_surrogates
 from synelo.service.middleware.paths import EncodedSlashes
 from synelo.service.middleware.ratelimit import LimitGate, RateLimits
-from synelo.service.pages import admin, docs, health, scramble
+from synelo.service.pages import admin, docs, health, scramble, servers
 from synelo.service.pages import public as public_pages
+from synelo.service.pages import settings as settings_pages
 from synelo.service.pages.access import NotFound, Refused, not_found_page, refused_page
 from synelo.service.pages.templating import is_page, problems
 from synelo.store.checkpoint import Checkpointer
@@ -174,6 +175,8 @@ def create_app(  # noqa: C901
     app.include_router(health.router)
     app.include_router(admin.router)
     app.include_router(scramble.router)
+    app.include_router(servers.router)
+    app.include_router(settings_pages.router)
     app.include_router(metrics_route.router(settings.metrics_public, writer.queued))
     app.include_router(docs.router)
     app.mount("/static/docs", StaticFiles(directory=docs.DOCS_ASSETS), name="docs-assets")

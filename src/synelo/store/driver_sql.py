@@ -212,6 +212,7 @@ def write_round(
     were as many round trips while the pool's lock was held, and that lock is what bounds the
     rounds a second of every worker together (docs/benchmarks.md)."""
     pool_id, seq, stamp = round_row[0], round_row[1], round_row[11]
+    played = stamp if round_row[13] is None else round_row[13]  # the players' last_played
     if conn.dialect.paramstyle == "qmark":
         round_pk = int(INSERT_ROUND.scalar(conn, round_row))
         journal_ids = insert_journal(
@@ -225,7 +226,7 @@ def write_round(
         UPDATE_PLAYER.many(
             conn,
             [
-                (w.rating, w.rounds_played, stamp, w.convergence, w.window_appended)
+                (w.rating, w.rounds_played, played, w.convergence, w.window_appended)
                 + (journal_ids[w.player_id], w.player_id)
                 for w in written
             ],
@@ -630,7 +631,8 @@ _WRITE_ROUND_PG = DriverSql(
     + _journal_from_arrays("$1", "r.id", "$12", "$15", 16, "FROM r CROSS JOIN")
     + " RETURNING id, player_id, round_pk),"
     " pl AS (UPDATE players SET rating = ($24::integer[])[array_position($16::bigint[], id)],"
-    " rounds_played = ($25::integer[])[array_position($16::bigint[], id)], last_played = $12,"
+    " rounds_played = ($25::integer[])[array_position($16::bigint[], id)],"
+    " last_played = COALESCE($14, $12),"
     " convergence = ($26::float8[])[array_position($16::bigint[], id)],"
     " window_state = NULL, window_tail = NULL,"
     " window_appended = ($27::bigint[])[array_position($16::bigint[], id)],"

@@ -46,6 +46,7 @@ from synelo.store.jobs import (
     progress,
     read_job,
     record_fit,
+    running_job,
     start_job,
 )
 from synelo.store.pools import delete_pool
@@ -59,6 +60,7 @@ from synelo.store.tables import (
     players,
     pool_context,
     pools,
+    round_time,
     rounds,
     window_chunks,
 )
@@ -82,10 +84,15 @@ class StoredRound:
     report: dict[str, Any]
     created_at: datetime
     voided: bool
+    played: datetime  # `round_time`: when it was played, else when it was received
 
     def event(self) -> RoundEvent:
         return RoundEvent(
-            self.pk, self.seq, report_facts(self.report, self.created_at), self.created_at
+            self.pk,
+            self.seq,
+            report_facts(self.report, self.created_at),
+            self.created_at,
+            self.played,
         )
 
 
@@ -255,6 +262,10 @@ class RerateStore:
         """The pool's job of this id, if any."""
         return read_job(self.store, pool, job_id)
 
+    def running_job(self, pool: Pool) -> int | None:
+        """The pool's running job's id, if one runs (`store.jobs`)."""
+        return running_job(self.store, pool)
+
     def claim(self, job_id: int) -> bool:
         """This process runs the job from now on, if it still runs (`store.jobs`)."""
         return claim_job(self.store, job_id)
@@ -309,15 +320,23 @@ class RerateStore:
     @staticmethod
     def _rounds(conn: Connection, pool_id: int, after_seq: int) -> list[StoredRound]:
         rows = conn.execute(
-            select(rounds.c.id, rounds.c.seq, rounds.c.report, rounds.c.created_at, rounds.c.voided)
+            select(
+                rounds.c.id,
+                rounds.c.seq,
+                rounds.c.report,
+                rounds.c.created_at,
+                rounds.c.voided,
+                round_time(),
+            )
             .where(rounds.c.pool_id == pool_id, rounds.c.seq > after_seq)
             .order_by(rounds.c.seq)
         )
         out = []
-        for pk, seq, report, created_at, voided in rows:
+        for pk, seq, report, created_at, voided, played in rows:
             if report is None:  # pragma: no cover - migration 0006 gave every round one
                 raise ValueError(f"round {seq} has no stored report")
-            out.append(StoredRound(pk, seq, orjson.loads(report), created_at, bool(voided)))
+            stored = orjson.loads(report)
+            out.append(StoredRound(pk, seq, stored, created_at, bool(voided), played))
         return out
 
     @staticmethod

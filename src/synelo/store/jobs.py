@@ -182,6 +182,18 @@ def read_job(core: Core, pool: Pool, job_id: int) -> Job | None:
     return as_job(row, pool.name)
 
 
+def running_job(core: Core, pool: Pool) -> int | None:
+    """The id of the pool's newest job still marked running (None: none is): what a
+    settings page names while a re-rate runs."""
+    with core.engine.connect() as conn:
+        return conn.execute(
+            select(jobs.c.id)
+            .where(jobs.c.pool_id == pool.id, jobs.c.status == "running")
+            .order_by(jobs.c.id.desc())
+            .limit(1)
+        ).scalar()
+
+
 def claim_job(core: Core, job_id: int) -> bool:
     """The job's own process takes it over from the worker that started it, if it still
     runs (False: it was taken for dead meanwhile, and must not run)."""

@@ -1,6 +1,6 @@
-"""A player's journal and the pool's: a player's history and chart walked down their chain,
-their recent trend, and every round with its participants (the export a re-rate or an
-audit replays).
+"""A player's journal and the pool's: a player's history, chart and win/loss record walked
+down their chain, their recent trend, and every round with its participants (the export a
+re-rate or an audit replays).
 
 A player's journal rows form a chain (`prev_id`) from `players.last_journal`: every walk
 here follows it by primary key, and reads only the generation in force.
@@ -9,9 +9,11 @@ here follows it by primary key, and reads only the generation in force.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import orjson
-from sqlalchemy import func, literal, select
+from sqlalchemy import CTE, Column, Connection, func, literal, select
 
 from synelo.domain import Change, JournalEntry, JournalRound, Pool, RatingStep, UnknownPool
 from synelo.store.core import Core
@@ -79,29 +81,41 @@ def history(
         return [JournalEntry(*r) for r in conn.execute(stmt)]
 
 
+def _walk(
+    conn: Connection, pool: Pool, key: str, columns: Sequence[Column[Any]], limit: int, name: str
+) -> CTE | None:
+    """The player's newest `limit` journal entries as a recursive walk of their chain by
+    primary key (`columns` of each, and its `depth`: 1 the newest), joining nothing; None
+    for a player the pool does not have."""
+    start = conn.execute(
+        select(players.c.last_journal).where(
+            players.c.pool_id == pool.id, players.c.player_key == key
+        )
+    ).scalar()
+    if start is None:
+        return None
+    step = (journal.c.id, journal.c.prev_id, *columns)
+    chain = (
+        select(*step, literal(1).label("depth"))
+        .where(journal.c.id == start)
+        .cte(name, recursive=True)
+    )
+    return chain.union_all(
+        select(*step, (chain.c.depth + 1).label("depth"))
+        .join(chain, journal.c.id == chain.c.prev_id)
+        .where(chain.c.depth < limit)
+    )
+
+
 def rating_series(core: Core, pool: Pool, key: str, limit: int) -> list[RatingStep]:
     """A player's newest `limit` journal entries, newest first, narrowed to what a chart
     draws: a walk of the chain by primary key that joins nothing (a player page's chart
     of 2,000 rounds and more reads only this)."""
+    columns = (journal.c.kind, journal.c.round_pk, journal.c.after)
     with core.read() as conn:
-        start = conn.execute(
-            select(players.c.last_journal).where(
-                players.c.pool_id == pool.id, players.c.player_key == key
-            )
-        ).scalar()
-        if start is None:
+        chain = _walk(conn, pool, key, columns, limit, "series")
+        if chain is None:
             return []
-        step = (journal.c.id, journal.c.prev_id, journal.c.kind, journal.c.round_pk)
-        chain = (
-            select(*step, journal.c.after, literal(1).label("depth"))
-            .where(journal.c.id == start)
-            .cte("series", recursive=True)
-        )
-        chain = chain.union_all(
-            select(*step, journal.c.after, (chain.c.depth + 1).label("depth"))
-            .join(chain, journal.c.id == chain.c.prev_id)
-            .where(chain.c.depth < limit)
-        )
         rows = conn.execute(
             select(chain.c.kind, chain.c.round_pk, chain.c.after).order_by(chain.c.depth)
         )
@@ -215,3 +229,31 @@ def journal_rounds(core: Core, pool_name: str) -> tuple[Pool, list[JournalRound]
         for r in conn.execute(stmt):
             by_seq[r.seq].participants.append((r.player_key, r.team, r.before, r.after))
     return pool, out, log
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """A player's rounds won, lost and drawn (by their score: above ½, below, ½), over
+    their whole journal when `complete`, else over its newest entries."""
+
+    won: int
+    lost: int
+    drawn: int
+    complete: bool
+
+
+def record(core: Core, pool: Pool, key: str, limit: int) -> Record:
+    """The player's win/loss record over their newest `limit` journal entries (all of them
+    when fewer): a walk of their chain by primary key, counted in the database."""
+    with core.read() as conn:
+        chain = _walk(conn, pool, key, (journal.c.kind, journal.c.s), limit, "results")
+        if chain is None:
+            return Record(0, 0, 0, True)
+        rows = conn.execute(
+            select(chain.c.kind, chain.c.s, func.count()).group_by(chain.c.kind, chain.c.s)
+        ).all()
+    counts = {"won": 0, "lost": 0, "drawn": 0}
+    for kind, s, n in rows:
+        if kind == "round" and s is not None:
+            counts["won" if s > 0.5 else "lost" if s < 0.5 else "drawn"] += int(n)
+    return Record(**counts, complete=sum(int(n) for *_, n in rows) < limit)

@@ -299,3 +299,21 @@ def journal_admin(
         )
     )
     conn.execute(delete(window_chunks).where(window_chunks.c.player_id == pid))
+
+
+def keys_named(core: Core, pool: Pool, names: Sequence[str]) -> dict[str, list[str]]:
+    """The players of the pool who go by each of `names` (their display name as last
+    reported), by name: the scramble viewer reads a pasted name as its player."""
+    wanted = sorted(set(names))
+    if not wanted:
+        return {}
+    with core.read() as conn:
+        rows = conn.execute(
+            select(players.c.name, players.c.player_key)
+            .where(players.c.pool_id == pool.id, players.c.name.in_(wanted))
+            .order_by(players.c.player_key)
+        )
+        found: dict[str, list[str]] = {}
+        for name, key in rows:
+            found.setdefault(name, []).append(key)
+        return found

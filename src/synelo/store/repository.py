@@ -12,7 +12,8 @@ concept, taking the store first, bound here as a method as it is (no call in bet
 - `store.round_views`: stored rounds as the pages show them;
 - `store.journal`: players' histories, charts and trends, and the pool's journal export;
 - `store.admin_log`: the admin log;
-- `store.quality` and `store.health`: the quality endpoint's and the health page's figures;
+- `store.quality` and `store.health`: the quality endpoint's, the health page's and the
+  server view's figures;
 - `store.tokens`: the API's tokens.
 
 A re-rate's store work (jobs, journal generations, the swap) is `store.generations`'
@@ -69,6 +70,7 @@ class Store(Core):
     set_rating = players.set_rating
     reset_player = players.reset_player
     set_hidden = players.set_hidden
+    keys_named = players.keys_named
 
     # --- boards (store.leaderboards) --------------------------------------------------------
     board = leaderboards.board
@@ -84,16 +86,20 @@ class Store(Core):
     recent_rosters = round_views.recent_rosters
     voided_rounds_of = round_views.voided_rounds_of
     round_ids = round_views.round_ids
+    round_sites = round_views.round_sites
+    server_rounds = round_views.server_rounds
 
     # --- journal and admin log (store.journal, store.admin_log) -----------------------------
     history = journal.history
     rating_series = journal.rating_series
     trends = journal.trends
+    record = journal.record
     journal_rounds = journal.journal_rounds
     changes = admin_log.read_changes
 
     # --- quality (store.quality, store.health) ----------------------------------------------
     quality = quality.quality
+    server_health = health.server_health  # before `health` names the method here
     health = health.pool_health
 
     # --- tokens (store.tokens) --------------------------------------------------------------

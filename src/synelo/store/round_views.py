@@ -1,10 +1,11 @@
 """Stored rounds as the pages show them: one round with its players' changes, the newest
-rosters, the voided rounds a player was in, round ids by row id. (Rating a round is
-`store.rounds`'.)"""
+rosters, the voided rounds a player was in, round ids by row id, where rounds were played
+(server, map, sides) and a server's newest rounds. (Rating a round is `store.rounds`'.)"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 
 import orjson
@@ -130,3 +131,65 @@ def round_ids(core: Core, pool: Pool, pks: Sequence[int]) -> dict[int, str]:
             )
         )
         return {int(pk): str(rid) for pk, rid in rows}
+
+
+@dataclass(frozen=True, slots=True)
+class RoundSite:
+    """Where a round was played and as what: its server, its map, and the sides its teams
+    played as the game names them (RED and BLU: A's, then B's), when the report says."""
+
+    server_id: str
+    map: str
+    sides: tuple[str, str] | None
+
+
+def round_sites(core: Core, pool: Pool, round_ids: Sequence[str]) -> dict[str, RoundSite]:
+    """The server, map and side names of the pool's rounds `round_ids`, by round id."""
+    if not round_ids:
+        return {}
+    with core.read() as conn:
+        rows = conn.execute(
+            select(rounds.c.round_id, rounds.c.server_id, rounds.c.map, rounds.c.report).where(
+                rounds.c.pool_id == pool.id, rounds.c.round_id.in_(sorted(set(round_ids)))
+            )
+        ).all()
+    out = {}
+    for round_id, server_id, map_name, report in rows:
+        sides = (orjson.loads(report) if report else {}).get("sides") or {}
+        named = (str(sides["A"]), str(sides["B"])) if "A" in sides and "B" in sides else None
+        out[str(round_id)] = RoundSite(str(server_id), str(map_name), named)
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class ServerRound:
+    """One of a server's rounds as its page lists it."""
+
+    round_id: str
+    seq: int
+    at: datetime
+    map: str
+    winner: str
+    p_a: float
+    voided: bool
+
+
+def server_rounds(core: Core, pool: Pool, server_id: str, limit: int) -> list[ServerRound]:
+    """The newest `limit` rounds a server reported to the pool, newest first, each dated
+    by when it was played (`round_time`)."""
+    with core.read() as conn:
+        rows = conn.execute(
+            select(
+                rounds.c.round_id,
+                rounds.c.seq,
+                round_time(),
+                rounds.c.map,
+                rounds.c.winner,
+                rounds.c.p_a,
+                rounds.c.voided,
+            )
+            .where(rounds.c.pool_id == pool.id, rounds.c.server_id == server_id)
+            .order_by(rounds.c.seq.desc())
+            .limit(limit)
+        ).all()
+    return [ServerRound(*r) for r in rows]

@@ -98,6 +98,7 @@ def rate_by_model(
     new_display = column_int(model.rating(model.new_state()))
 
     stamp = sql.timestamp(conn, now)
+    played = sql.timestamp(conn, report.played_at(now) or now)  # the players' last_played
     ids = {key: row[0] for key, row in stored.items()}
     new = list(dict.fromkeys(key for key, _ in facts.rated() if key not in ids))
     ids.update(sql.insert_players(conn, pool.id, new, new_display))
@@ -145,7 +146,7 @@ def rate_by_model(
             (
                 after,
                 rounds,
-                stamp,
+                played,
                 orjson.dumps(model.encode(outcome.states[key])).decode(),
                 journal_ids[ids[key]],
                 ids[key],

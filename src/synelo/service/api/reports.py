@@ -32,8 +32,16 @@ from starlette.concurrency import run_in_threadpool
 from synelo.domain import Change, Pool, PoolQuality
 from synelo.models import MODELS
 from synelo.ratings.brier import BRIER_TARGET
-from synelo.service.charts import Bin, Point, bar_chart, histogram, line_chart, reliability_chart
-from synelo.store.health import PoolHealth, health_version
+from synelo.service.charts import (
+    Bin,
+    Point,
+    bar_chart,
+    histogram,
+    line_chart,
+    reliability_chart,
+    ticks_along,
+)
+from synelo.store.health import BAND, PoolHealth, ServerHealth, health_version
 from synelo.store.repository import Store
 
 log = logging.getLogger("synelo.web")
@@ -135,13 +143,20 @@ def _only_new_rounds(kept: tuple[Any, ...], now: tuple[Any, ...]) -> bool:
     )
 
 
-def _cache(request: Request) -> FiguresCache:
-    """The app's cache of figures (made on the first health page it serves)."""
+def _cache(request: Request, name: str = "health_figures") -> FiguresCache:
+    """The app's cache of figures of that name (made on the first page that reads it)."""
     state = request.app.state
-    cache: FiguresCache | None = getattr(state, "health_figures", None)
+    cache: FiguresCache | None = getattr(state, name, None)
     if cache is None:
-        cache = state.health_figures = FiguresCache()
+        cache = FiguresCache()
+        setattr(state, name, cache)
     return cache
+
+
+async def _version(store: Store, found: Pool) -> tuple[Any, ...]:
+    """What a pool's figures depend on (`health_version`), with the pool's name and birth
+    (a pool deleted and made again under its name is another pool)."""
+    return (found.name, found.created_at, *await run_in_threadpool(health_version, store, found))
 
 
 async def pool_figures(request: Request, found: Pool) -> tuple[dict[str, Any], bool]:
@@ -149,13 +164,27 @@ async def pool_figures(request: Request, found: Pool) -> tuple[dict[str, Any], b
     UnknownPool if the pool was deleted meanwhile."""
     store: Store = request.app.state.store
     recent: int = request.app.state.settings.brier_recent
-    version = (found.name, found.created_at, *await run_in_threadpool(health_version, store, found))
+    version = await _version(store, found)
 
     def make() -> dict[str, Any]:
         _, quality = store.quality(found.name, recent)
         return figures(store.health(found), quality)
 
     return await run_in_threadpool(_cache(request).get, found, version, make)
+
+
+async def pool_servers(request: Request, found: Pool) -> tuple[dict[str, Any], bool]:
+    """Each server's figures (`store.server_health`), kept as the health figures are (a
+    cache of their own: the health page does not pay for them), and whether newer rounds
+    are being added; UnknownPool if the pool was deleted meanwhile."""
+    store: Store = request.app.state.store
+    version = await _version(store, found)
+
+    def make() -> dict[str, Any]:
+        pool = store.get_pool(found.name)
+        return {"pool": pool, "servers": [_server(s) for s in store.server_health(pool)]}
+
+    return await run_in_threadpool(_cache(request, "server_figures").get, found, version, make)
 
 
 def figures(health: PoolHealth, quality: PoolQuality) -> dict[str, Any]:
@@ -168,6 +197,7 @@ def figures(health: PoolHealth, quality: PoolQuality) -> dict[str, Any]:
         "rounds": health.rounds,
         "quality": quality,
         "block": health.block,
+        "band": BAND,
         "blocks": health.blocks,
         "worse_blocks": sum(1 for b in health.blocks if b.brier > BRIER_TARGET),
         "brier_chart": line_chart(
@@ -178,7 +208,9 @@ def figures(health: PoolHealth, quality: PoolQuality) -> dict[str, Any]:
             f"Brier score by blocks of {health.block} rounds, against {BRIER_TARGET}",
             guide=BRIER_TARGET,
             worse="above",
-            digits=2,
+            x_ticks=ticks_along([b.last for b in health.blocks], whole=True),
+            x_label="rounds rated (a point at its block's last)",
+            y_label="Brier score",
         ),
         "bins": health.bins,
         "reliability_chart": reliability_chart(
@@ -195,6 +227,8 @@ def figures(health: PoolHealth, quality: PoolQuality) -> dict[str, Any]:
             f"the {len(health.uncertainty)} active players' "
             f"{'K' if pool.is_synelo else model.uncertainty}",
             digits=_digits(health.uncertainty),
+            x_label=f"{'K' if pool.is_synelo else model.uncertainty}",
+            y_label="players",
         ),
         "theta": _theta(pool, quality),
         "tunes": [_tune(c) for c in health.tunes],
@@ -204,6 +238,17 @@ def figures(health: PoolHealth, quality: PoolQuality) -> dict[str, Any]:
             [(d.isoformat(), n) for d, n in health.days], "rounds played each day (UTC)"
         ),
     }
+
+
+def _server(server: ServerHealth) -> dict[str, Any]:
+    """A server's figures as its row shows them, and whether its Brier lies above a coin's
+    by more than two standard errors: worse than a coin beyond what chance explains."""
+    worse = (
+        server.brier is not None
+        and server.error is not None
+        and server.brier - 2 * server.error > BRIER_TARGET
+    )
+    return {"server": server, "worse": worse}
 
 
 def _spread(values: list[float]) -> dict[str, float] | None:

@@ -8,8 +8,11 @@ __all__ = [
     "access",
     "admin",
     "docs",
+    "glossary",
     "health",
     "public",
     "scramble",
+    "servers",
+    "settings",
     "templating",
 ]

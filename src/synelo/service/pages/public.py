@@ -10,10 +10,12 @@ on the board, no provisional rating anywhere.
 from __future__ import annotations
 
 import bisect
+import itertools
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request, Response
 from fastapi.responses import HTMLResponse
+from markupsafe import Markup
 from pydantic import AfterValidator
 from starlette.concurrency import run_in_threadpool
 
@@ -27,10 +29,11 @@ from synelo.service.api.views import (
     public_player,
     public_round,
 )
-from synelo.service.charts import Point, histogram, line_chart
+from synelo.service.charts import Point, histogram, line_chart, ticks_along
 from synelo.service.deps import StoreDep
 from synelo.service.ids import normalize_id
 from synelo.service.pages.access import NotFound, PoolName, admin_session, public_pool
+from synelo.service.pages.glossary import explained
 from synelo.service.pages.templating import render
 from synelo.service.params import PlayerPathId, RoundPathId, maybe_storable
 
@@ -84,11 +87,12 @@ async def leaderboard(
     admin = await admin_session(request)
     hidden = await run_in_threadpool(store.hidden_players, found) if admin else []
     pages = max(1, -(-total // PAGE))
+    rating_name = MODELS[found.model].display
     return render(
         request,
         "leaderboard.html",
         pool=found,
-        rating_name=MODELS[found.model].display,
+        rating_name=rating_name,
         players=[public_player(row, found, place) for place, row in rows],
         trends=trends,
         trend_rounds=TREND,
@@ -97,7 +101,13 @@ async def leaderboard(
         page=page,
         pages=pages,
         q=search or "",
-        chart=histogram(ratings, BARS, f"ratings of the {len(ratings)} players listed"),
+        chart=histogram(
+            ratings,
+            BARS,
+            f"ratings of the {len(ratings)} players listed",
+            x_label=rating_name,
+            y_label="players",
+        ),
     )
 
 
@@ -126,28 +136,20 @@ async def player(
         ids = await run_in_threadpool(
             store.round_ids, found, [p for i in kept if (p := ordered[i].round_pk) is not None]
         )
-        points = [
-            Point(
-                step.after,
-                f"{step.after} after {step.kind} {ids.get(step.round_pk or 0, '')}".strip(),
-                marked=step.kind != "round",
-            )
-            for step in (ordered[i] for i in kept)
-        ]
         complete = len(series) < HISTORY
-        chart = line_chart(
-            points,
-            f"{shown.name or key}'s rating over "
-            + ("time" if complete else f"their last {HISTORY:,} entries"),
-            events=[
-                (bisect.bisect_right(kept, at) - 0.5, label)
-                for at, label in void_marks(ordered, voids, complete)
-            ],
+        title = f"{shown.name or key}'s rating over " + (
+            "time" if complete else f"their last {HISTORY:,} entries"
         )
+        chart = _rating_chart(ordered, ids, kept, voids, title)
     recent = [e for e in entries if e.kind == "round"][:RECENT]
+    sites = await run_in_threadpool(
+        store.round_sites, found, [e.round_id for e in recent if e.round_id is not None]
+    )
+    record = await run_in_threadpool(store.record, found, key, HISTORY)
     figures = None
     if admin is not None or not shown.provisional:  # a model's figures may hold the rating
-        figures = player_out(key, row, found, store, None).skill  # its place unused
+        skill = player_out(key, row, found, store, None).skill  # its place unused
+        figures = [(*explained(name), value) for name, value in skill.items()]
     return render(
         request,
         "player.html",
@@ -155,10 +157,44 @@ async def player(
         player=shown,
         chart=chart,
         recent=recent,
+        sites=sites,
+        record=record,
         marks=sum(1 for step in series if step.kind != "round"),
         voids=voids,
         figures=figures,
         hidden=row.hidden,
+    )
+
+
+def _rating_chart(
+    series: list[RatingStep],
+    ids: dict[int, str],
+    kept: list[int],
+    voids: list[VoidedRound],
+    title: str,
+) -> Markup:
+    """A player's rating over their rounds: `series` oldest first, the entries `kept`
+    drawn, each labelled by its round (`ids`), on an axis of the rounds they played."""
+    complete = len(series) < HISTORY
+    played = list(itertools.accumulate(step.kind == "round" for step in series))
+    points = [
+        Point(
+            step.after,
+            f"{step.after} after {step.kind} {ids.get(step.round_pk or 0, '')}".strip(),
+            marked=step.kind != "round",
+        )
+        for step in (series[i] for i in kept)
+    ]
+    return line_chart(
+        points,
+        title,
+        events=[
+            (bisect.bisect_right(kept, at) - 0.5, label)
+            for at, label in void_marks(series, voids, complete)
+        ],
+        x_ticks=ticks_along([played[i] for i in kept], whole=True),
+        x_label="rounds played" if complete else "rounds played since the chart's first",
+        y_label="rating",
     )
 
 
@@ -193,14 +229,22 @@ def void_marks(entries: list[RatingStep], voids: list[VoidedRound], complete: bo
 async def round_page(
     request: Request, store: StoreDep, pool: PoolName, round_id: RoundPathId
 ) -> HTMLResponse:
-    """A round: both teams with names, the predicted chance, the result and each player's
-    change (none shown for a provisional or hidden player)."""
+    """A round: both teams with names (and the sides they played, as the game names them),
+    the server, the predicted chance, the result and each player's change (none shown for a
+    provisional or hidden player)."""
     found = await public_pool(request, pool)
     view = await run_in_threadpool(store.round_view, found, round_id)
     if view is None:
         raise NotFound(f"Pool {found.name} has no round {round_id}.")
     admin = await admin_session(request) is not None
     shown = public_round(view, admin=admin)  # the page shows whole percents either way
-    sides = [{"side": "A", "players": shown.A}, {"side": "B", "players": shown.B}]
+    site = (await run_in_threadpool(store.round_sites, found, [round_id])).get(round_id)
+    named = site.sides if site is not None and site.sides else (None, None)
+    sides = [
+        {"side": side, "players": players, "named": name}
+        for side, players, name in (("A", shown.A, named[0]), ("B", shown.B, named[1]))
+    ]
     hidden = view.hidden if admin else frozenset()
-    return render(request, "round.html", pool=found, round=view, sides=sides, hidden=hidden)
+    return render(
+        request, "round.html", pool=found, round=view, site=site, sides=sides, hidden=hidden
+    )

@@ -1,5 +1,10 @@
 """The scramble viewer: paste a server's players (or pick a recent round's) and see the best
-split for every team size, its gap, its win chance and who moves.
+split for every team size, its gap, its win chance and who moves: the split for the team
+size played now first, the smaller ones folded away.
+
+Players are pasted by id or by name: a line that is no player's id but the name of exactly
+one of the pool's players stands for that player. A picked round fills the box with its
+players' names (their ids where a name would not lead back to them).
 
 It answers with what `POST /v1/pools/{pool}/splits` answers (the same function,
 `synelo.service.api.balancing.find_splits`, called with the same checked request), so the
@@ -24,6 +29,7 @@ from synelo.service.deps import StoreDep
 from synelo.service.ids import normalize_ids
 from synelo.service.pages.access import Refused, admin_session
 from synelo.service.pages.templating import problems, render
+from synelo.store.repository import Store
 
 router = APIRouter(include_in_schema=False)
 PICKABLE = 20  # recent rounds offered to pick players from
@@ -35,33 +41,93 @@ class Pasted:
     front of those on a team now; parties one per line, their players between commas."""
 
     def __init__(self, players: str, parties: str) -> None:
-        self.players: list[str] = []
-        self.current: dict[str, list[str]] = {"A": [], "B": []}
+        self.lines: list[tuple[str | None, str]] = []  # (the team it is on now, the player)
         for line in players.splitlines():
             line = line.strip()
             side, colon, rest = line.partition(":")
+            team = None
             if colon and side.strip().upper() in ("A", "B") and rest.strip():
-                line = rest.strip()
-                self.current[side.strip().upper()].append(line)
+                team, line = side.strip().upper(), rest.strip()
             if line:
-                self.players.append(line)
+                self.lines.append((team, line))
         self.parties = [
             [p.strip() for p in line.split(",") if p.strip()]
             for line in parties.splitlines()
             if line.strip()
         ]
 
-    def request(self, min_k: int) -> SplitsIn:
-        """The /splits body (ValidationError when it is not one)."""
-        has_current = self.current["A"] or self.current["B"]
+    def named(self) -> list[str]:
+        """Every player as pasted, in the players' box and among the parties."""
+        return [p for _, p in self.lines] + [p for party in self.parties for p in party]
+
+    def request(self, min_k: int, ids: dict[str, str]) -> SplitsIn:
+        """The /splits body, each pasted name read as the id `ids` gives it (ValidationError
+        when it is not one)."""
+        players = [ids.get(p, p) for _, p in self.lines]
+        current = {side: [ids.get(p, p) for t, p in self.lines if t == side] for side in "AB"}
         return SplitsIn.model_validate(
             {
-                "players": self.players,
-                "current": self.current if has_current else None,
-                "parties": self.parties,
+                "players": players,
+                "current": current if current["A"] or current["B"] else None,
+                "parties": [[ids.get(p, p) for p in party] for party in self.parties],
                 "min_k": min_k,
             }
         )
+
+    def team_size(self) -> int:
+        """The team size played now: the larger team of those pasted on one (0: none)."""
+        return max(sum(1 for t, _ in self.lines if t == side) for side in "AB")
+
+
+def ids_of(store: Store, pool: Pool, pasted: list[str]) -> tuple[dict[str, str], str | None]:
+    """The player each pasted name stands for, by name: a player's own id stands for them
+    first; else a name that exactly one of the pool's players goes by. An error naming the
+    first name several players go by (None: none does)."""
+    _, known = store.read_players(pool, pasted)
+    named = store.keys_named(pool, [p for p in pasted if p not in known])
+    ids = {}
+    for name, keys in named.items():
+        if len(keys) > 1:
+            return {}, f"{name!r}: {len(keys)} players go by this name; give the one's id"
+        ids[name] = keys[0]
+    return ids, None
+
+
+def names_for_box(store: Store, pool: Pool, keys: list[str]) -> dict[str, str]:
+    """The name to write in the players' box for each of `keys`: their display name when
+    it leads back to them alone (`ids_of`), else nothing (the id is written)."""
+    _, rows = store.read_players(pool, keys)
+    names = {key: row.name for key, row in rows.items() if row.name}
+    _, taken = store.read_players(pool, list(names.values()))  # names that are ids too
+    owners = store.keys_named(pool, list(names.values()))
+    return {
+        key: name
+        for key, name in names.items()
+        if name not in taken and owners.get(name) == [key] and name == name.strip()
+    }
+
+
+async def _split(
+    request: Request, store: Store, pool: Pool, pasted: Pasted, min_k: int
+) -> tuple[SplitsOut | None, dict[str, str], str | None]:
+    """The splits of the pasted players as `POST …/splits` answers them, the id each pasted
+    name stood for, and the error that stopped them (None: none)."""
+    if not pasted.lines:
+        return None, {}, None
+    ids, error = await run_in_threadpool(ids_of, store, pool, pasted.named())
+    if error is not None:
+        return None, ids, error
+    try:
+        state = request.app.state
+        body = pasted.request(min_k, ids)
+        answer = SplitsOut.model_validate_json(
+            await find_splits(pool, body, store, state.settings, state.balance_gate)
+        )
+    except (ValidationError, RequestValidationError) as exc:
+        return None, ids, problems(exc.errors())
+    except HTTPException as exc:
+        return None, ids, str(exc.detail)
+    return answer, ids, None
 
 
 @router.get("/pools/{pool}/scramble", response_class=HTMLResponse)
@@ -82,33 +148,27 @@ async def scramble(
         raise Refused(404, f"There is no pool named {pool}.") from None
     recent = await run_in_threadpool(store.recent_rosters, found, PICKABLE)
     picked = next((r for r in recent if r[0] == round), None)
-    if picked is not None:  # a recent round's players, on the teams they played for
-        players = "\n".join([*(f"A: {p}" for p in picked[3]), *(f"B: {p}" for p in picked[4])])
+    if picked is not None:  # a recent round's players, by name, on the teams they played for
+        box = await run_in_threadpool(names_for_box, store, found, [*picked[3], *picked[4]])
+        players = "\n".join(
+            f"{side}: {box.get(p, p)}"
+            for side, team in (("A", picked[3]), ("B", picked[4]))
+            for p in team
+        )
     pasted = Pasted(players, parties)
-    answer: SplitsOut | None = None
-    error = None
-    if pasted.players:
-        try:
-            state = request.app.state
-            answer = SplitsOut.model_validate_json(
-                await find_splits(
-                    found, pasted.request(min_k), store, state.settings, state.balance_gate
-                )
-            )
-        except ValidationError as exc:
-            error = problems(exc.errors())
-        except RequestValidationError as exc:
-            error = problems(exc.errors())
-        except HTTPException as exc:
-            error = str(exc.detail)
+    answer, ids, error = await _split(request, store, found, pasted, min_k)
     names: dict[str, str] = {}
     now: dict[str, str] = {}  # each player on a team now: their team, by normalised id
+    first = None
     if answer is not None:
         keys = [*answer.splits[0].A, *answer.splits[0].B, *answer.splits[0].bench]
         _, rows = await run_in_threadpool(store.read_players, found, keys)
         names = {key: row.name for key, row in rows.items() if row.name}
-        for side, on in pasted.current.items():
+        for side in "AB":
+            on = [ids.get(p, p) for t, p in pasted.lines if t == side]
             now.update((key, side) for key in normalize_ids(on, found.player_ids, ("current",)))
+        sizes = [s.k for s in answer.splits]
+        first = pasted.team_size() if pasted.team_size() in sizes else max(sizes)
     return render(
         request,
         "scramble.html",
@@ -119,6 +179,7 @@ async def scramble(
         parties=parties,
         min_k=min_k,
         answer=answer,
+        first=first,
         error=error,
         names=names,
         now=now,

@@ -19,10 +19,21 @@ NOTICES = {
     "shown": "The player is shown on the public pages again.",
     "void": "The round is voided: the pool is being re-rated without it.",
     "unvoid": "The round is back: the pool is being re-rated with it.",
+    "settings": "The pool's settings are saved.",
 }
 templates = Jinja2Templates(directory=Path(__file__).parent / "templates")
 # an id as one path segment: a text id or round id may hold / ? # or %
 templates.env.filters["segment"] = lambda text: quote(str(text), safe="")
+
+
+def count_of(count: float, noun: str) -> str:
+    """A count and its noun, plural but for one: "1 day", "2 days", "1,200 rounds", "0.5
+    days" (a setting such as T_stale may be a fraction; a whole one is written whole)."""
+    shown = f"{count:,}" if isinstance(count, int) else f"{count:g}"
+    return f"{shown} {noun}{'' if count == 1 else 's'}"
+
+
+templates.env.filters["count_of"] = count_of
 
 
 def render(request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:
