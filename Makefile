@@ -49,13 +49,14 @@ lint: setup
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
-## The test suite: on two processes (a test file each at a time: each process has its own
-## PostgreSQL schema and loopback ports; the slowest files first, in the order
-## tests/conftest.py gives), under coverage, except the plugin's tests (tests/plugin): they run
+## The test suite: on four processes, twice the cores of the machine it is sized for, since
+## most tests wait on a server, a subprocess or the database (a test file each at a time: each
+## process has its own PostgreSQL schema and loopback ports; the slowest files first, in the
+## order tests/conftest.py gives), under coverage, except the plugin's tests (tests/plugin): they run
 ## the Pawn plugin in pysmx's Python VM, which the coverage tracer slows 1.7 times and cannot
 ## measure. Then alone the modules marked serial, which assert wall-clock latencies; fails
 ## below the coverage floor in pyproject.toml.
-PARALLEL := -q -n 2 --dist loadfile --no-loadscope-reorder -m "not serial and not plugin_matrix"
+PARALLEL := -q -n 4 --dist loadfile --no-loadscope-reorder -m "not serial and not plugin_matrix"
 check-tests: test-setup
 	$(BIN)/pytest $(PARALLEL) --ignore=tests/plugin --cov --cov-report= --cov-fail-under=0
 	$(BIN)/pytest $(PARALLEL) tests/plugin

@@ -38,44 +38,49 @@ ADMIN = "admin-token-for-tests"
 SERVER = "server-token-for-tests"
 
 
-# The slowest test files, slowest first (seconds summed over their tests, 2026-11-28, on a
-# machine loaded by other work: the order matters here, not the figures; `pytest
-# --durations=0` tells when this list needs an update). `make test` runs the suite with `-n 2
-# --dist loadfile --no-loadscope-reorder`: the two processes take whole files in collection
-# order, each the next one when it is nearly done. With these first, the long files run
-# while the short ones fill in around them, instead of one starting late and running alone
-# at the end while the other process waits. The plugin's tests are a pass of their own.
 # A timeout for the Python client in tests that talk to a live server: the client's own 2 s
 # default is for game servers, and a slow answer on a machine other tests load is not what
 # these tests check.
 LOADED = 30.0
 
+# The slowest test files, slowest first (seconds summed over their tests, 2026-11-29, under
+# `-n 4` on a machine loaded by other work: the order matters here, not the figures; `pytest
+# --durations=0` tells when this list needs an update). `make test` runs the suite with `-n 4
+# --dist loadfile --no-loadscope-reorder`: the processes take whole files in collection
+# order, each the next one when it is nearly done. With these first, the long files run
+# while the short ones fill in around them, instead of one starting late and running alone
+# at the end while the others wait. The plugin's tests are a pass of their own.
 SLOW_FILES = (
-    "tests/integration/test_rerate.py",  # 405
-    "tests/docs/test_docs_commands.py",  # 466 at a load average of 10: 133 s of CPU
-    "tests/docs/test_wheel.py",  # 291 at a load average of 11: 95 s of CPU (one test)
-    "tests/integration/test_cli.py",  # 322
-    "tests/integration/test_pool_import.py",  # ~300 (measured at a load average of 10: 370)
-    "tests/integration/test_simulate.py",  # 229: one test of 170
-    "tests/integration/test_operations.py",  # 205
-    "tests/integration/test_cli_evaluation.py",  # 186
-    "tests/integration/test_bench_update.py",  # 161
-    "tests/integration/test_scopes.py",  # 159
-    "tests/integration/test_schemathesis.py",  # 153: one test
-    "tests/integration/test_crash.py",  # 131
-    "tests/integration/test_autotune.py",  # 131
-    "tests/integration/test_simulate_history.py",  # 111
-    "tests/integration/test_api_models.py",  # 106
-    "tests/integration/test_health_page.py",  # 103
-    "tests/unit/test_param_bounds.py",  # 102
-    "tests/integration/test_journal_replay.py",  # 89
-    "tests/integration/test_bench_pages.py",  # 86
-    "tests/integration/test_bench_compare.py",  # 81
-    "tests/browser/test_security_headers.py",  # 78
-    "tests/integration/test_hardening2.py",  # 75
-    "tests/browser/test_pages.py",  # 68
-    "tests/browser/test_admin_pages.py",  # 66
-    "tests/unit/test_tune.py",  # 65
+    "tests/integration/test_crash.py",  # 305
+    "tests/integration/test_rerate.py",  # 250
+    "tests/integration/test_cli_pool_set.py",  # 191
+    "tests/integration/test_cli.py",  # 168
+    "tests/integration/test_simulate.py",  # 134
+    "tests/docs/test_docs_commands.py",  # 117
+    "tests/docs/test_wheel.py",  # 95
+    "tests/integration/test_pool_import.py",  # 82
+    "tests/unit/test_whr_peer.py",  # 56
+    "tests/integration/test_journal_replay.py",  # 56
+    "tests/integration/test_schemathesis.py",  # 55
+    "tests/unit/test_window_scales.py",  # 52
+    "tests/integration/test_autotune.py",  # 50
+    "tests/integration/test_cli_evaluation.py",  # 49
+    "tests/integration/test_operations.py",  # 47
+    "tests/integration/test_pages_admin.py",  # 47
+    "tests/integration/test_api_rounds.py",  # 47
+    "tests/integration/test_concurrency.py",  # 43
+    "tests/integration/test_pg_plans.py",  # 43
+    "tests/browser/test_pages.py",  # 43
+    "tests/browser/test_admin_pages.py",  # 42
+    "tests/integration/test_hardening2.py",  # 39
+    "tests/integration/test_migrations.py",  # 37
+    "tests/integration/test_bench_update.py",  # 37
+    "tests/integration/test_api_models.py",  # 36
+    "tests/integration/test_api_public.py",  # 36
+    "tests/browser/test_security_headers.py",  # 29
+    "tests/unit/test_param_bounds.py",  # 29
+    "tests/unit/test_window.py",  # 28
+    "tests/integration/test_scopes.py",  # 28
     # the plugin's pass
     "tests/plugin/test_emulator_scenarios.py",  # 238
     "tests/plugin/test_game_scripts_smx.py",  # 140
