@@ -23,6 +23,7 @@ from plugin.emulate.text import FormatContext, Translations
 
 # TF2 teams and SourceMod constants (sourcemod/plugins/include/*.inc).
 UNASSIGNED, SPECTATOR, RED, BLU = 0, 1, 2, 3
+TEAM_NAMES = {UNASSIGNED: "unassigned", SPECTATOR: "spectator", RED: "red", BLU: "blue"}
 TEAM_NAME = {UNASSIGNED: "Unassigned", SPECTATOR: "Spectator", RED: "RED", BLU: "BLU"}
 PLUGIN_CONTINUE, PLUGIN_CHANGED, PLUGIN_HANDLED, PLUGIN_STOP = 0, 1, 3, 4
 TIMER_REPEAT, TIMER_FLAG_NO_MAPCHANGE, TIMER_DATA_HNDL_CLOSE = 1, 2, 512
@@ -612,6 +613,21 @@ class Server:
 
     def note(self, kind: str, text: str) -> None:
         self.log.append({"t": round(self.now, 3), "kind": kind, "text": text})
+
+    def team_changes(self) -> list[dict[str, Any]]:
+        """Every team change the plugin made (ChangeClientTeam), as the server saw it: when,
+        whose and from which team to which (`red`, `blue`, `spectator`, `unassigned`); what a
+        scramble or a move did, whatever the plugin logged about it."""
+        return [
+            {
+                "t": e["t"],
+                "player": e["player"],
+                "from": TEAM_NAMES.get(e["old"], str(e["old"])),
+                "to": TEAM_NAMES.get(e["new"], str(e["new"])),
+            }
+            for e in self.log
+            if e["kind"] == "team" and "player" in e
+        ]
 
     def _who(self, index: int) -> str:
         if index == 0:

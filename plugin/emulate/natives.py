@@ -724,8 +724,10 @@ def _team_count(c: Context, team: int) -> int:
 @sp("ChangeClientTeam")
 def _change_team(c: Context, client: int, team: int) -> None:
     cl = c.server.in_game(client)
+    old = cl.team
     c.server.set_team(cl, team)
     c.server.note("team", f"{cl.steam_id} -> {team}")
+    c.server.log[-1].update(player=cl.steam_id, old=old, new=team)
 
 
 @sp("TF2_RespawnPlayer")

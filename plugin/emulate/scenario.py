@@ -205,6 +205,8 @@ def record(server: Server, game: Game, smx: Path) -> dict[str, Any]:
         ],
         "scrambles": scrambles,
         "moves": moves,
+        "team_changes": server.team_changes(),
+        "reseats": reseats(server.team_changes()),
         "chat": server.chat,
         "log": [e for e in server.log if e["kind"] != "team"],
         "requests": [
@@ -220,6 +222,21 @@ def record(server: Server, game: Game, smx: Path) -> dict[str, Any]:
         "convars": {k: v.value for k, v in sorted(server.convars.items())},
         "status": server.run_command(0, "sm_synelo_status") if server.plugin else None,
     }
+
+
+def reseats(changes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The scrambles as the players see them, whatever the plugin logged: the instants at which
+    the plugin moved players both from RED to BLU and from BLU to RED (a move to even the
+    teams goes one way only), with how many players changed team then."""
+    by_time: dict[float, list[dict[str, Any]]] = {}
+    for change in changes:
+        by_time.setdefault(change["t"], []).append(change)
+    out = []
+    for t, group in sorted(by_time.items()):
+        ways = {(c["from"], c["to"]) for c in group}
+        if {("red", "blue"), ("blue", "red")} <= ways:
+            out.append({"t": t, "players": len(group)})
+    return out
 
 
 def _match_reports(server: Server, game: Game) -> None:
@@ -241,4 +258,4 @@ def _round_key(round_id: str) -> tuple[str, int]:
     return (prefix, int(seq) if seq.isdigit() else 0)
 
 
-__all__ = ["Options", "Run", "finish", "play", "record", "run", "start", "RED", "BLU"]
+__all__ = ["Options", "Run", "finish", "play", "record", "reseats", "run", "start", "RED", "BLU"]

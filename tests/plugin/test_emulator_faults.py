@@ -27,7 +27,11 @@ def test_a_small_koth_server_does_not_scramble_every_round(
     live: LiveServer, pool: str, compiled_smx: Path
 ) -> None:
     """Fault 4: 6 players on KOTH, and the loser often never captures; with the defaults
-    (at least 8 players) no automatic scramble fires. 8 players: they do again."""
+    (at least 8 players) no automatic scramble fires. 8 players: they do again.
+
+    Seen from the teams, not only from the plugin's log: with 6 the plugin changes nobody's
+    team and every round starts with the teams the players joined; with 8 each logged scramble
+    is a reshuffle the players see (some RED to BLU and some BLU to RED at once)."""
     small = run(
         Options(
             mode="koth",
@@ -41,6 +45,9 @@ def test_a_small_koth_server_does_not_scramble_every_round(
         )
     )
     assert scrambles(small) == []
+    assert small["team_changes"] == [] and small["reseats"] == []
+    seated = [r["teams"] for r in small["rounds"]]  # type: ignore[attr-defined]
+    assert len(seated) == 6 and all(teams == seated[0] for teams in seated), seated
     assert all(r["stored"] for r in small["rounds"])  # type: ignore[index]
     larger = run(
         Options(
@@ -58,6 +65,8 @@ def test_a_small_koth_server_does_not_scramble_every_round(
     assert reasons[:1] == ["waiting_ended"]
     times = [float(s["t"]) for s in scrambles(larger)]  # type: ignore[arg-type]
     assert all(b - a >= 300 for a, b in zip(times, times[1:], strict=False))  # the cooldown
+    seen = [float(r["t"]) for r in larger["reseats"]]  # type: ignore[attr-defined]
+    assert len(seen) >= 2 and seen == times, (seen, times)
 
 
 def test_a_scramble_without_the_service_uses_the_cached_ratings(compiled_smx: Path) -> None:

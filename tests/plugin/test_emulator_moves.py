@@ -97,16 +97,21 @@ def test_a_dead_player_is_chosen_over_an_equally_good_live_one(
 def test_a_live_player_who_does_not_die_is_moved_after_the_wait(
     live: LiveServer, pool: str, smx: Path
 ) -> None:
+    """Fault 6: the player is moved sm_synelo_move_wait (10 s) after the service named them,
+    and is told so on screen. Who moved is read from the team change itself, not the log."""
     server, _ = live_round_with_a_gap(live, pool, smx)
+    gap_at = server.now
     server.advance(12.0)
     asked = server.now
     assert moves(server) == []
     server.advance(12.0)  # sm_synelo_move_wait is 10 s
-    moved = moves(server)
-    assert len(moved) == 1, moved
-    assert asked + 8.0 <= float(moved[0]["t"]) <= asked + 11.0  # type: ignore[arg-type]
-    target = server.by_steam(str(moved[0]["target"]))
-    assert target is not None and any("moved you" in text for text in target.screen)
+    changed = [c for c in server.team_changes() if c["t"] >= gap_at]
+    assert [(c["from"], c["to"]) for c in changed] == [("blue", "red")], changed
+    target = server.by_steam(changed[0]["player"])
+    assert target is not None and target.team == RED
+    assert any("moved you" in text for text in target.screen), target.screen
+    assert asked + 8.0 <= float(changed[0]["t"]) <= asked + 11.0
+    assert [m["target"] for m in moves(server)] == [target.steam_id]
 
 
 def test_a_moved_live_player_does_not_die_for_it(live: LiveServer, pool: str, smx: Path) -> None:

@@ -421,8 +421,14 @@ def test_f11_moves_10_s_after_the_gap_and_spares_the_protected(
     """F11 at a size gap of 2: one move, sm_synelo_autobalance_delay (10 s) after the gap on
     the simulated clock. Immunity (admin flag a), a built über (a medic at charge 1.0; fault
     6: it was not protected), a capture in the last 30 s, the intelligence carried and an
-    engineer's building keep a player from being moved."""
+    engineer's building keep a player from being moved. Who moved is read from the team
+    changes the plugin made, as well as from its log."""
     record, current, left_at, guarded, free = _f11_round(live, pool, smx, protect)
+    changed = [c for c in record["team_changes"] if c["t"] >= left_at]
+    assert [(c["from"], c["to"]) for c in changed] == [("blue", "red")], changed
+    assert 10.0 <= changed[0]["t"] - left_at <= 11.0, (changed, left_at)
+    if protect != "none":
+        assert changed[0]["player"] == free and changed[0]["player"] not in guarded
     moves = [m for m in record["moves"] if m["reason"] == "f11"]
     assert len(moves) == 1, record["moves"]
     (move,) = moves

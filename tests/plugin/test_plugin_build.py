@@ -232,3 +232,38 @@ def test_constants_are_enums_and_defines_only_sizes() -> None:
     logic = (PLUGIN / "scripting" / "include" / "synelo" / "logic.inc").read_text()
     for tagged in ("SLMode", "SLActionType", "SLWhy", "SLMoveReason", "SLImbalance"):
         assert f"enum {tagged}\n" in logic, tagged
+
+
+def _table_rows(readme: str) -> list[list[str]]:
+    """The README's table rows, each as its cells (stripped of bold)."""
+    return [
+        [cell.strip().replace("**", "") for cell in line.strip().strip("|").split("|")]
+        for line in readme.splitlines()
+        if line.startswith("| ") and not line.startswith("| ---")
+    ]
+
+
+def test_the_readme_names_the_ca_bundle_and_the_64_bit_builds() -> None:
+    """Fault 7 of issue 35: the install table left out rip.ext's CA bundle (without it every
+    HTTPS request fails) and said nothing of the builds a 64-bit TF2 server needs."""
+    rows = _table_rows((REPO / "plugin" / "README.md").read_text())
+    by_first = {row[0]: row for row in rows}
+    bundle = by_first.get("`ca-bundle.crt`")
+    assert bundle is not None, "no install row for rip.ext's ca-bundle.crt"
+    assert bundle[1] == "`addons/sourcemod/configs/ripext/ca-bundle.crt`"
+    assert bundle[2].startswith("always") and "HTTPS" in bundle[2]
+    x64 = next((r for r in rows if r[0].startswith("`x64/rip.ext.so`")), None)
+    assert x64 is not None and x64[1:] == [
+        "`addons/sourcemod/extensions/x64/`",
+        "on a 64-bit server",
+    ]
+    sourcemod = by_first.get("SourceMod")
+    assert sourcemod is not None and sourcemod[1].startswith("1.12")
+    assert "32-bit server only" in sourcemod[1]  # 1.11: not on a 64-bit one
+    metamod = by_first.get("Metamod:Source")
+    assert metamod is not None and metamod[1].startswith("2.0 on a 64-bit server")
+    ripext = by_first.get("REST in Pawn (`rip.ext`)")
+    assert ripext is not None and ripext[1].startswith("1.3.x")
+    assert "64-bit build" in ripext[2] and "CA bundle" in ripext[2]
+    server = by_first.get("TF2 dedicated server")
+    assert server is not None and "64-bit (`srcds_run_64`)" in server[1]
