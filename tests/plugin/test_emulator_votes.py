@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from plugin.emulate import nativevotes
-from plugin.emulate.engine import Server
+from plugin.emulate.engine import RED, Server
 from plugin.emulate.game import Game
 from plugin.emulate.ripext import Http
 
@@ -15,6 +15,9 @@ from tests.conftest import SERVER, LiveServer
 
 # What is tested here is the plugin's; the service's database does not matter: SQLite only.
 pytestmark = pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+
+# "Synelo Scrambled Notice" in plugin/translations/synelo.phrases.txt: the reason is the scramble.
+NOTICE = "synelo scrambled the teams by rating: you play on a new team now."
 
 
 @pytest.fixture
@@ -102,3 +105,45 @@ def test_without_nativevotes_the_chat_vote_counts(live: LiveServer, pool: str, s
     server.say(players[4], "!synelo_votescramble")
     assert getattr(server, "nativevote", 0) == 0
     assert any(text.startswith("synelo: scrambled the teams") for text in actions(server)[before:])
+
+
+def test_live_players_a_vote_scramble_moves_mid_round_are_told_why(
+    live: LiveServer, pool: str, smx: Path
+) -> None:
+    """Fault 6 of issue 35: a live player moved by a scramble got only the chat line
+    "Scrambled". 30 s into a round RED's players die, then a chat vote passes
+    (sm_synelo_vote_at_round_end is 0: the scramble is at once). Which players it moved is read
+    from the team changes: each live one gets the on-screen notice, which names the scramble by
+    rating as the reason; the dead ones moved and those not moved do not."""
+    server, game = between_rounds(live, pool, smx, native=False)
+    players = [c.index for c in server.sorted_clients()]
+    seen: dict[str, int] = {}  # each player's count of screen texts before the vote
+    alive: set[str] = set()
+    voted_at: list[float] = []
+
+    def vote() -> None:
+        assert game.round_live
+        for client in server.sorted_clients():
+            if client.team == RED:
+                client.alive = False
+                server.fire("player_death", userid=client.userid, attacker=0, death_flags=0)
+            seen[client.steam_id] = len(client.screen)
+        alive.update(c.steam_id for c in server.sorted_clients() if c.alive)
+        voted_at.append(round(server.now, 3))
+        for index in players[:5]:  # 60 % of 8 players, rounded up
+            server.say(index, "!synelo_votescramble")
+
+    game.play_round(moments={30.0: vote})
+    assert voted_at, "the vote did not happen during the round"
+    changes = [c for c in server.team_changes() if c["t"] == voted_at[0]]
+    assert all(c["to"] in ("red", "blue") for c in changes), changes
+    moved = {str(c["player"]) for c in changes}
+    assert moved & alive and moved - alive, (moved, alive)  # both kinds were moved
+    for client in server.sorted_clients():
+        new = client.screen[seen[client.steam_id] :]
+        told = [text for text in new if "scrambled" in text]
+        if client.steam_id in moved & alive:
+            assert told == [NOTICE], (client.steam_id, new)
+        else:
+            assert told == [], (client.steam_id, new)
+    assert moved != set(seen), moved  # some players stayed, and were not told
