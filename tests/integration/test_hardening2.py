@@ -207,6 +207,26 @@ def test_the_database_made_by_init_or_restore_is_its_owners_only(tmp_path: Path)
     assert stat.S_IMODE((second / "synelo.db").stat().st_mode) == 0o600
 
 
+def test_every_command_that_makes_the_data_folder_makes_it_its_owners_only(
+    tmp_path: Path,
+) -> None:
+    """`init` made the data folder 0700, `migrate` and `restore` 0755 (the umask's): the
+    folder that holds the database and the tokens is its owner's only whichever made it.
+    A folder that exists keeps the mode its operator gave it."""
+    assert run(["migrate"], tmp_path / "migrated").returncode == 0
+    assert run(["init"], tmp_path / "initialised").returncode == 0
+    copy = tmp_path / "copy.db"
+    assert run(["backup", str(copy)], tmp_path / "initialised").returncode == 0
+    assert run(["restore", str(copy)], tmp_path / "restored").returncode == 0
+    for made in ("migrated", "initialised", "restored"):
+        assert stat.S_IMODE((tmp_path / made).stat().st_mode) == 0o700, made
+    kept = tmp_path / "kept"
+    kept.mkdir(mode=0o750)
+    kept.chmod(0o750)
+    assert run(["migrate"], kept).returncode == 0
+    assert stat.S_IMODE(kept.stat().st_mode) == 0o750
+
+
 def test_a_405_allows_every_method_of_the_path(admin: httpx.Client) -> None:
     """`OPTIONS /v1/pools` listed GET only, where the path also takes POST."""
     name = _pool(admin)
