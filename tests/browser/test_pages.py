@@ -234,7 +234,8 @@ def test_a_round_id_with_slashes_links_from_the_player_page(
     """A round id with '/' (as a server's "srv1/2026-11-28/1") is reached from the player
     page's link, as one path segment with its '/' kept as %2F."""
     name = f"sl{uuid.uuid4().hex[:10]}"
-    assert admin.post("/v1/pools", json={"name": name, "team_size": 1, "public": True})
+    made = admin.post("/v1/pools", json={"name": name, "team_size": 1, "public": True})
+    assert made.status_code == 201, made.text
     round_id = f"srv1/{uuid.uuid4().hex[:6]}/1"
     body = {
         "round_id": round_id,
@@ -247,6 +248,31 @@ def test_a_round_id_with_slashes_links_from_the_player_page(
     page.locator(f"#rounds tr[data-round='{round_id}'] a").first.click()
     assert page.url.endswith(f"/pools/{name}/rounds/{round_id.replace('/', '%2F')}")
     assert round_id in page.locator("main").inner_text()
+
+
+def test_a_text_player_id_with_slashes_links_from_the_round_page(
+    page: Page, live: LiveServer, admin: httpx.Client
+) -> None:
+    """A text pool's player id with '/' (as "clan/alice") is reached from the round page's
+    link, as one path segment with its '/' kept as %2F, and opens that player's page."""
+    name = f"tx{uuid.uuid4().hex[:10]}"
+    body = {"name": name, "team_size": 1, "public": True, "player_ids": "text"}
+    made = admin.post("/v1/pools", json=body)
+    assert made.status_code == 201, made.text
+    player = f"clan/{uuid.uuid4().hex[:6]}/alice"
+    report = {
+        "round_id": "r1",
+        "server_id": "srv1",
+        "winner": "A",
+        "teams": {"A": [player], "B": ["bob"]},
+    }
+    assert admin.post(f"/v1/pools/{name}/rounds", json=report).status_code == 201
+    page.goto(f"{live.url}/pools/{name}/rounds/r1")
+    segment = player.replace("/", "%2F")
+    page.locator(f"main a[href='/pools/{name}/players/{segment}']").click()
+    assert page.url.endswith(f"/pools/{name}/players/{segment}")
+    assert player in page.locator("h1").inner_text()
+    assert page.locator("#rounds tr[data-round='r1']").count() == 1  # their page, not a 404
 
 
 PHONE = {"width": 360, "height": 740}

@@ -18,6 +18,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from synelo.service.middleware.headers import PAGE_POLICY
 from tests.conftest import rss_kib
 from tests.integration.test_cli import SYNELO, _free_port, run
 
@@ -188,6 +189,10 @@ def test_a_header_line_over_16_kib_is_431(quick: Served) -> None:
         answer = read_all(s, 5)
     assert status_of(answer) == 431, answer[:200]
     assert b"application/json" in answer and b'"detail"' in answer
+    # written by synelo's HTTP protocol, before the app: with the app's security headers
+    head = answer.split(b"\r\n\r\n", 1)[0].decode().lower().split("\r\n")
+    assert "x-frame-options: deny" in head and "x-content-type-options: nosniff" in head
+    assert f"content-security-policy: {PAGE_POLICY}".lower() in head
     # the request line counts as a line too
     with quick.connect() as s:
         s.sendall(f"GET /healthz?{'a' * (17 * KIB)} HTTP/1.1\r\nHost: x\r\n\r\n".encode())

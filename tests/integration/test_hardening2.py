@@ -154,6 +154,40 @@ def test_dot_ids_are_refused_at_submission(
     assert admin.get(f"/v1/pools/{text}/players/...").json()["rounds_played"] == 1
 
 
+@pytest.mark.parametrize("dots", [".", ".."])
+def test_dot_server_ids_and_pool_names_are_refused(
+    live: LiveServer, admin: httpx.Client, dots: str
+) -> None:
+    """A server id of `.` or `..` was rated (201), then the pages linked
+    /pools/P/servers/.., which a browser reads as /pools/P: it is refused as a round id is.
+    A pool name matched [A-Za-z0-9_.-]{1,64}, so `.` and `..` were names too."""
+    name = _pool(admin)
+    r = admin.post(f"/v1/pools/{name}/rounds", json=_round(server_id=dots))
+    assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["body", "server_id"], r.text
+    assert "'.' and '..'" in r.json()["detail"][0]["msg"]
+    assert _stored(live, name) == (0, 0)
+    for ok in ("..a", "..."):  # other dots are fine
+        assert admin.post(f"/v1/pools/{name}/rounds", json=_round(server_id=ok)).status_code == 201
+    r = admin.post("/v1/pools", json={"name": dots, "team_size": 1})
+    assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["body", "name"], r.text
+    assert "'.' and '..'" in r.json()["detail"][0]["msg"]
+    assert dots not in {p["name"] for p in admin.get("/v1/pools").json()}
+
+
+@pytest.mark.parametrize("dots", [".", ".."])
+def test_the_cli_refuses_dot_pool_names_and_server_ids(tmp_path: Path, dots: str) -> None:
+    """`pool create` and `pool import --server-id` take the same ids as the API."""
+    assert run(["init"], tmp_path).returncode == 0
+    made = run(["pool", "create", dots], tmp_path)
+    assert made.returncode == 2 and "'.' and '..'" in made.stderr, made.stderr
+    assert "Traceback" not in made.stderr
+    history = tmp_path / "h.jsonl"
+    history.write_text("")
+    imported = run(["pool", "import", "default", str(history), "--server-id", dots], tmp_path)
+    assert imported.returncode == 2 and "--server-id" in imported.stderr, imported.stderr
+    assert "'.' and '..'" in imported.stderr and "Traceback" not in imported.stderr
+
+
 def test_the_database_made_by_init_or_restore_is_its_owners_only(tmp_path: Path) -> None:
     """The data folder was 0700 but synelo.db 0644: the file that holds every rating, the
     token digests and the sessions is now 0600 when `init` or `restore` makes it."""
@@ -171,6 +205,26 @@ def test_the_database_made_by_init_or_restore_is_its_owners_only(tmp_path: Path)
     (second / "synelo.db").chmod(0o644)
     assert run(["restore", "--replace", str(copy)], second).returncode == 0
     assert stat.S_IMODE((second / "synelo.db").stat().st_mode) == 0o600
+
+
+def test_every_command_that_makes_the_data_folder_makes_it_its_owners_only(
+    tmp_path: Path,
+) -> None:
+    """`init` made the data folder 0700, `migrate` and `restore` 0755 (the umask's): the
+    folder that holds the database and the tokens is its owner's only whichever made it.
+    A folder that exists keeps the mode its operator gave it."""
+    assert run(["migrate"], tmp_path / "migrated").returncode == 0
+    assert run(["init"], tmp_path / "initialised").returncode == 0
+    copy = tmp_path / "copy.db"
+    assert run(["backup", str(copy)], tmp_path / "initialised").returncode == 0
+    assert run(["restore", str(copy)], tmp_path / "restored").returncode == 0
+    for made in ("migrated", "initialised", "restored"):
+        assert stat.S_IMODE((tmp_path / made).stat().st_mode) == 0o700, made
+    kept = tmp_path / "kept"
+    kept.mkdir(mode=0o750)
+    kept.chmod(0o750)
+    assert run(["migrate"], kept).returncode == 0
+    assert stat.S_IMODE(kept.stat().st_mode) == 0o750
 
 
 def test_a_405_allows_every_method_of_the_path(admin: httpx.Client) -> None:

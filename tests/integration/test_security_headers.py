@@ -6,12 +6,17 @@ from __future__ import annotations
 
 import re
 import uuid
+from pathlib import Path
 
 import httpx
 import pytest
 
+from synelo.config import Settings
+from synelo.service.app import create_app
 from synelo.service.middleware.headers import DOCS_POLICY, PAGE_POLICY
-from tests.conftest import LiveServer, steam
+from synelo.store.engine import create_store_engine, migrate
+from synelo.store.repository import Store
+from tests.conftest import LiveServer, serving, steam
 
 
 def _directives(policy: str) -> dict[str, list[str]]:
@@ -86,3 +91,26 @@ def test_the_page_policy_allows_no_inline_script_or_style() -> None:
     csp = _directives(PAGE_POLICY)
     assert "'unsafe-inline'" not in PAGE_POLICY and "script-src" not in csp
     assert csp["form-action"] == ["'self'"] and csp["base-uri"] == ["'none'"]
+
+
+def test_an_unhandled_errors_500_has_the_headers(tmp_path: Path) -> None:
+    """Starlette answers an unhandled error's 500 from ServerErrorMiddleware, outside every
+    middleware the app adds, so the 500 had none of the headers. The app as create_app
+    builds it, under uvicorn, with a route added that raises."""
+    engine = create_store_engine(f"sqlite:///{tmp_path / 'synelo.db'}")
+    migrate(engine)
+    app = create_app(Settings(data_dir=tmp_path, admin_tokens=["a" * 43]), store=Store(engine))
+
+    def broken() -> None:
+        raise RuntimeError("a bug, on purpose")
+
+    app.add_api_route("/broken", broken)
+    try:
+        with serving(app) as url, httpx.Client(base_url=url) as anyone:
+            answer = anyone.get("/broken")
+    finally:
+        engine.dispose()
+    assert answer.status_code == 500 and answer.json() == {"detail": "internal server error"}
+    assert answer.headers["content-security-policy"] == PAGE_POLICY
+    _check(answer)
+    assert answer.headers.get_list("x-frame-options") == ["DENY"]  # once, not twice

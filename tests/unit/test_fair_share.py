@@ -7,10 +7,16 @@ them finish: what is asserted is who is in the app, never how long anything took
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
-from synelo.service.middleware.fairshare import FairShare
+from synelo.config import Settings
+from synelo.service.app import create_app
+from synelo.service.middleware.fairshare import PER_CLIENT, FairShare
 from synelo.service.middleware.ratelimit import TrustedProxies
+from synelo.store.engine import create_store_engine, migrate
+from synelo.store.repository import Store
 
 
 class HeldApp:
@@ -97,3 +103,79 @@ def test_without_a_token_the_client_address_has_the_share() -> None:
         await asyncio.gather(healthz, *tasks)
 
     asyncio.run(scenario())
+
+
+def app_request(name: str, host: str) -> dict[str, Any]:
+    """A whole HTTP scope for `GET /held/{name}` from `host`, as uvicorn sends it."""
+    return {
+        **scope(name, None, host, path="/held/"),
+        "method": "GET",
+        "scheme": "http",
+        "http_version": "1.1",
+        "raw_path": f"/held/{name}".encode(),
+        "query_string": b"",
+        "root_path": "",
+        "server": ("127.0.0.1", 8000),
+        "asgi": {"version": "3.0"},
+    }
+
+
+async def empty_body() -> dict[str, Any]:
+    return {"type": "http.request", "body": b"", "more_body": False}
+
+
+async def until(done: Callable[[], bool]) -> None:
+    """Wait, up to 5 s, for `done()`."""
+    for _ in range(500):
+        if done():
+            return
+        await asyncio.sleep(0.01)
+
+
+def test_the_app_built_with_default_settings_has_the_fair_share(tmp_path: Path) -> None:
+    """The middleware above is only fair if the app installs it: create_app with default
+    settings (SYNELO_FAIR_SHARE 2), one address's third request waits outside a route while
+    another address's goes in; nothing failed when create_app stopped installing it. Driven
+    as ASGI through the whole app, with a route added that holds each request."""
+    engine = create_store_engine(f"sqlite:///{tmp_path / 'synelo.db'}")
+    migrate(engine)
+    settings = Settings(data_dir=tmp_path, admin_tokens=["a" * 43])
+    assert settings.fair_share == PER_CLIENT == 2  # the default this test is about
+    app = create_app(settings, store=Store(engine))
+    held = HeldApp()
+
+    async def hold(name: str) -> dict[str, str]:
+        held.inside.append(name)
+        held.release[name] = asyncio.Event()
+        try:
+            await held.release[name].wait()
+        finally:
+            held.inside.remove(name)
+        return {"name": name}
+
+    app.add_api_route("/held/{name}", hold)
+    statuses: list[int] = []
+
+    async def record(message: Any) -> None:
+        if message["type"] == "http.response.start":
+            statuses.append(message["status"])
+
+    async def scenario() -> None:
+        flood = [
+            asyncio.create_task(app(app_request(f"a{i}", "192.0.2.1"), empty_body, record))
+            for i in range(3)
+        ]
+        await until(lambda: len(held.inside) >= 2)
+        other = asyncio.create_task(app(app_request("b0", "192.0.2.2"), empty_body, record))
+        await until(lambda: "b0" in held.inside)
+        await settle()
+        assert sorted(held.inside) == ["a0", "a1", "b0"]  # a2 waits; the other address not
+        held.finish("a0")
+        await until(lambda: "a2" in held.inside)
+        for name in ("a1", "a2", "b0"):
+            held.finish(name)
+        await asyncio.gather(other, *flood)
+
+    asyncio.run(scenario())
+    assert statuses == [200] * 4
+    engine.dispose()

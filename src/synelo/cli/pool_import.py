@@ -49,12 +49,18 @@ def pool_import_cmd(
     from sqlalchemy.exc import SQLAlchemyError
 
     from synelo.domain import UnknownPool
+    from synelo.schemas.fields import SERVER_ID_MAX, addressable
     from synelo.service.history_import import plan_import, rate_reports
     from synelo.store.engine import pending_migrations
 
-    if not 1 <= len(server_id) <= 128:
-        err_console.print("[red]--server-id: 1 to 128 characters[/]")
+    if not 1 <= len(server_id) <= SERVER_ID_MAX:
+        err_console.print(f"[red]--server-id: 1 to {SERVER_ID_MAX} characters[/]")
         raise typer.Exit(2)
+    try:
+        addressable(server_id)
+    except ValueError as exc:
+        err_console.print(f"[red]--server-id: {exc}[/]")
+        raise typer.Exit(2) from None
     settings = load_settings()
     try:
         store = open_store(settings)

@@ -63,6 +63,13 @@ RoundId = Annotated[
     Field(min_length=1, max_length=ROUND_ID_MAX),
     AfterValidator(addressable),
 ]
+SERVER_ID_MAX = 128
+# a report's server id: the server page's path segment, so not `.` or `..` either
+ServerId = Annotated[
+    Text,
+    Field(min_length=1, max_length=SERVER_ID_MAX),
+    AfterValidator(addressable),
+]
 STEAM_ID_MIN = 76561197960265729  # account number 1, individual, public universe
 STEAM_ID_MAX = 76561202255233023  # account number 2^32 − 1
 TEXT_ID_MAX = 64

@@ -4,9 +4,10 @@ quality figures of its ratings."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -27,7 +28,7 @@ from synelo.ratings.params import (
     MIN_SCALE,
     MIN_WRE_SCALE,
 )
-from synelo.schemas.fields import POOL_NAME, Number, Text
+from synelo.schemas.fields import POOL_NAME, Number, Text, addressable
 
 
 class ParamsIn(BaseModel):
@@ -77,7 +78,10 @@ class AutoTuneIn(BaseModel):
 class PoolIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    name: Text = Field(pattern=POOL_NAME)
+    # the first segment of its routes' and pages' paths, so not `.` or `..` either
+    name: Annotated[Text, AfterValidator(addressable)] = Field(
+        pattern=POOL_NAME, description="not '.' or '..'"
+    )
     team_size: StrictInt | None = Field(
         None,
         ge=1,

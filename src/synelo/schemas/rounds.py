@@ -17,6 +17,7 @@ from synelo.schemas.fields import (
     Number,
     PlayerId,
     RoundId,
+    ServerId,
     Text,
 )
 
@@ -115,7 +116,7 @@ class RoundIn(BaseModel):
     )
 
     round_id: RoundId = Field(description="unique in the pool; not '.' or '..'")
-    server_id: Text = Field(min_length=1, max_length=128)
+    server_id: ServerId = Field(description="the reporting server; not '.' or '..'")
     map: Text = Field("", max_length=128)
     winner: Literal["A", "B", "draw"]
     teams: Sides

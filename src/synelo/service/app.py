@@ -32,7 +32,7 @@ from synelo.service.middleware import metrics
 from synelo.service.middleware.cors import PublicCors
 from synelo.service.middleware.errors import ErrorLog
 from synelo.service.middleware.fairshare import FairShare
-from synelo.service.middleware.headers import SecurityHeaders
+from synelo.service.middleware.headers import SecurityHeaders, security_headers
 from synelo.service.middleware.limits import BodyLimit, escape_surrogates
 from synelo.service.middleware.paths import EncodedSlashes
 from synelo.service.middleware.ratelimit import LimitGate, RateLimits
@@ -148,10 +148,14 @@ def create_app(  # noqa: C901
 
     @app.exception_handler(Exception)
     async def internal_error(request: Request, exc: Exception) -> JSONResponse:
-        """A 500; the traceback is logged, unless the same error was logged lately."""
+        """A 500; the traceback is logged, unless the same error was logged lately.
+        Starlette sends it from ServerErrorMiddleware, outside SecurityHeaders, so it adds
+        the security headers itself."""
         error_log.error(exc, "unhandled error on %s %s", request.method, request.url.path)
         request.scope[_LOGGED] = exc
-        return JSONResponse({"detail": "internal server error"}, status_code=500)
+        answer = JSONResponse({"detail": "internal server error"}, status_code=500)
+        answer.raw_headers.extend(security_headers(request.scope["path"]))
+        return answer
 
     @app.get("/healthz", tags=["health"])
     def healthz() -> JSONResponse:

@@ -42,6 +42,7 @@ from uvicorn.server import ServerState
 from uvicorn.supervisors import Multiprocess
 
 from synelo.config import Settings
+from synelo.service.middleware.headers import security_headers
 from synelo.service.middleware.metrics import CONNECTIONS_CLOSED
 
 HEAD_LINE_MAX = 16 * 1024  # the request line, or one header line
@@ -229,14 +230,23 @@ class SyneloH11(H11Protocol):
         return True
 
 
+_SECURITY = b"".join(name + b": " + value + b"\r\n" for name, value in security_headers())
+
+
 def _answer(status: int, detail: str) -> bytes:
-    """A whole JSON answer that closes the connection, written outside any ASGI cycle."""
+    """A whole JSON answer that closes the connection, written outside any ASGI cycle, with
+    the security headers every answer of the app has (SecurityHeaders is not on this path)."""
     body = orjson.dumps({"detail": detail})
     return (
-        f"HTTP/1.1 {status} {HTTPStatus(status).phrase}\r\n"
-        f"content-type: application/json\r\ncontent-length: {len(body)}\r\n"
-        "connection: close\r\n\r\n"
-    ).encode() + body
+        (
+            f"HTTP/1.1 {status} {HTTPStatus(status).phrase}\r\n"
+            f"content-type: application/json\r\ncontent-length: {len(body)}\r\n"
+            "connection: close\r\n"
+        ).encode()
+        + _SECURITY
+        + b"\r\n"
+        + body
+    )
 
 
 def _count(reason: str) -> None:

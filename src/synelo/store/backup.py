@@ -50,13 +50,12 @@ def restore(src: Path, url: str, *, replace: bool = False) -> None:
         _check_sqlite_backup(src)
         if target.exists() and target.stat().st_size and not replace:
             raise BackupError(f"{target} exists: pass --replace to overwrite it")
-        target.parent.mkdir(parents=True, exist_ok=True)
         for stale in (
             target.with_name(target.name + "-wal"),
             target.with_name(target.name + "-shm"),
         ):
             stale.unlink(missing_ok=True)
-        owner_only_file(target)
+        owner_only_file(target)  # and its folder, if it makes it
         target.chmod(0o600)  # a replaced database is made anew: its owner's only too
         _sqlite_copy(src, target, must_exist=False)
     else:

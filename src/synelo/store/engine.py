@@ -26,10 +26,11 @@ Synchronous = Literal["NORMAL", "FULL"]  # SQLite's synchronous setting (docs/st
 def owner_only_file(path: Path) -> None:
     """Create the SQLite database file as its owner's only (0600), if it does not exist, so
     that SQLite opens it rather than making it with the umask's mode (0644 as a rule); its
-    -wal and -shm files take the same mode. The data folder is 0700 already; the file holds
-    the token digests, the sessions and every rating, so it is private too. An existing
-    file keeps the mode its operator gave it."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    -wal and -shm files take the same mode. The file holds the token digests, the sessions
+    and every rating, so it is private, and so is its folder when this makes it (0700, as
+    `init` makes the data folder; `migrate` and `restore` made it 0755). An existing file
+    or folder keeps the mode its operator gave it."""
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     with contextlib.suppress(FileExistsError):
         os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
 

@@ -35,8 +35,16 @@ _PAGE = [*COMMON, (b"content-security-policy", PAGE_POLICY.encode())]
 _DOCS = [*COMMON, (b"content-security-policy", DOCS_POLICY.encode())]
 
 
+def security_headers(path: str = "") -> list[tuple[bytes, bytes]]:
+    """The headers above for an answer to `path`: the docs' policy or the pages' (also for
+    an answer to no path: the connection-level ones of synelo.service.server)."""
+    return _DOCS if path in DOCS_PATHS else _PAGE
+
+
 class SecurityHeaders:
-    """Adds the headers above to every HTTP answer (outermost, so a 413 or 429 has them)."""
+    """Adds the headers above to every HTTP answer (outermost, so a 413 or 429 has them).
+    An unhandled error's 500 is sent from Starlette's ServerErrorMiddleware, outside this
+    one: the app's 500 handler adds the same `security_headers` itself."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -45,7 +53,7 @@ class SecurityHeaders:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        extra = _DOCS if scope["path"] in DOCS_PATHS else _PAGE
+        extra = security_headers(scope["path"])
 
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":

@@ -18,7 +18,7 @@ from starlette.concurrency import run_in_threadpool
 
 from synelo.domain import Pool, UnknownPool
 from synelo.ratings.brier import BRIER_TARGET
-from synelo.schemas.fields import storable
+from synelo.schemas.fields import SERVER_ID_MAX, storable
 from synelo.service.api import reports
 from synelo.service.deps import StoreDep
 from synelo.service.middleware.paths import ENCODED
@@ -27,7 +27,6 @@ from synelo.service.pages.templating import render
 
 router = APIRouter(include_in_schema=False)
 SERVER_ROUNDS = 50  # rounds a server's page lists, newest first
-SERVER_ID_MAX = 128  # as a round report's server_id
 
 
 async def _figures(request: Request, found: Pool) -> tuple[dict[str, Any], bool]:
