@@ -232,7 +232,8 @@ def test_serve_refuses_an_unmigrated_database(tmp_path: Path) -> None:
         assert db.execute("SELECT name FROM sqlite_master").fetchall() == []
 
 
-# Every command that reads or changes a database; only init, migrate and restore make one.
+# Every command that reads or changes a database (or copies it); only init, migrate and
+# restore make one.
 NEEDS_A_DATABASE = [
     ["token", "list"],
     ["token", "create"],
@@ -242,6 +243,7 @@ NEEDS_A_DATABASE = [
     ["pool", "set", "default", "--public"],
     ["import", "journal", "--pool", "default", "-o", "h.jsonl"],
     ["serve", "--port", "1"],
+    ["backup", "b.db"],  # it said only "no database at …"
 ]
 
 

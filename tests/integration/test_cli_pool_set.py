@@ -162,8 +162,9 @@ def test_a_killed_or_interrupted_rerate_leaves_the_pool_as_it_was(
 ) -> None:
     """The job is held inside its swap's transaction (the test locks one of the pool's
     players), then its command is killed (SIGKILL); the next one is interrupted (SIGINT),
-    and the one after that stopped (SIGTERM). Each time the running service shows the pool
-    as it was; an interrupted command says so; the next `pool set` takes the killed job for
+    and the one after that stopped (SIGTERM), that one with --public too. Each time the
+    running service shows the pool as it was, but for the visibility set when the job
+    started; an interrupted command says so; the next `pool set` takes the killed job for
     dead at once, and the last, not held, re-rates the pool as the API does."""
     with own_pg_schema() as url:
         env = {"SYNELO_DATABASE_URL": url}
@@ -180,9 +181,10 @@ def test_a_killed_or_interrupted_rerate_leaves_the_pool_as_it_was(
             rated = everyone(server, pool, players=PLAYERS)
             for stop in (signal.SIGKILL, signal.SIGINT, signal.SIGTERM):
                 hold = SwapLock(url, pool)
+                opened = ["--public"] if stop == signal.SIGTERM else []  # set at once
                 try:
                     command = subprocess.Popen(
-                        [*SYNELO, "pool", "set", pool, *CHANGE],
+                        [*SYNELO, "pool", "set", pool, *CHANGE, *opened],
                         env={**full, **env, "SYNELO_DATA_DIR": str(tmp_path)},
                         stdout=subprocess.PIPE,
                         stderr=subprocess.PIPE,
@@ -196,7 +198,14 @@ def test_a_killed_or_interrupted_rerate_leaves_the_pool_as_it_was(
                 if stop != signal.SIGKILL:  # Ctrl-C, or SIGTERM (systemd's, kill's)
                     assert command.returncode == 130, out + err
                     said = " ".join(err.split())
-                    assert f"interrupted: pool '{pool}' keeps its ratings and settings" in said
+                    if opened:  # it said the pool "keeps its settings as they were"
+                        assert (
+                            f"interrupted: pool '{pool}' is public now (set at once, when the "
+                            "job started), but keeps its ratings and its other settings" in said
+                        )
+                        shown["public"] = True
+                    else:
+                        assert f"interrupted: pool '{pool}' keeps its ratings and settings" in said
                 else:
                     assert command.returncode == -signal.SIGKILL
                 assert admin.get(f"/v1/pools/{pool}").json() == shown
@@ -207,5 +216,6 @@ def test_a_killed_or_interrupted_rerate_leaves_the_pool_as_it_was(
             assert interrupted == [stopped, stopped]
             done = run(["pool", "set", pool, *CHANGE], tmp_path, **env)
             assert done.returncode == 0, done.stdout + done.stderr
+            admin.patch(f"/v1/pools/{twin}", json={"public": True})
             _the_same_as_the_apis(admin, server, pool, twin)
         engine.dispose()

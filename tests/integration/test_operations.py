@@ -55,6 +55,9 @@ def test_token_files_and_the_data_folder_are_private_even_if_they_existed(tmp_pa
     r = run(["init"], data)
     assert r.returncode == 0, r.stderr
     assert old.read_text().strip() != "old"
+    said = " ".join(r.stderr.split())
+    assert f"{old.resolve()}: replaced its token, which was readable by others (mode 0644)" in said
+    assert "gets 401 now" in said and "server.token" not in said  # server.token was new
     for token_file in (old, data / "tokens" / "server.token"):
         assert token_file.stat().st_mode & 0o777 == 0o600
     assert (data / "tokens").stat().st_mode & 0o777 == 0o700
@@ -65,6 +68,23 @@ def test_token_files_and_the_data_folder_are_private_even_if_they_existed(tmp_pa
     kept = old.read_text()
     assert run(["init"], data).returncode == 0
     assert old.read_text() == kept and old.stat().st_mode & 0o777 == 0o600
+
+
+def test_init_says_which_short_token_it_replaced(tmp_path: Path) -> None:
+    """A private file whose token is shorter than a generated one (43 characters) gets a new
+    token in a database without tokens, and init says so on stderr, naming the file: it
+    printed only "generated admin.token and server.token"."""
+    tokens = tmp_path / "tokens"
+    tokens.mkdir(mode=0o700)
+    short = tokens / "server.token"
+    short.write_text("x" * 42 + "\n")
+    short.chmod(0o600)
+    r = run(["init"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert len(short.read_text().strip()) >= 43
+    said = " ".join(r.stderr.split())
+    assert f"{short.resolve()}: replaced its token, which was too short (42 characters" in said
+    assert "admin.token" not in said
 
 
 def test_token_list_and_revoke(tmp_path: Path) -> None:

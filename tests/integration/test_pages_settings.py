@@ -17,6 +17,7 @@ from markupsafe import escape
 
 from synelo.models import MODELS
 from synelo.schemas import PoolPatchIn
+from synelo.service.api import pool_settings
 from tests.conftest import LiveServer, post_round
 from tests.integration.test_pages_admin import form_token, log_in
 
@@ -144,6 +145,7 @@ def test_a_parameter_change_re_rates_and_its_page_follows_the_job(
     live.app.state.jobs.wait(timeout=60)
     done = browser.get(job_page).text
     assert 'data-status="done"' in done and 'http-equiv="refresh"' not in done
+    assert "<th>what</th><td>patch: k_min 12 → 20</td>" in done  # was "patch: model synelo"
     assert re.search(r'<progress id="job-progress" max="6" value="6">', done)
     assert admin.get(f"/v1/pools/{pool}/jobs/{job_id}").json()["status"] == "done"
     shown, log = state(admin, pool)
@@ -173,6 +175,28 @@ def test_a_running_re_rate_shows_its_progress_and_refuses_another(
         assert state(admin, pool) == before  # not even the visibility
     finally:
         rerate.fail_id(job.id, "ended by the test")
+
+
+def test_a_failed_re_rate_says_the_visibility_given_with_it_stays(
+    live: LiveServer, browser: httpx.Client, admin: httpx.Client, pool: str
+) -> None:
+    """A change of Θ and visibility: the visibility is set when the job starts, so a job
+    that fails leaves the pool public; its page says so, and what the job would change.
+    It said the pool "kept its ratings and settings as they were"."""
+    state_ = live.app.state
+    current = state_.store.get_pool(pool)
+    body = PoolPatchIn.model_validate({"theta": 300, "public": True})
+    plan = pool_settings.plan_patch(state_.settings, state_.store, current, body)
+    assert plan.rerate is not None
+    _, job = state_.rerate.start(pool, "patch", plan.rerate, "test")  # not run: failed below
+    pool_settings.apply_at_once(state_.store, current, plan, "test")
+    state_.rerate.fail_id(job.id, "ended by the test")
+    page = " ".join(html.unescape(browser.get(f"/pools/{pool}/jobs/{job.id}").text).split())
+    assert "<th>what</th><td>patch: Θ 200 → 300; made public at once</td>" in page
+    assert "Failed: ended by the test. The change of visibility asked with it was made" in page
+    assert "the pool is public. Its ratings and its other settings are as they were." in page
+    assert "kept its ratings and settings as they were" not in page
+    assert admin.get(f"/v1/pools/{pool}").json()["public"] is True
 
 
 @pytest.mark.parametrize(

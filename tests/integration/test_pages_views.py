@@ -132,9 +132,12 @@ def test_the_leaderboard_explains_its_trend_and_labels_its_histogram(
     admin: httpx.Client, server: httpx.Client, anyone: httpx.Client
 ) -> None:
     pool = new_pool(admin)
+    empty = anyone.get(f"/pools/{pool}").text  # no player yet: no heading over nothing
+    assert "Rating distribution" not in empty and 'id="distribution"' not in empty
     for i in range(6):
         report(server, pool, 1 + i % 3, 4 + i % 2, "A")
     page = anyone.get(f"/pools/{pool}").text
+    assert "<h2>Rating distribution</h2>" in page
     note = page.split('id="trend-note">')[1].split("</p>")[0]
     note = " ".join(html.unescape(re.sub(r"<[^>]+>", "", note)).split())
     assert note == (

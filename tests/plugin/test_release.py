@@ -310,7 +310,7 @@ def test_the_makefile_target_needs_neither_setup_nor_chromium() -> None:
 
 # ---------------------------------------------------------------- the README's shell blocks
 
-NOT_RUN = re.compile(r"^<!-- not run: (.+) -->$")
+NOT_RUN = re.compile(r"^<!-- not[ -]run: (.+) -->$")
 
 
 def readme_blocks() -> list[tuple[str, str, str | None]]:

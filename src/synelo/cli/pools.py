@@ -119,7 +119,8 @@ def pool_set(
     """Change a pool's settings, as a PATCH of /v1/pools/NAME does (the same checks). The
     visibility and the auto-tuning alone are set at once; a new model, parameters or Θ
     re-rate every stored round, here, with the progress shown until done (safe while the
-    service runs; an interruption leaves the pool as it was)."""
+    service runs; an interruption leaves its ratings and those settings as they were, while
+    --public/--private given with them was set when the job started, and stays)."""
     body: dict[str, object] = {}
     for key, value in (("public", public), ("model", model), ("theta", theta)):
         if value is not None:

@@ -9,7 +9,8 @@ at a time (a second is refused), the new ratings written beside the old ones and
 by one transaction, which the service's workers see. The job's row names this process, so
 a job killed with it (SIGKILL, a power cut) is seen dead by the next re-rate at once.
 Ctrl-C or SIGTERM stop it cleanly: the swap happened whole or not at all, and the job is
-marked failed; its rows are swept by the pool's next re-rate.
+marked failed; its rows are swept by the pool's next re-rate. A visibility change given with
+the re-rating one was made when the job started, and stays: the message says so.
 """
 
 from __future__ import annotations
@@ -112,6 +113,13 @@ def _interrupted(rerate: RerateStore, pool: Pool, job: Job) -> typer.Exit:
         err_console.print(
             f"[yellow]interrupted after the swap: pool {pool.name!r} has the change; "
             "its old rows are swept by its next re-rate[/]"
+        )
+    elif job.spec.get("public") is not None:  # set at once, when the job started
+        shown = "public" if job.spec["public"] else "private"
+        err_console.print(
+            f"[yellow]interrupted: pool {pool.name!r} is {shown} now (set at once, when the "
+            "job started), but keeps its ratings and its other settings as they were "
+            f"(job {job.id} failed; its rows are swept by the pool's next re-rate)[/]"
         )
     else:
         err_console.print(

@@ -3,7 +3,8 @@
 
 A database that has no stored token yet, such as a PostgreSQL database set up after `synelo
 init` ran on SQLite, takes the files' tokens: `init` stores them and says so (a file others
-could read, or with a token shorter than a generated one, gets a new token instead). A
+could read, or with a token shorter than a generated one, gets a new token instead, and
+`init` names that file and the reason on stderr: the old token stops working). A
 database with tokens of its own never takes a token it does not know: that file is reported
 (its token was revoked, or made for another database) and stays unused. So `init` never
 brings a revoked token back, and never passes over a file in silence.
@@ -34,14 +35,20 @@ def settle_token_files(store: Store, folder: Path, where: str) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     make_private(folder, 0o700)
     empty_database = not store.list_tokens()
-    generated, stored, unknown = [], [], []
+    generated: list[str] = []
+    stored: list[str] = []
+    unknown: list[Path] = []
+    replaced: list[tuple[Path, str]] = []
     for role in ROLES:
         path = folder / f"{role}.token"
         token = path.read_text().strip() if path.exists() else ""
         holder = store.token_identity(token) if token else None
-        if not token or (holder is None and empty_database and not _trusted(path, token)):
+        distrust = _distrust(path, token) if token and holder is None and empty_database else None
+        if not token or distrust:
             _write_secret(path, new_token(store, role, f"generated {role}"))
             generated.append(path.name)
+            if distrust:
+                replaced.append((path, distrust))
             continue
         make_private(path)
         if holder is None and empty_database:
@@ -54,6 +61,19 @@ def settle_token_files(store: Store, folder: Path, where: str) -> None:
                 f"[red]{escape(str(path.resolve()))} holds a {holder.role} token, not the "
                 f"{role} token its name says[/]"
             )
+    _say(folder, where, generated, stored, replaced, unknown)
+
+
+def _say(
+    folder: Path,
+    where: str,
+    generated: list[str],
+    stored: list[str],
+    replaced: list[tuple[Path, str]],
+    unknown: list[Path],
+) -> None:
+    """What `settle_token_files` did, told to people: the files it replaced or could not
+    store in red on stderr, since a token that stopped working needs the operator."""
     if generated:
         console.print(
             f"generated {' and '.join(generated)} in [bold]{escape(str(folder.resolve()))}[/]"
@@ -63,6 +83,12 @@ def settle_token_files(store: Store, folder: Path, where: str) -> None:
         console.print(
             f"[yellow]stored the tokens of {' and '.join(stored)} in {escape(where)}, which had no "
             "token yet: they are valid there now[/]"
+        )
+    for path, reason in replaced:
+        err_console.print(
+            f"[red]{escape(str(path.resolve()))}: replaced its token, which was {reason}, "
+            f"so {escape(where)} did not take it. A game server or script still using the old "
+            "token gets 401 now: give it the new one from this file.[/]"
         )
     for path in unknown:
         err_console.print(
@@ -76,10 +102,15 @@ def settle_token_files(store: Store, folder: Path, where: str) -> None:
         console.print(f"tokens are in [bold]{escape(str(folder.resolve()))}[/]")
 
 
-def _trusted(path: Path, token: str) -> bool:
-    """Whether a file's token may be stored: one its owner alone could read (another user
-    may have read a wider file's), and as long as a generated one or longer."""
-    return len(token) >= MIN_LENGTH and path.stat().st_mode & 0o077 == 0
+def _distrust(path: Path, token: str) -> str | None:
+    """Why a file's token may not be stored, or None: only its owner may have read it
+    (another user may have read a wider file's), and it is as long as a generated one."""
+    mode = path.stat().st_mode & 0o777
+    if mode & 0o077:
+        return f"readable by others (mode {mode:04o})"
+    if len(token) < MIN_LENGTH:
+        return f"too short ({len(token)} characters, under {MIN_LENGTH})"
+    return None
 
 
 def _write_secret(path: Path, text: str) -> None:

@@ -19,7 +19,7 @@ from sqlalchemy import inspect
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import DBAPIError
 
-from synelo.store.engine import create_store_engine, owner_only_file
+from synelo.store.engine import create_store_engine, no_database, owner_only_file
 
 TABLES = ("pools", "players", "rounds", "journal", "changes", "api_tokens", "alembic_version")
 
@@ -98,7 +98,7 @@ def _sqlite_path(u: URL) -> str:
 def _sqlite_copy(src: Path, dest: Path, *, must_exist: bool) -> None:
     """A consistent copy through SQLite's online back-up API."""
     if must_exist and not src.is_file():
-        raise BackupError(f"no database at {src}")
+        raise BackupError(no_database(src))
     source = sqlite3.connect(f"file:{src}?mode=ro", uri=True)
     try:
         target = sqlite3.connect(dest)

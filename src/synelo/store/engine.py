@@ -148,6 +148,15 @@ class DatabaseNotReady(RuntimeError):
     answer, or needs its migrations. The message says which, and what to run."""
 
 
+def no_database(path: Path) -> str:
+    """What a command that needs the SQLite database at `path` says when it is not there:
+    where it looked, and what to run."""
+    return (
+        f"no database at {path.resolve()}: run `synelo init` first, or run this "
+        "where it ran (SYNELO_DATA_DIR or SYNELO_DATABASE_URL say where)"
+    )
+
+
 def ready_engine(url: str, *, pool_size: int = 1) -> Engine:
     """An engine on a database that exists and is migrated, for the commands that read or
     change one (DatabaseNotReady otherwise). Unlike `create_store_engine`, it never
@@ -156,10 +165,7 @@ def ready_engine(url: str, *, pool_size: int = 1) -> Engine:
     if u.get_backend_name() == "sqlite" and u.database and u.database != ":memory:":
         path = Path(u.database)
         if not path.is_file():
-            raise DatabaseNotReady(
-                f"no database at {path.resolve()}: run `synelo init` first, or run this "
-                "where it ran (SYNELO_DATA_DIR or SYNELO_DATABASE_URL say where)"
-            )
+            raise DatabaseNotReady(no_database(path))
     engine = create_store_engine(url, pool_size=pool_size)
     try:
         pending = pending_migrations(engine)

@@ -217,15 +217,30 @@ def plan_patch(settings: Settings, store: Store, current: Pool, body: PoolPatchI
                 ("body",), "nothing to change: give model, params, theta, autotune or public"
             )
         return PatchPlan(None, sets_autotune, autotune, body.public, body.reason)
+    new_params = json.loads(encode_params(model, params, model_params))
     spec: dict[str, object] = {
         "model": model,
-        "params": json.loads(encode_params(model, params, model_params)),
+        "params": new_params,
+        "changed": _changed(current, model, new_params),
     }
+    if body.public is not None and body.public != current.public:  # set at once: said so
+        spec["public"] = body.public
     if sets_autotune:  # set with the new model, at the swap
         spec["autotune"] = autotune
     if body.reason is not None:
         spec["reason"] = body.reason
     return PatchPlan(spec, False, autotune, body.public, body.reason)
+
+
+def _changed(current: Pool, model: str, params: dict[str, Any]) -> dict[str, list[Any]]:
+    """What a re-rate changes, for people ({name: [was, becomes]}): the model, and each
+    parameter whose value differs (None where the old model had no such parameter)."""
+    was = json.loads(encode_params(current.model, current.params, current.model_params))
+    changed: dict[str, list[Any]] = {}
+    if model != current.model:
+        changed["model"] = [current.model, model]
+    changed.update({k: [was.get(k), v] for k, v in params.items() if was.get(k) != v})
+    return changed
 
 
 def apply_at_once(store: Store, pool: Pool, plan: PatchPlan, who: str) -> Pool:

@@ -238,5 +238,37 @@ async def job_page(
     job = await run_in_threadpool(request.app.state.rerate.job, found, job_id)
     if job is None:
         raise Refused(404, f"Pool {found.name} has no job {job_id}.")
-    page = render(request, "job.html", pool=found, job=job, refresh=REFRESH_S)
+    page = render(request, "job.html", pool=found, job=job, what=job_what(job), refresh=REFRESH_S)
     return page
+
+
+def job_what(job: Job) -> str:
+    """What a job does, in a line: its kind and, for a change, each setting it changes
+    (`patch: Θ 1200 → 900, k_max 72 → 60`), and the visibility set at once beside it."""
+    spec = job.spec
+    if spec.get("changed"):
+        steps = [
+            f"{'Θ' if key == 'theta' else key} {_shown(was)} → {_shown(becomes)}"
+            for key, (was, becomes) in spec["changed"].items()
+        ]
+        what = f"{job.kind}: {', '.join(steps)}"
+    elif spec.get("model"):
+        what = f"{job.kind}: model {spec['model']}"  # nothing differs, or a job of before
+    else:
+        what = job.kind
+    if spec.get("round_id"):
+        what += f" round {spec['round_id']}"
+    if spec.get("public") is not None:
+        what += f"; made {'public' if spec['public'] else 'private'} at once"
+    return what
+
+
+def _shown(value: object) -> str:
+    """A parameter's value as people read it: 900 not 900.0, — for none."""
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
