@@ -5,6 +5,7 @@ names taken from other plugins (6)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from plugin.emulate.engine import RED, Server
@@ -32,40 +33,34 @@ def test_a_small_koth_server_does_not_scramble_every_round(
     Seen from the teams, not only from the plugin's log: with 6 the plugin changes nobody's
     team and every round starts with the teams the players joined; with 8 each logged scramble
     is a reshuffle the players see (some RED to BLU and some BLU to RED at once)."""
-    small = run(
-        Options(
-            mode="koth",
-            players=6,
-            rounds=6,
-            url=live.url,
-            token=SERVER,
-            pool=pool,
-            smx=compiled_smx,
-            seed=2,
+
+    def koth(players: int) -> dict[str, Any]:
+        """Six rounds of KOTH, every ConVar at its default."""
+        return run(
+            Options(
+                mode="koth",
+                players=players,
+                rounds=6,
+                url=live.url,
+                token=SERVER,
+                pool=pool,
+                smx=compiled_smx,
+                seed=2,
+            )
         )
-    )
+
+    small = koth(6)
     assert scrambles(small) == []
     assert small["team_changes"] == [] and small["reseats"] == []
-    seated = [r["teams"] for r in small["rounds"]]  # type: ignore[attr-defined]
+    seated = [r["teams"] for r in small["rounds"]]
     assert len(seated) == 6 and all(teams == seated[0] for teams in seated), seated
-    assert all(r["stored"] for r in small["rounds"])  # type: ignore[index]
-    larger = run(
-        Options(
-            mode="koth",
-            players=8,
-            rounds=6,
-            url=live.url,
-            token=SERVER,
-            pool=pool,
-            smx=compiled_smx,
-            seed=2,
-        )
-    )
+    assert all(r["stored"] for r in small["rounds"])
+    larger = koth(8)
     reasons = [s["reason"] for s in scrambles(larger)]
     assert reasons[:1] == ["waiting_ended"]
     times = [float(s["t"]) for s in scrambles(larger)]  # type: ignore[arg-type]
     assert all(b - a >= 300 for a, b in zip(times, times[1:], strict=False))  # the cooldown
-    seen = [float(r["t"]) for r in larger["reseats"]]  # type: ignore[attr-defined]
+    seen = [float(r["t"]) for r in larger["reseats"]]
     assert len(seen) >= 2 and seen == times, (seen, times)
 
 

@@ -309,6 +309,12 @@ def test_100_players_with_32_byte_names(live: LiveServer, pool: str, smx: Path) 
 # --- votes ---------------------------------------------------------------------------------
 
 
+def everyone_votes(current: Run) -> None:
+    """Every player asks for a scramble in chat."""
+    for client in current.players:
+        current.server.say(client.index, "!synelo_votescramble")
+
+
 @sqlite_only
 def test_vote_scramble_min_players_and_cooldown(live: LiveServer, pool: str, smx: Path) -> None:
     """Enough votes scramble at once; a second vote inside sm_synelo_vote_cooldown is
@@ -325,14 +331,10 @@ def test_vote_scramble_min_players_and_cooldown(live: LiveServer, pool: str, smx
     current = start(o)
     server = current.server
 
-    def vote() -> None:
-        for client in current.players:
-            server.say(client.index, "!synelo_votescramble")
-
     def vote_again() -> None:
         server.say(current.players[0].index, "!synelo_votescramble")
 
-    play(current, o, 1, moments={20.0: vote, 40.0: vote_again})
+    play(current, o, 1, moments={20.0: lambda: everyone_votes(current), 40.0: vote_again})
     record = finish(current)
     (scramble,) = record["scrambles"]  # at once, mid-round
     assert scramble["reason"] == "vote", scramble
@@ -359,11 +361,7 @@ def test_vote_needs_its_min_players(live: LiveServer, pool: str, smx: Path) -> N
     current = start(o)
     server = current.server
 
-    def vote() -> None:
-        for client in current.players:
-            server.say(client.index, "!synelo_votescramble")
-
-    play(current, o, 1, moments={20.0: vote})
+    play(current, o, 1, moments={20.0: lambda: everyone_votes(current)})
     record = finish(current)
     assert record["scrambles"] == []
     assert any("Too few players" in line for line in chat_to(server, current.players[0]))
