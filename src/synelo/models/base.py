@@ -27,6 +27,9 @@ ParamValue = float | int | str
 # A pool's context entries (JSON values by key) that a round reads: none for most models.
 NO_CONTEXT: Mapping[str, Any] = MappingProxyType({})
 MAX_TEXT_PARAM = 64
+# A new season's share of the way back toward the pool's mean when neither its event nor the
+# pool's model names one (docs/maths/seasons.md says why this value).
+DEFAULT_SEASON_FRACTION = 0.3
 
 
 class ParameterError(ValueError):
@@ -284,6 +287,32 @@ class Model(ABC, Generic[S]):
         not ask for it. A player an admin set or reset starts again from `starts[player]`
         (their state just after it); their rounds before it come under another name."""
         return None
+
+    # --- seasons ------------------------------------------------------------------------------
+    def season_fraction(self) -> float:
+        """The share of the way back a season takes when its event names none: the model's
+        `season` parameter where it has one (tunable), else DEFAULT_SEASON_FRACTION."""
+        value = self.params.get("season", DEFAULT_SEASON_FRACTION)
+        return float(value)
+
+    def season(
+        self, states: Mapping[str, S], fraction: float, context: Mapping[str, Any] = NO_CONTEXT
+    ) -> Refitted[S]:
+        """A new season: every player's state (`states`: every player the pool has) pulled
+        `fraction` (0–1) of the way back toward the pool's mean, and the context entries a
+        season changes (all of `context` is the pool's). By default each display rating
+        moves that share toward the mean of them all (`with_rating`); a model with an
+        uncertainty, a drift or a learned scale says here what else a season does to it."""
+        if not states:
+            return Refitted({})
+        ratings = {player: self.rating(state) for player, state in states.items()}
+        mean = sum(ratings.values()) / len(ratings)
+        return Refitted(
+            {
+                player: self.with_rating(state, ratings[player] + fraction * (mean - ratings[player]))
+                for player, state in states.items()
+            }
+        )
 
     # --- all-play splits ------------------------------------------------------------------------
     def split_logit(
