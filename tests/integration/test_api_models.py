@@ -119,6 +119,7 @@ def test_a_pool_of_each_model_rates_as_the_model_does(
         "whr": {"window_days": 5},
         "positional": {"k": 24.0},
         "sectors-edge": {"matches": 30},
+        "margin": {"beta": 1.2},
     }.get(model, {"beta": 200.0})
     pool = new_pool(admin, model, t_shadow=3, **chosen)
     shown = admin.get(f"/v1/pools/{pool}").json()

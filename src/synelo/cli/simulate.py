@@ -189,6 +189,13 @@ def simulate_history_cmd(
         float,
         typer.Option(min=0, max=1, help="a non-commander's chance to leave mid-round (ns2 only)"),
     ] = 0.15,
+    scores: Annotated[
+        bool,
+        typer.Option(
+            "--scores/--no-scores",
+            help="each round reports both sides' points from its latent margin (ns2 only)",
+        ),
+    ] = False,
 ) -> None:
     """An open-loop simulated world: write its history and the hidden truth for `synelo
     replay --truth`. ns2 (the default): side offsets, maps, commanders, late joiners and
@@ -204,6 +211,7 @@ def simulate_history_cmd(
             "--uneven-share": uneven_share != 0.0,
             "--extra-player-bonus": extra_player_bonus != 0.0,
             "--leave-rate": leave_rate != 0.15,
+            "--scores": scores,
         }
         if given := [name for name, changed in ns2_only.items() if changed]:
             raise fail(f"--world {world} does not take {', '.join(given)} (ns2 only)")
@@ -250,13 +258,16 @@ def simulate_history_cmd(
         uneven_share=uneven_share,
         extra_player_bonus=extra_player_bonus,
         leave_rate=leave_rate,
+        scores=scores,
     )
     try:
         n = write(config, out, truth)
     except ValueError as exc:
         raise fail(str(exc)) from None
-    shape = f"{team_size}v{team_size}" + (
-        f", {uneven_share:.0%} {team_size + 1}v{team_size}" if uneven_share > 0 else ""
+    shape = (
+        f"{team_size}v{team_size}"
+        + (f", {uneven_share:.0%} {team_size + 1}v{team_size}" if uneven_share > 0 else "")
+        + (", with scores" if scores else "")
     )
     console.print(
         f"wrote {n:,} matches of {players:,} players ({shape}, seed {seed}) "

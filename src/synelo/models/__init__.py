@@ -35,6 +35,7 @@ BUILT_IN = {
     "openskill-bt": "synelo.models.openskill:OpenSkillBradleyTerry",
     "openskill-tm": "synelo.models.openskill:OpenSkillThurstoneMosteller",
     "whr": "synelo.models.whr:Whr",
+    "margin": "synelo.models.margin:Margin",
     "positional": "synelo.models.positional:Positional",
     "sectors-edge": "synelo.models.sectors_edge:SectorsEdge",
 }

@@ -309,7 +309,9 @@ class Model(ABC, Generic[S]):
         mean = sum(ratings.values()) / len(ratings)
         return Refitted(
             {
-                player: self.with_rating(state, ratings[player] + fraction * (mean - ratings[player]))
+                player: self.with_rating(
+                    state, ratings[player] + fraction * (mean - ratings[player])
+                )
                 for player, state in states.items()
             }
         )

@@ -19,6 +19,13 @@ gives the same files every time.
 Uneven rounds, off by default: with `uneven_share` > 0 that share of the rounds starts k + 1
 against k (the larger side A or B at random). L sums skills, so the larger team is ahead by
 about one fighter's skill over Σ w; `extra_player_bonus` adds a stated logit for it on top.
+
+Scores, off by default: with `scores` each round reports both sides' points, drawn from the
+same draw that decides its winner. The round's latent margin is z = L − logit(u), where u is
+the uniform number the winner is drawn with (A wins when u < σ(L), that is when z > 0), so
+z is L plus a standard logistic noise and P(A wins) stays σ(L); the scores are
+100 + SCORE_UNIT·z/2 for A and 100 − SCORE_UNIT·z/2 for B. The winner and every other draw
+are those of the world without scores.
 """
 
 from __future__ import annotations
@@ -43,6 +50,7 @@ START = datetime(2026, 1, 1, tzinfo=UTC)
 BREAK = 60  # seconds between one round's end and the next one's start
 SHORTEST, LONGEST = 120, 3600  # a round's length is clipped to these (seconds)
 LIKES_COMMAND_WEIGHT = 10.0  # how much likelier a "likes to command" player takes the chair
+SCORE_BASE, SCORE_UNIT = 100.0, 10.0  # a round's scores: 100 ± 10·z/2 (see the module)
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +79,7 @@ class HistoryWorldConfig:
     activity_sd: float = 0.5  # lognormal spread of how often a player plays
     uneven_share: float = 0.0  # rounds that start k + 1 against k (0: every round k against k)
     extra_player_bonus: float = 0.0  # logit for the larger side of an uneven round, beyond L
+    scores: bool = False  # each round reports both sides' points (see the module)
     seed: int = 1
 
     @property
@@ -243,7 +252,8 @@ def generate(config: HistoryWorldConfig) -> tuple[list[dict[str, Any]], dict[str
             command[roster[chairs[0]]] - command[roster[chairs[1]]],
             kappa,
         )
-        winner = "A" if rng.random() < 1 / (1 + math.exp(-logit)) else "B"
+        u = float(rng.random())
+        winner = "A" if u < 1 / (1 + math.exp(-logit)) else "B"
         line: dict[str, Any] = {
             "id": f"w{n + 1}",
             "teams": {
@@ -265,6 +275,8 @@ def generate(config: HistoryWorldConfig) -> tuple[list[dict[str, Any]], dict[str
             ),
             "commanders": {"A": ids[roster[chairs[0]]], "B": ids[roster[chairs[1]]]},
         }
+        if config.scores:
+            line["scores"] = round_scores(logit, u)
         partial = {
             ids[p]: {"from": start, "to": end}
             for p, _, start, end in played
@@ -275,6 +287,14 @@ def generate(config: HistoryWorldConfig) -> tuple[list[dict[str, Any]], dict[str
         lines.append(line)
         clock += int(duration) + BREAK
     return lines, truth(config, pop, biases)
+
+
+def round_scores(logit: float, u: float) -> dict[str, float]:
+    """Both sides' points from the latent margin z = L − logit(u) (see the module): A's are
+    higher exactly when A won (u < σ(L)), rounded to 0.001."""
+    u = min(max(u, 1e-12), 1 - 1e-12)
+    half = SCORE_UNIT * (logit - math.log(u / (1 - u))) / 2
+    return {"A": round(SCORE_BASE + half, 3), "B": round(SCORE_BASE - half, 3)}
 
 
 def _sizes(config: HistoryWorldConfig, rng: np.random.Generator) -> tuple[int, int]:

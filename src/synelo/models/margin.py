@@ -1,0 +1,236 @@
+"""`margin`: each player's share of the points, learned from both sides' scores when a round
+reports them and from the winner alone when it does not (M1–M8, docs/maths/margin.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from synelo.models.base import NO_CONTEXT, Model, Param, Rated, Refitted, RoundFacts, score_a
+from synelo.ratings.margin import (
+    Newcomers,
+    Skill,
+    Spread,
+    drift,
+    learn_scores,
+    learn_winner,
+    season_pull,
+    win_probability,
+)
+
+NEWCOMERS = "margin.newcomers"
+SPREAD = "margin.spread:"  # + the round's mode ("" when it names none)
+DISPLAY_ORIGIN, DISPLAY_SCALE = 1500.0, 1000.0
+# a season keeps this many scores' worth of its mode's spread (M7): the next season's game
+# re-learns its own within as many
+SEASON_SCORES = 40.0
+NEWCOMERS_READY = 5.0  # players seen past their first rounds before M8's start is used
+
+
+class Margin(Model[Skill]):
+    """M2's win probability from the round-start rosters; M3 (both sides' scores) or M4 (the
+    winner) for the rated players, after M5's drift. The state is a player's `Skill`; the
+    pool's context keeps each mode's score spread (M1) and the newcomers' start (M8)."""
+
+    name = "margin"
+    summary = "points from both sides' scores (Kalman), the winner alone without them"
+    display = "1500 + 1000·μ"
+    uncertainty = "uncertainty"  # 1000·√v: one standard deviation, in rating points
+    parameters = {
+        "beta": Param(
+            0.9, 0.05, 10.0, log=True, doc="β: a side's score noise, in spreads", tune=(0.3, 3.0)
+        ),
+        "gamma": Param(
+            0.45,
+            0.0,
+            1.0,
+            doc="γ: how much a side's score falls with the other side's points (1: the "
+            "margin alone counts)",
+            tune=(0.0, 1.0),
+        ),
+        "prior": Param(
+            0.6, 0.01, 10.0, log=True, doc="a new side's points' sd, in spreads", tune=(0.1, 3.0)
+        ),
+        "drift": Param(
+            0.06, 0.0, 10.0, doc="τ: a side's points' drift per round, in spreads", tune=(0.0, 0.5)
+        ),
+        "clip": Param(3.0, 0.5, 100.0, doc="the bound on a normalised score (blow-outs)"),
+        "memory": Param(3000.0, 10.0, 1e7, log=True, doc="scores a mode's spread remembers (M1)"),
+        "warmup": Param(
+            20, 2, 10_000, integer=True, doc="scores a mode needs before they count (M1)"
+        ),
+        "newcomer_rounds": Param(
+            20, 1, 10_000, integer=True, doc="rounds after which a player's points teach M8"
+        ),
+        "margins": Param("on", choices=("on", "off"), doc="learn from scores (off: winner only)"),
+        "season": Param(
+            0.3, 0.0, 1.0, doc="a season's pull toward the mean when it names none", tune=(0.0, 1.0)
+        ),
+    }
+    fit_order = ("beta", "gamma", "prior", "drift")
+
+    def __init__(self, params: Mapping[str, object] | None = None) -> None:
+        super().__init__(params)
+        p = self.params
+        self.beta, self.gamma = float(p["beta"]), float(p["gamma"])
+        self.prior2, self.tau2 = float(p["prior"]) ** 2, float(p["drift"]) ** 2
+        self.clip, self.keep = float(p["clip"]), 1.0 - 1.0 / float(p["memory"])
+        self.warmup, self.newcomer_rounds = int(p["warmup"]), int(p["newcomer_rounds"])
+        self.margins = p["margins"] == "on"
+
+    def new_state(self) -> Skill:
+        return Skill(0.0, self.prior2, self.prior2)
+
+    # --- the pool's context ----------------------------------------------------------------
+    def context_keys(self, round: RoundFacts) -> tuple[str, ...]:
+        return (NEWCOMERS, SPREAD + str(round.extras.get("mode") or ""))
+
+    @staticmethod
+    def _newcomers(context: Mapping[str, Any]) -> Newcomers:
+        entry = context.get(NEWCOMERS)
+        return Newcomers(entry["weight"], entry["total"]) if entry else Newcomers()
+
+    @staticmethod
+    def _spread(entry: Mapping[str, Any] | None) -> Spread:
+        return Spread(entry["weight"], entry["total"], entry["squares"]) if entry else Spread()
+
+    # --- rating ----------------------------------------------------------------------------
+    def _skills(
+        self, states: Mapping[str, Skill], players: Sequence[str], k: int, start: float
+    ) -> list[Skill]:
+        """The players' skills, a new one at M8's start with prior v0 = prior²/k."""
+        out = []
+        for player in players:
+            found = states.get(player)
+            if found is None:
+                v0 = self.prior2 / k
+                found = Skill(start / k, v0, v0)
+            out.append(found)
+        return out
+
+    def predict(
+        self,
+        states: Mapping[str, Skill],
+        round: RoundFacts,
+        context: Mapping[str, Any] = NO_CONTEXT,
+    ) -> float:
+        k = max(len(round.team_a), len(round.team_b))
+        start = self._newcomers(context).mean(NEWCOMERS_READY)
+        a = self._skills(states, round.team_a, k, start)
+        b = self._skills(states, round.team_b, k, start)
+        return win_probability(a, b, self.beta, self.gamma)
+
+    def rate(
+        self,
+        states: Mapping[str, Skill],
+        round: RoundFacts,
+        context: Mapping[str, Any] = NO_CONTEXT,
+    ) -> Rated[Skill]:
+        k = max(len(round.team_a), len(round.team_b))
+        newcomers = self._newcomers(context)
+        start = newcomers.mean(NEWCOMERS_READY)
+        rosters = {
+            p: s
+            for p, s in zip(
+                (*round.team_a, *round.team_b),
+                self._skills(states, (*round.team_a, *round.team_b), k, start),
+                strict=True,
+            )
+        }
+        p_a = win_probability(
+            [rosters[p] for p in round.team_a],
+            [rosters[p] for p in round.team_b],
+            self.beta,
+            self.gamma,
+        )
+        rated_a = self._skills({**states, **rosters}, round.rated_a, k, start)
+        rated_b = self._skills({**states, **rosters}, round.rated_b, k, start)
+        tau2 = self.tau2 / k
+        for skill in (*rated_a, *rated_b):
+            drift(skill, tau2)
+        changed: dict[str, Any] = {}
+        scores = self._scores(round)
+        key = SPREAD + str(round.extras.get("mode") or "")
+        if scores is not None:
+            spread = self._spread(context.get(key))
+            if self.margins and spread.weight >= self.warmup:
+                y_a = spread.normalised(scores[0], self.clip)
+                y_b = spread.normalised(scores[1], self.clip)
+                learn_scores(rated_a, rated_b, y_a, y_b, self.beta, self.gamma)
+            else:
+                learn_winner(rated_a, rated_b, score_a(round.winner), self.beta, self.gamma)
+            spread.add(scores[0], self.keep)
+            spread.add(scores[1], self.keep)
+            changed[key] = {
+                "weight": spread.weight,
+                "total": spread.total,
+                "squares": spread.squares,
+            }
+        else:
+            learn_winner(rated_a, rated_b, score_a(round.winner), self.beta, self.gamma)
+        learned = False
+        for skill in (*rated_a, *rated_b):
+            skill.rounds += 1
+            if skill.rounds == self.newcomer_rounds:
+                newcomers.add(skill.mu * k, self.keep)
+                learned = True
+        if learned:
+            changed[NEWCOMERS] = {"weight": newcomers.weight, "total": newcomers.total}
+        new = dict(zip(round.rated_a, rated_a, strict=True))
+        new.update(zip(round.rated_b, rated_b, strict=True))
+        return Rated(p_a, new, changed)
+
+    @staticmethod
+    def _scores(round: RoundFacts) -> tuple[float, float] | None:
+        """The round's (A, B) scores when it has them and they agree with its winner (a
+        report whose scores contradict its winner is learned from by the winner alone)."""
+        scores = round.extras.get("scores")
+        if not isinstance(scores, Mapping):
+            return None
+        a, b = float(scores["A"]), float(scores["B"])
+        agree = {"A": a > b, "B": b > a, "draw": a == b}[round.winner]
+        return (a, b) if agree else None
+
+    # --- seasons ---------------------------------------------------------------------------
+    def season(
+        self, states: Mapping[str, Skill], fraction: float, context: Mapping[str, Any] = NO_CONTEXT
+    ) -> Refitted[Skill]:
+        """M6 on every player, then M7 on every mode's spread."""
+        skills = {p: Skill(s.mu, s.v, s.v0, s.rounds) for p, s in states.items()}
+        season_pull(list(skills.values()), fraction)
+        changed: dict[str, Any] = {}
+        for key, entry in context.items():
+            if key.startswith(SPREAD) and entry:
+                spread = self._spread(entry)
+                spread.forget_to(SEASON_SCORES)
+                changed[key] = {
+                    "weight": spread.weight,
+                    "total": spread.total,
+                    "squares": spread.squares,
+                }
+        return Refitted(skills, changed)
+
+    # --- what the service shows ------------------------------------------------------------
+    def rating(self, state: Skill) -> float:
+        return DISPLAY_ORIGIN + DISPLAY_SCALE * state.mu
+
+    def strength(self, state: Skill) -> float:
+        return DISPLAY_SCALE * state.mu
+
+    def fields(self, state: Skill) -> dict[str, float]:
+        return {
+            "mu": state.mu,
+            "uncertainty": DISPLAY_SCALE * state.v**0.5,
+            "rounds": float(state.rounds),
+        }
+
+    def with_rating(self, state: Skill, rating: float) -> Skill:
+        return Skill((rating - DISPLAY_ORIGIN) / DISPLAY_SCALE, state.v, state.v0, state.rounds)
+
+    def encode(self, state: Skill) -> dict[str, Any]:
+        return {"mu": state.mu, "v": state.v, "v0": state.v0, "rounds": state.rounds}
+
+    def decode(self, data: Mapping[str, Any]) -> Skill:
+        if not data:
+            return self.new_state()
+        return Skill(float(data["mu"]), float(data["v"]), float(data["v0"]), int(data["rounds"]))

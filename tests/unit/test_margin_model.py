@@ -1,0 +1,164 @@
+"""The `margin` model against hand-worked values (docs/maths/margin.md, M1–M8)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from synelo.models import create_model
+from synelo.models.base import RoundFacts
+from synelo.models.margin import NEWCOMERS, SPREAD, Margin
+from synelo.ratings.margin import Skill, Spread
+
+# a mode whose side scores so far have mean 10 and sd 2 (100 scores: Σ = 1000, Σx² = 10400)
+WARM = {"weight": 100.0, "total": 1000.0, "squares": 10_400.0}
+
+
+def one_v_one(winner: str = "A", **extras: object) -> RoundFacts:
+    return RoundFacts(("a",), ("b",), winner, extras=extras)  # type: ignore[arg-type]
+
+
+def test_scores_move_both_players_by_two_kalman_steps() -> None:
+    """β 0.9, γ 0.45, two new players (μ 0, v0 = 0.6² = 0.36). A 14–8 in a mode of mean 10
+    and sd 2: y_A = 2, y_B = −1 (M1).
+    A's step (M3): S = 0.81 + 0.36 + 0.45²·0.36 = 1.2429, gain 2/S = 1.609140;
+    μ_A = 0.36·1.609140 = 0.579290, v_A = 0.36 − 0.36²/S = 0.255728;
+    μ_B = −0.45·0.36·1.609140 = −0.260681, v_B = 0.36 − 0.45²·0.36²/S = 0.338885.
+    B's step: prediction −0.260681 − 0.45·0.579290 = −0.521362,
+    S = 0.81 + 0.338885 + 0.45²·0.255728 = 1.200670, gain (−1 + 0.521362)/S = −0.398643;
+    μ_B = −0.260681 + 0.338885·gain = −0.395775, v_B = 0.338885 − 0.338885²/S = 0.243236;
+    μ_A = 0.579290 − 0.45·0.255728·gain = 0.625165, v_A = 0.255728 − 0.45²·0.255728²/S
+    = 0.244698."""
+    rated = Margin().rate(
+        {}, one_v_one(mode="ctf", scores={"A": 14, "B": 8}), {SPREAD + "ctf": WARM}
+    )
+    assert rated.p_a == 0.5
+    a, b = rated.states["a"], rated.states["b"]
+    assert (a.mu, a.v) == pytest.approx((0.625165, 0.244698), abs=1e-6)
+    assert (b.mu, b.v) == pytest.approx((-0.395775, 0.243236), abs=1e-6)
+    # M1: the mode's spread learned both scores, in its own context entry
+    spread = rated.context[SPREAD + "ctf"]
+    keep = 1 - 1 / 3000
+    assert spread["weight"] == pytest.approx((100 * keep + 1) * keep + 1)
+    assert spread["total"] == pytest.approx((1000 * keep + 14) * keep + 8)
+
+
+def test_the_winner_alone_is_a_probit_step() -> None:
+    """No scores (M4): c² = 2·0.81 + 1.45²·(0.36 + 0.36) = 3.1338, t = 0, λ = φ(0)/Φ(0) =
+    0.797885, w = λ² = 0.636620; μ_A = 1.45·0.36/√c²·λ = 0.235275 = −μ_B and
+    v = 0.36·(1 − 1.45²·0.36/c²·w) = 0.304646."""
+    rated = Margin().rate({}, one_v_one())
+    a, b = rated.states["a"], rated.states["b"]
+    assert a.mu == pytest.approx(0.235275, abs=1e-6) and b.mu == pytest.approx(-0.235275, abs=1e-6)
+    assert a.v == pytest.approx(0.304646, abs=1e-6) and b.v == a.v
+    assert rated.context == {}
+
+
+def test_the_win_probability_is_m2() -> None:
+    """M2: Φ(1.45·(0.5 − 0.1)/√(2·0.81 + 1.45²·(0.04 + 0.09))) = Φ(0.58/√1.893325)."""
+    states = {"a": Skill(0.5, 0.04, 0.36), "b": Skill(0.1, 0.09, 0.36)}
+    p = Margin().predict(states, one_v_one())
+    assert p == pytest.approx(0.5 * math.erfc(-(0.58 / math.sqrt(1.893325)) / math.sqrt(2)))
+    assert 0.5 < p < 1
+
+
+def test_one_blow_out_moves_a_rating_a_bounded_amount() -> None:
+    """A 1000–0 is clipped to ±3 spreads (M1): the same step as any score 3 sd out."""
+    model, context = Margin(), {SPREAD: WARM}
+    huge = model.rate(
+        {}, RoundFacts(("a",), ("b",), "A", extras={"scores": {"A": 1000, "B": 0}}), context
+    )
+    edge = model.rate(
+        {}, RoundFacts(("a",), ("b",), "A", extras={"scores": {"A": 16, "B": 4}}), context
+    )
+    assert huge.states["a"].mu == pytest.approx(edge.states["a"].mu)
+    unbounded = create_model("margin", {"clip": 100}).rate(
+        {},
+        huge_round := RoundFacts(("a",), ("b",), "A", extras={"scores": {"A": 1000, "B": 0}}),
+        context,
+    )
+    assert unbounded.states["a"].mu > 10 * huge.states["a"].mu
+    assert huge_round.winner == "A"
+
+
+def test_each_mode_learns_its_own_spread() -> None:
+    """A 3–2 in CTF and a 150–60 elsewhere: separate entries, neither needs a setting."""
+    model = Margin()
+    context: dict[str, dict[str, float]] = {}
+    for i in range(40):
+        for mode, scores in (("ctf", (3, 2 + i % 2)), ("frc", (150 + i, 60))):
+            facts = RoundFacts(
+                ("a",),
+                ("b",),
+                "A" if scores[0] > scores[1] else "draw",
+                extras={"mode": mode, "scores": {"A": scores[0], "B": scores[1]}},
+            )
+            key = SPREAD + mode
+            rated = model.rate(
+                {}, facts, {k: v for k, v in context.items() if k in model.context_keys(facts)}
+            )
+            context.update(rated.context)
+            assert key in rated.context
+    ctf, frc = (Spread(**context[SPREAD + m]) for m in ("ctf", "frc"))
+    assert ctf.mean == pytest.approx(2.75, abs=0.05) and frc.mean == pytest.approx(114.75, abs=0.5)
+    assert frc.sd > 10 * ctf.sd
+
+
+def test_scores_that_contradict_the_winner_count_as_the_winner_alone() -> None:
+    model = Margin()
+    contradicted = model.rate({}, one_v_one("B", scores={"A": 5, "B": 2}), {SPREAD: WARM})
+    winner_only = model.rate({}, one_v_one("B"))
+    assert contradicted.states["a"].mu == winner_only.states["a"].mu
+    assert contradicted.context == {}
+
+
+def test_margins_off_is_the_same_model_on_the_winner_alone() -> None:
+    off = create_model("margin", {"margins": "off"})
+    with_scores = off.rate({}, one_v_one(scores={"A": 14, "B": 8}), {SPREAD: WARM})
+    assert with_scores.states["a"].mu == Margin().rate({}, one_v_one()).states["a"].mu
+
+
+def test_a_mode_counts_scores_only_after_its_warm_up() -> None:
+    cold = {"weight": 5.0, "total": 50.0, "squares": 520.0}
+    rated = Margin().rate({}, one_v_one(scores={"A": 14, "B": 8}), {SPREAD: cold})
+    assert rated.states["a"].mu == Margin().rate({}, one_v_one()).states["a"].mu
+
+
+def test_newcomers_start_where_players_stood_after_their_first_rounds() -> None:
+    """M8: a player reaching `newcomer_rounds` adds μ·k to the newcomers' mean; a new player
+    then starts at that mean / k once enough have."""
+    model = create_model("margin", {"newcomer_rounds": 1})
+    rated = model.rate({}, RoundFacts(("a", "c"), ("b", "d"), "A"))
+    entry = rated.context[NEWCOMERS]
+    assert entry["weight"] == pytest.approx(4, rel=1e-3)  # four players, older ones kept 1 − 1/3000
+    assert abs(entry["total"]) < 1e-3  # two up, two down by as much
+    learned = {NEWCOMERS: {"weight": 10.0, "total": -4.0}}  # −0.4 a side
+    states = {"a": Skill(0.0, 0.1, 0.1)}
+    new_against_a = RoundFacts(("x",), ("a",), "A")
+    assert model.predict(states, new_against_a) == 0.5  # nothing learned: a new player is even
+    # learned: x, new, starts at −0.4/1 against a player of 0.0 (M2 with v0 = 0.36)
+    expected = 0.5 * math.erfc(1.45 * 0.4 / math.sqrt(1.62 + 1.45**2 * 0.46) / math.sqrt(2))
+    assert model.predict(states, new_against_a, learned) == pytest.approx(expected)
+
+
+def test_a_season_pulls_means_and_grows_uncertainty_back() -> None:
+    """M6 with fraction ½: μ 0.4 and −0.2 (mean 0.1) become 0.25 and −0.05; v 0.1 of prior
+    0.3 becomes 0.2. M7: each mode's spread keeps 40 scores' weight."""
+    states = {"a": Skill(0.4, 0.1, 0.3, 12), "b": Skill(-0.2, 0.3, 0.3, 5)}
+    out = Margin().season(states, 0.5, {SPREAD + "ctf": WARM, NEWCOMERS: {"weight": 3, "total": 1}})
+    assert (out.states["a"].mu, out.states["a"].v) == pytest.approx((0.25, 0.2))
+    assert (out.states["b"].mu, out.states["b"].v) == pytest.approx((-0.05, 0.3))
+    assert out.states["a"].rounds == 12 and states["a"].mu == 0.4  # the given states unchanged
+    spread = out.context[SPREAD + "ctf"]
+    assert spread["weight"] == 40 and spread["total"] / spread["weight"] == pytest.approx(10)
+    assert NEWCOMERS not in out.context
+
+
+def test_the_state_round_trips_and_an_admin_sets_the_display_rating() -> None:
+    model = Margin()
+    state = Skill(0.123, 0.05, 0.36, 7)
+    assert model.decode(model.encode(state)) == state
+    assert model.decode({}) == model.new_state()
+    assert model.rating(model.with_rating(state, 1700)) == pytest.approx(1700)
+    assert model.fields(state)["uncertainty"] == pytest.approx(1000 * math.sqrt(0.05))
