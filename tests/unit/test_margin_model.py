@@ -39,7 +39,7 @@ def test_scores_move_both_players_by_two_kalman_steps() -> None:
     assert (b.mu, b.v) == pytest.approx((-0.395775, 0.243236), abs=1e-6)
     # M1: the mode's spread learned both scores, in its own context entry
     spread = rated.context[SPREAD + "ctf"]
-    keep = 1 - 1 / 3000
+    keep = 1 - 1 / 1000
     assert spread["weight"] == pytest.approx((100 * keep + 1) * keep + 1)
     assert spread["total"] == pytest.approx((1000 * keep + 14) * keep + 8)
 
@@ -131,7 +131,8 @@ def test_newcomers_start_where_players_stood_after_their_first_rounds() -> None:
     model = create_model("margin", {"newcomer_rounds": 1})
     rated = model.rate({}, RoundFacts(("a", "c"), ("b", "d"), "A"))
     entry = rated.context[NEWCOMERS]
-    assert entry["weight"] == pytest.approx(4, rel=1e-3)  # four players, older ones kept 1 − 1/3000
+    keep = 1 - 1 / 1000  # four players, the older ones kept 1 − 1/memory as much
+    assert entry["weight"] == pytest.approx(((keep + 1) * keep + 1) * keep + 1)
     assert abs(entry["total"]) < 1e-3  # two up, two down by as much
     learned = {NEWCOMERS: {"weight": 10.0, "total": -4.0}}  # −0.4 a side
     states = {"a": Skill(0.0, 0.1, 0.1)}
@@ -143,11 +144,12 @@ def test_newcomers_start_where_players_stood_after_their_first_rounds() -> None:
 
 
 def test_a_season_pulls_means_and_grows_uncertainty_back() -> None:
-    """M6 with fraction ½: μ 0.4 and −0.2 (mean 0.1) become 0.25 and −0.05; v 0.1 of prior
-    0.3 becomes 0.2. M7: each mode's spread keeps 40 scores' weight."""
+    """M6 with fraction ½: μ 0.4 and −0.2 (mean 0.1) become 0.25 and −0.05; v grows the share
+    ½·(2 − ½) = ¾ of the way back, 0.1 of prior 0.3 to 0.25. M7: each mode's spread keeps
+    40 scores' weight."""
     states = {"a": Skill(0.4, 0.1, 0.3, 12), "b": Skill(-0.2, 0.3, 0.3, 5)}
     out = Margin().season(states, 0.5, {SPREAD + "ctf": WARM, NEWCOMERS: {"weight": 3, "total": 1}})
-    assert (out.states["a"].mu, out.states["a"].v) == pytest.approx((0.25, 0.2))
+    assert (out.states["a"].mu, out.states["a"].v) == pytest.approx((0.25, 0.25))
     assert (out.states["b"].mu, out.states["b"].v) == pytest.approx((-0.05, 0.3))
     assert out.states["a"].rounds == 12 and states["a"].mu == 0.4  # the given states unchanged
     spread = out.context[SPREAD + "ctf"]
@@ -162,3 +164,24 @@ def test_the_state_round_trips_and_an_admin_sets_the_display_rating() -> None:
     assert model.decode({}) == model.new_state()
     assert model.rating(model.with_rating(state, 1700)) == pytest.approx(1700)
     assert model.fields(state)["uncertainty"] == pytest.approx(1000 * math.sqrt(0.05))
+
+
+def test_a_mode_learns_its_own_score_noise() -> None:
+    """M9: once 200 side scores have taught it, a mode's β is √(mean of e² − V), here
+    √0.25 = 0.5 in place of the parameter's 0.9: the same 14–8 then moves A further."""
+    taught = {**WARM, "noise_weight": 200.0, "noise": 50.0}
+    facts = one_v_one(scores={"A": 14, "B": 8})
+    learned = Margin().rate({}, facts, {SPREAD: taught})
+    default = Margin().rate({}, facts, {SPREAD: WARM})
+    assert learned.states["a"].mu > default.states["a"].mu
+    # A's step with β = 0.5: S = 0.25 + 0.36 + 0.2025·0.36 = 0.6829, μ_A = 0.36·2/S
+    assert Spread(**taught).beta(0.9, 200) == pytest.approx(0.5)
+    first_step = 0.36 * 2 / 0.6829
+    assert learned.states["a"].mu > first_step  # B's step moves A up again (as in M3 above)
+    # the round taught the noise: e² = 4 and 1 against V = 0.4329 each
+    noise = learned.context[SPREAD]
+    keep = 1 - 1 / 1000
+    expected = (50 * keep + (4 - 0.4329)) * keep + (1 - 0.4329)
+    assert noise["noise"] == pytest.approx(expected, rel=1e-4)
+    # and M2 keeps the parameter's 2β²: the prediction does not change with it
+    assert Margin().predict({}, facts, {SPREAD: taught}) == 0.5

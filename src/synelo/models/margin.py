@@ -14,6 +14,7 @@ from synelo.ratings.margin import (
     drift,
     learn_scores,
     learn_winner,
+    prediction_error,
     season_pull,
     win_probability,
 )
@@ -25,6 +26,9 @@ DISPLAY_ORIGIN, DISPLAY_SCALE = 1500.0, 1000.0
 # re-learns its own within as many
 SEASON_SCORES = 40.0
 NEWCOMERS_READY = 5.0  # players seen past their first rounds before M8's start is used
+# side scores a mode's noise (M9) needs before it replaces β: 100 rounds, enough that its
+# standard error is about a tenth of it
+NOISE_READY = 200.0
 
 
 class Margin(Model[Skill]):
@@ -38,7 +42,12 @@ class Margin(Model[Skill]):
     uncertainty = "uncertainty"  # 1000·√v: one standard deviation, in rating points
     parameters = {
         "beta": Param(
-            0.9, 0.05, 10.0, log=True, doc="β: a side's score noise, in spreads", tune=(0.3, 3.0)
+            0.9,
+            0.05,
+            10.0,
+            log=True,
+            doc="β: a side's score noise, in spreads, until a mode has learned its own (M9)",
+            tune=(0.3, 3.0),
         ),
         "gamma": Param(
             0.45,
@@ -52,10 +61,12 @@ class Margin(Model[Skill]):
             0.6, 0.01, 10.0, log=True, doc="a new side's points' sd, in spreads", tune=(0.1, 3.0)
         ),
         "drift": Param(
-            0.06, 0.0, 10.0, doc="τ: a side's points' drift per round, in spreads", tune=(0.0, 0.5)
+            0.02, 0.0, 10.0, doc="τ: a side's points' drift per round, in spreads", tune=(0.0, 0.5)
         ),
         "clip": Param(3.0, 0.5, 100.0, doc="the bound on a normalised score (blow-outs)"),
-        "memory": Param(3000.0, 10.0, 1e7, log=True, doc="scores a mode's spread remembers (M1)"),
+        "memory": Param(
+            1000.0, 10.0, 1e7, log=True, doc="scores a mode's spread remembers (M1, M9)"
+        ),
         "warmup": Param(
             20, 2, 10_000, integer=True, doc="scores a mode needs before they count (M1)"
         ),
@@ -92,7 +103,31 @@ class Margin(Model[Skill]):
 
     @staticmethod
     def _spread(entry: Mapping[str, Any] | None) -> Spread:
-        return Spread(entry["weight"], entry["total"], entry["squares"]) if entry else Spread()
+        if not entry:
+            return Spread()
+        return Spread(
+            entry["weight"],
+            entry["total"],
+            entry["squares"],
+            entry.get("noise_weight", 0.0),
+            entry.get("noise", 0.0),
+        )
+
+    @staticmethod
+    def _entry(spread: Spread) -> dict[str, float]:
+        return {
+            "weight": spread.weight,
+            "total": spread.total,
+            "squares": spread.squares,
+            "noise_weight": spread.noise_weight,
+            "noise": spread.noise,
+        }
+
+    def _noise(self, spread: Spread) -> tuple[float, float]:
+        """(β, σ²): the side scores' noise the Kalman steps use, the mode's own (M9) once
+        learned, and the margin's noise variance that M2 and M4 use, 2β² of the parameter."""
+        margin_var = 2.0 * self.beta * self.beta
+        return (spread.beta(self.beta, NOISE_READY) if self.margins else self.beta), margin_var
 
     # --- rating ----------------------------------------------------------------------------
     def _skills(
@@ -118,7 +153,8 @@ class Margin(Model[Skill]):
         start = self._newcomers(context).mean(NEWCOMERS_READY)
         a = self._skills(states, round.team_a, k, start)
         b = self._skills(states, round.team_b, k, start)
-        return win_probability(a, b, self.beta, self.gamma)
+        spread = self._spread(context.get(SPREAD + str(round.extras.get("mode") or "")))
+        return win_probability(a, b, self._noise(spread)[1], self.gamma)
 
     def rate(
         self,
@@ -137,10 +173,13 @@ class Margin(Model[Skill]):
                 strict=True,
             )
         }
+        key = SPREAD + str(round.extras.get("mode") or "")
+        spread = self._spread(context.get(key))
+        beta, margin_var = self._noise(spread)
         p_a = win_probability(
             [rosters[p] for p in round.team_a],
             [rosters[p] for p in round.team_b],
-            self.beta,
+            margin_var,
             self.gamma,
         )
         rated_a = self._skills({**states, **rosters}, round.rated_a, k, start)
@@ -150,24 +189,19 @@ class Margin(Model[Skill]):
             drift(skill, tau2)
         changed: dict[str, Any] = {}
         scores = self._scores(round)
-        key = SPREAD + str(round.extras.get("mode") or "")
+        if scores is not None and self.margins and spread.weight >= self.warmup:
+            y_a = spread.normalised(scores[0], self.clip)
+            y_b = spread.normalised(scores[1], self.clip)
+            for y, own, other in ((y_a, rated_a, rated_b), (y_b, rated_b, rated_a)):
+                error2, explained = prediction_error(own, other, y, self.gamma)
+                spread.learn_noise(error2, explained, self.keep)
+            learn_scores(rated_a, rated_b, y_a, y_b, beta, self.gamma)
+        else:
+            learn_winner(rated_a, rated_b, score_a(round.winner), margin_var, self.gamma)
         if scores is not None:
-            spread = self._spread(context.get(key))
-            if self.margins and spread.weight >= self.warmup:
-                y_a = spread.normalised(scores[0], self.clip)
-                y_b = spread.normalised(scores[1], self.clip)
-                learn_scores(rated_a, rated_b, y_a, y_b, self.beta, self.gamma)
-            else:
-                learn_winner(rated_a, rated_b, score_a(round.winner), self.beta, self.gamma)
             spread.add(scores[0], self.keep)
             spread.add(scores[1], self.keep)
-            changed[key] = {
-                "weight": spread.weight,
-                "total": spread.total,
-                "squares": spread.squares,
-            }
-        else:
-            learn_winner(rated_a, rated_b, score_a(round.winner), self.beta, self.gamma)
+            changed[key] = self._entry(spread)
         learned = False
         for skill in (*rated_a, *rated_b):
             skill.rounds += 1
@@ -202,12 +236,8 @@ class Margin(Model[Skill]):
         for key, entry in context.items():
             if key.startswith(SPREAD) and entry:
                 spread = self._spread(entry)
-                spread.forget_to(SEASON_SCORES)
-                changed[key] = {
-                    "weight": spread.weight,
-                    "total": spread.total,
-                    "squares": spread.squares,
-                }
+                spread.forget_to(SEASON_SCORES, NOISE_READY)
+                changed[key] = self._entry(spread)
         return Refitted(skills, changed)
 
     # --- what the service shows ------------------------------------------------------------

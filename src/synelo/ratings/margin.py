@@ -23,6 +23,7 @@ from dataclasses import dataclass
 SQRT2 = math.sqrt(2.0)
 MIN_SPREAD = 1e-9
 MIN_VARIANCE_SHARE = 1e-6  # a probit step never shrinks a variance below this share
+MIN_BETA = 0.2  # M9's learned noise never below this (in spreads): no score is certain
 
 
 @dataclass(slots=True)
@@ -38,11 +39,14 @@ class Skill:
 
 @dataclass(slots=True)
 class Spread:
-    """M1: a mode's running, exponentially weighted mean and spread of side scores."""
+    """M1: a mode's running, exponentially weighted mean and spread of side scores; M9: the
+    same weighting of what the skills leave unexplained of them (β²)."""
 
     weight: float = 0.0
     total: float = 0.0
     squares: float = 0.0
+    noise_weight: float = 0.0
+    noise: float = 0.0  # Σ weighted max(e² − the skills' own variance, 0), per side score
 
     def add(self, score: float, keep: float) -> None:
         """M1: one side's score, the older ones weighing `keep` (1 − 1/memory) as much."""
@@ -65,12 +69,28 @@ class Spread:
         y = (score - self.mean) / max(self.sd, MIN_SPREAD)
         return max(-clip, min(clip, y))
 
-    def forget_to(self, weight: float) -> None:
-        """M7: keep the mean and spread but weigh them as `weight` scores, so that a new
-        season's game re-learns its own within that many scores."""
+    def forget_to(self, weight: float, noise_weight: float) -> None:
+        """M7: keep the mean, spread and noise but weigh them as `weight` scores (the noise
+        as `noise_weight`), so that a new season's game re-learns its own within as many."""
         if self.weight > weight > 0:
             share = weight / self.weight
             self.weight, self.total, self.squares = weight, self.total * share, self.squares * share
+        if self.noise_weight > noise_weight > 0:
+            share = noise_weight / self.noise_weight
+            self.noise_weight, self.noise = noise_weight, self.noise * share
+
+    def beta(self, default: float, ready: float) -> float:
+        """M9: the mode's learned score noise β once `ready` scores have taught it (at least
+        MIN_BETA), `default` before."""
+        if self.noise_weight < ready:
+            return default
+        return max(MIN_BETA, math.sqrt(self.noise / self.noise_weight))
+
+    def learn_noise(self, error2: float, explained: float, keep: float) -> None:
+        """M9: one side's squared error e² before the round's update, less the part the
+        skills' own uncertainty explains (their variance sum), floored at 0."""
+        self.noise_weight = keep * self.noise_weight + 1.0
+        self.noise = keep * self.noise + max(error2 - explained, 0.0)
 
 
 def phi(x: float) -> float:
@@ -91,11 +111,14 @@ def side_sums(a: Sequence[Skill], b: Sequence[Skill]) -> tuple[float, float, flo
     )
 
 
-def win_probability(a: Sequence[Skill], b: Sequence[Skill], beta: float, gamma: float) -> float:
-    """M2: P(y_A > y_B) = Φ((1 + γ)(Σ_A μ − Σ_B μ) / √(2β² + (1 + γ)²(Σ_A v + Σ_B v)))."""
+def win_probability(
+    a: Sequence[Skill], b: Sequence[Skill], margin_var: float, gamma: float
+) -> float:
+    """M2: P(y_A > y_B) = Φ((1 + γ)(Σ_A μ − Σ_B μ) / √(σ² + (1 + γ)²(Σ_A v + Σ_B v))), σ² = 2β²
+    the margin's noise variance (β the parameter: see docs/maths/margin.md, M9)."""
     mu_a, mu_b, v_a, v_b = side_sums(a, b)
     g1 = 1.0 + gamma
-    return Phi(g1 * (mu_a - mu_b) / math.sqrt(2.0 * beta * beta + g1 * g1 * (v_a + v_b)))
+    return Phi(g1 * (mu_a - mu_b) / math.sqrt(margin_var + g1 * g1 * (v_a + v_b)))
 
 
 def _kalman_step(
@@ -116,6 +139,16 @@ def _kalman_step(
             s.v -= gamma * gamma * s.v * s.v / s_var
 
 
+def prediction_error(
+    own: Sequence[Skill], other: Sequence[Skill], y: float, gamma: float
+) -> tuple[float, float]:
+    """M9: (e², V) of one side's normalised score before the round: e = y − (Σ_own μ −
+    γ·Σ_other μ) and V = Σ_own v + γ²·Σ_other v, the part of E[e²] the skills' own
+    uncertainty accounts for (the rest is β²)."""
+    e = y - sum(s.mu for s in own) + gamma * sum(s.mu for s in other)
+    return e * e, sum(s.v for s in own) + gamma * gamma * sum(s.v for s in other)
+
+
 def learn_scores(
     a: Sequence[Skill], b: Sequence[Skill], y_a: float, y_b: float, beta: float, gamma: float
 ) -> None:
@@ -125,16 +158,17 @@ def learn_scores(
 
 
 def learn_winner(
-    a: Sequence[Skill], b: Sequence[Skill], s_a: float, beta: float, gamma: float
+    a: Sequence[Skill], b: Sequence[Skill], s_a: float, margin_var: float, gamma: float
 ) -> None:
     """M4: the winner alone. The margin d = (1 + γ)(Σ_A μ − Σ_B μ) + noise is seen only by
-    its sign: with c² = 2β² + (1 + γ)²·Σv and t = ±mean/c for the winner's side, each μ moves
-    by ±(1 + γ)·v/c·λ(t) and each v shrinks by the factor 1 − (1 + γ)²·v/c²·λ(t)(λ(t) + t),
+    its sign: with c² = σ² + (1 + γ)²·Σv (σ² = 2β², β the parameter) and
+    t = ±mean/c for the winner's side, each μ moves by ±(1 + γ)·v/c·λ(t) and each v shrinks
+    by the factor 1 − (1 + γ)²·v/c²·λ(t)(λ(t) + t),
     λ = φ/Φ (the truncated Gaussian's moments, as TrueSkill's win update). A draw seen
     without scores is a margin of 0 observed with the margin's noise (M3's form)."""
     mu_a, mu_b, v_a, v_b = side_sums(a, b)
     g1 = 1.0 + gamma
-    c2 = 2.0 * beta * beta + g1 * g1 * (v_a + v_b)
+    c2 = margin_var + g1 * g1 * (v_a + v_b)
     if s_a == 0.5:
         gain = -g1 * (mu_a - mu_b) / c2
         for sign, side in ((1.0, a), (-1.0, b)):
@@ -160,14 +194,16 @@ def drift(skill: Skill, tau2: float) -> None:
 
 
 def season_pull(skills: Sequence[Skill], fraction: float) -> None:
-    """M6: a new season pulls every μ `fraction` of the way to their mean and grows every v
-    the same share of the way back to its prior v0."""
+    """M6: a season as one step of a process whose skills correlate ρ = 1 − f across it:
+    every μ moves `fraction` f of the way to their mean, and every v becomes ρ²·v + (1 − ρ²)·v0,
+    that is, grows the share f(2 − f) of the way back to its prior v0."""
     if not skills:
         return
     mean = sum(s.mu for s in skills) / len(skills)
+    regrow = fraction * (2.0 - fraction)
     for s in skills:
         s.mu += fraction * (mean - s.mu)
-        s.v += fraction * (s.v0 - s.v)
+        s.v += regrow * (s.v0 - s.v)
 
 
 @dataclass(slots=True)
