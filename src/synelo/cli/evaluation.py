@@ -79,7 +79,8 @@ def _load(
 
 @app.command("models")
 def models_cmd() -> None:
-    """Print the rating models a pool can choose and `synelo replay` runs, one per line."""
+    """Print the rating models `synelo replay` runs, one per line: those a pool can choose,
+    and the replay-only peers (`epa`) it compares them with."""
     from synelo.models import MODELS
 
     for name in MODELS:
