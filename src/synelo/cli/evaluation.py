@@ -30,7 +30,7 @@ ModelOpt = Annotated[
         "--model",
         "-m",
         help="rating model: synelo, elo, trueskill, openskill-pl, openskill-bt, openskill-tm, "
-        "hive, whr, positional, sectors-edge (`synelo models` lists them)",
+        "hive, whr, positional, sectors-edge, and the peer epa (`synelo models` lists them)",
     ),
 ]
 WarmupOpt = Annotated[int, typer.Option(min=0, help="matches learned from but not scored")]
