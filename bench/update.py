@@ -56,12 +56,13 @@ Method
    they compete) and, on PostgreSQL running on this machine, of the database backends that
    serve the measured server.
 
-5. Then each rating model (``synelo.models``) gets a pool of its own on the empty server:
-   50 unmeasured rounds, then ``--model-rounds`` measured ones, 12v12 rounds as an NS2
-   server reports them (sides, commanders, eight maps, the round's length, two players'
-   time played: what Hive reads; a mode, positions and points: what positional and
-   sectors-edge read) at the same load; its rounds/s, p50/p99 latency and the
-   server's CPU a round are printed as a table (``--models`` picks some of the models).
+5. Then each rating model a pool can choose (``synelo.models.pool_models``) gets a pool of
+   its own on the empty server: 50 unmeasured rounds, then ``--model-rounds`` measured
+   ones, 12v12 rounds as an NS2 server reports them (sides, commanders, eight maps, the
+   round's length, two players' time played: what Hive reads; a mode, positions and
+   points: what positional and sectors-edge read) at the same load; its rounds/s, p50/p99
+   latency and the server's CPU a round are printed as a table (``--models`` picks some of
+   the models).
    All of a pool's rounds fall on one day, so there a whr player holds one day of a dozen
    games. Whr's cost grows with the days and games a player keeps (W5 steps over all of
    them, and the state stored is all of them), so a second whr pool first gets
@@ -752,7 +753,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument(
         "--models",
         default="",
-        help="the models that get a pool, comma-separated (default: every model)",
+        help="the models that get a pool, comma-separated (default: every model a pool can "
+        "choose)",
     )
     p.add_argument(
         "--whr-history",
@@ -805,11 +807,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         p.error("SQLite is served by one worker (its one writer): --workers needs postgresql")
     if args.database == "postgresql" and args.synchronous:
         p.error("--synchronous is SQLite's setting")
-    from synelo.models import MODELS
+    from synelo.models import pool_models
 
-    args.models = [m.strip() for m in args.models.split(",") if m.strip()] or list(MODELS)
-    if unknown := sorted(set(args.models) - set(MODELS)):
-        p.error(f"unknown model(s) {', '.join(unknown)}; known: {', '.join(MODELS)}")
+    known = pool_models()  # a pool's models: the replay-only peers (epa) get no pool
+    args.models = [m.strip() for m in args.models.split(",") if m.strip()] or known
+    if unknown := sorted(set(args.models) - set(known)):
+        p.error(f"unknown model(s) {', '.join(unknown)}; known: {', '.join(known)}")
     if args.whr_days < 1:
         p.error("--whr-days must be at least 1")
     return args

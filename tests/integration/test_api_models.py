@@ -17,12 +17,12 @@ from synelo.evaluation.adapters import HistoryInfo, create_replay
 from synelo.evaluation.history import Match
 from synelo.evaluation.journal import import_journal
 from synelo.evaluation.replay import replay
-from synelo.models import MODELS, RoundFacts
+from synelo.models import MODELS, RoundFacts, pool_models
 from synelo.models import create_model as service_model
 from tests.conftest import LiveServer, steam
 from tests.model_rounds import round_fields
 
-OTHER_MODELS = [name for name in MODELS if name != "synelo"]
+OTHER_MODELS = [name for name in pool_models() if name != "synelo"]
 PLAYERS = [steam(n) for n in range(1, 11)]
 
 
@@ -74,8 +74,9 @@ def test_the_model_list_names_every_model_with_its_parameters(server: httpx.Clie
     r = server.get("/v1/models")
     assert r.status_code == 200
     listed = {m["name"]: m for m in r.json()["models"]}
-    assert list(listed) == list(MODELS)
-    for name, model in MODELS.items():
+    assert list(listed) == pool_models() == [n for n in MODELS if n != "epa"]
+    for name in pool_models():
+        model = MODELS[name]
         params = {p["name"]: p for p in listed[name]["parameters"]}
         assert list(params) == list(model.parameters)
         for pname, spec in model.parameters.items():
@@ -105,6 +106,34 @@ def test_a_pool_of_an_unknown_model_or_with_a_bad_parameter_is_refused(
         assert r.status_code == 422, (extra, r.text)
         assert r.json()["detail"][0]["loc"] == loc, (extra, r.text)
     assert admin.get(f"/v1/pools/{name}").status_code == 404  # nothing was created
+
+
+def test_no_pool_may_choose_a_replay_only_peer(admin: httpx.Client, server: httpx.Client) -> None:
+    """`epa` is for replays only: creating a pool of it, or changing a pool to it, is a 422
+    naming `model` that says why and which models a pool can choose; nothing changes."""
+    name = f"m{uuid.uuid4().hex[:12]}"
+    r = admin.post("/v1/pools", json={"name": name, "model": "epa"})
+    assert r.status_code == 422, r.text
+    detail = r.json()["detail"][0]
+    assert detail["loc"] == ["body", "model"]
+    assert detail["msg"].startswith("epa is a replay-only peer"), detail
+    known = detail["msg"].split("known: ")[1]
+    assert known.startswith("synelo, elo, trueskill") and "epa" not in known
+    assert admin.get(f"/v1/pools/{name}").status_code == 404  # nothing was created
+    r = admin.post("/v1/pools", json={"name": name, "model": "glicko"})
+    assert "epa" not in r.json()["detail"][0]["msg"]  # the known models a pool can choose
+
+    pool = new_pool(admin, "elo")
+    for body in random_rounds(3):
+        assert server.post(f"/v1/pools/{pool}/rounds", json=body).status_code == 201
+    before = admin.get(f"/v1/pools/{pool}/leaderboard").json()
+    r = admin.patch(f"/v1/pools/{pool}", json={"model": "epa", "reason": "compare"})
+    assert r.status_code == 422, r.text
+    assert r.json()["detail"][0]["loc"] == ["body", "model"]
+    assert "replay-only" in r.json()["detail"][0]["msg"]
+    assert admin.get(f"/v1/pools/{pool}").json()["model"] == "elo"
+    assert admin.get(f"/v1/pools/{pool}/changes").json()["changes"] == []
+    assert admin.get(f"/v1/pools/{pool}/leaderboard").json() == before
 
 
 @pytest.mark.parametrize("model", OTHER_MODELS)

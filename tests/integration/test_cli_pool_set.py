@@ -77,6 +77,7 @@ def test_visibility_and_autotuning_are_set_at_once(initialised: Path, tmp_path: 
         (["-p", "k_max=1e9"], "--param k_max: Input should be less than or equal to"),
         (["-p", "k_max"], "--param takes KEY=VALUE, not 'k_max'"),
         (["--model", "nope"], "--model: unknown model (known: synelo,"),
+        (["--model", "epa"], "--model: epa is a replay-only peer"),
         (["--autotune-every", "50", "--autotune-fit", "theta"], "--autotune-every: Input"),
         (["--autotune-every", "500"], "--autotune-fit: Field required"),
         (["--autotune-every", "500", "--no-autotune"], "--no-autotune: and --autotune-"),

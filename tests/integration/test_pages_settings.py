@@ -15,7 +15,7 @@ import httpx
 import pytest
 from markupsafe import escape
 
-from synelo.models import MODELS
+from synelo.models import MODELS, pool_models
 from synelo.schemas import PoolPatchIn
 from synelo.service.api import pool_settings
 from tests.conftest import LiveServer, post_round
@@ -90,7 +90,7 @@ def test_the_form_holds_every_setting_a_patch_takes(browser: httpx.Client, pool:
     assert patchable == {"model", "params", "theta", "autotune", "public", "reason"}
     assert all(any(k.split(".")[0] == f for k in sent) for f in patchable)
     options = re.findall(r'<option value="([^"]+)"', page.text)
-    assert options == list(MODELS)
+    assert options == pool_models()  # not the replay-only peers (epa)
     assert sent["csrf"] == form_token(page.text)
 
 
@@ -207,6 +207,7 @@ def test_a_failed_re_rate_says_the_visibility_given_with_it_stays(
         ({"params.convergence": "fast"}, "params.convergence: Input should be 'seed' or"),
         ({"theta": "wide"}, "theta: Input should be a valid number"),
         ({"model": "nosuch"}, "model: unknown model"),
+        ({"model": "epa"}, "model: epa is a replay-only peer"),
         ({"autotune": "on", "autotune.every": "5", "autotune.fit": "theta"}, "autotune.every"),
         ({"autotune": "on", "autotune.every": "500", "autotune.fit": "k_min, no"}, "autotune"),
         ({}, "nothing to change"),

@@ -26,7 +26,7 @@ from synelo.evaluation.adapters import HistoryInfo, create_replay
 from synelo.evaluation.history import read_history, write_history
 from synelo.evaluation.journal import import_journal
 from synelo.evaluation.replay import replay
-from synelo.models import MODELS
+from synelo.models import MODELS, pool_models
 from synelo.store.jobs import STALE_AFTER, ProcessId
 from synelo.store.tables import jobs
 from tests.conftest import LiveServer, steam
@@ -96,7 +96,7 @@ def with_admin(
     play(server, pool, bodies[at[1] :])
 
 
-@pytest.mark.parametrize("model", list(MODELS))
+@pytest.mark.parametrize("model", pool_models())
 def test_void_and_unvoid_give_back_every_rating(
     live: LiveServer, admin: httpx.Client, server: httpx.Client, model: str
 ) -> None:
@@ -255,6 +255,7 @@ def test_rerate_requests_are_checked(admin: httpx.Client, server: httpx.Client) 
     play(server, pool, bodies)
     bad = [
         ({"model": "nope"}, ["body", "model"]),
+        ({"model": "epa"}, ["body", "model"]),  # a replay-only peer
         ({"params": {"k": -1}}, ["body", "params", "k"]),
         ({"theta": 500}, ["body", "theta"]),
         ({"modle": "elo"}, ["body", "modle"]),
@@ -282,7 +283,7 @@ def test_rerate_requests_are_checked(admin: httpx.Client, server: httpx.Client) 
 
 
 @pytest.mark.usefixtures("threaded_jobs")
-@pytest.mark.parametrize("model", list(MODELS))
+@pytest.mark.parametrize("model", pool_models())
 def test_an_export_with_admin_events_replays_to_every_stored_rating(
     live: LiveServer, admin: httpx.Client, server: httpx.Client, tmp_path: Path, model: str
 ) -> None:

@@ -141,6 +141,7 @@ PUBLIC = {
         "Scaling",
         "create_model",
         "model_class",
+        "pool_models",
         "register",
         "resolve_params",
         "score_a",

@@ -30,7 +30,8 @@ ModelOpt = Annotated[
         "--model",
         "-m",
         help="rating model: synelo, elo, trueskill, openskill-pl, openskill-bt, openskill-tm, "
-        "hive, whr, margin, positional, sectors-edge (`synelo models` lists them)",
+        "hive, whr, margin, positional, sectors-edge, and the peer epa (`synelo models` lists "
+        "them)",
     ),
 ]
 WarmupOpt = Annotated[int, typer.Option(min=0, help="matches learned from but not scored")]
@@ -79,7 +80,8 @@ def _load(
 
 @app.command("models")
 def models_cmd() -> None:
-    """Print the rating models a pool can choose and `synelo replay` runs, one per line."""
+    """Print the rating models `synelo replay` runs, one per line: those a pool can choose,
+    and the replay-only peers (`epa`) it compares them with."""
     from synelo.models import MODELS
 
     for name in MODELS:

@@ -38,6 +38,7 @@ BUILT_IN = {
     "margin": "synelo.models.margin:Margin",
     "positional": "synelo.models.positional:Positional",
     "sectors-edge": "synelo.models.sectors_edge:SectorsEdge",
+    "epa": "synelo.models.epa:Epa",
 }
 
 
@@ -92,6 +93,12 @@ def model_class(name: str) -> type[Model[Any]]:
         raise ValueError(f"unknown model {name!r} (known: {', '.join(MODELS)})") from None
 
 
+def pool_models() -> list[str]:
+    """The models a pool may choose, in the registry's order: all but the replay-only peers
+    (`Model.replay_only`), which replays compare with."""
+    return [name for name in MODELS if not MODELS[name].replay_only]
+
+
 def create_model(name: str, params: Mapping[str, object] | None = None) -> Model[Any]:
     """A model by name with `params` over its defaults (ParameterError if one is wrong)."""
     return model_class(name)(params)
@@ -110,6 +117,7 @@ __all__ = [
     "Scaling",
     "create_model",
     "model_class",
+    "pool_models",
     "register",
     "resolve_params",
     "score_a",

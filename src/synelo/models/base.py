@@ -201,6 +201,9 @@ class Model(ABC, Generic[S]):
     # the key of `fields` that says how unsure the model still is of a player (TrueSkill's
     # σ, SynElo's K), which the pool health page charts; None: the model keeps no such figure
     uncertainty: ClassVar[str | None] = None
+    # a peer that replays compare with (`epa`, a reimplementation of another system), never
+    # a pool's model: the service refuses it with a 422 naming `model`
+    replay_only: ClassVar[bool] = False
 
     def __init__(self, params: Mapping[str, object] | None = None) -> None:
         self.params: dict[str, ParamValue] = resolve_params(type(self), params or {})

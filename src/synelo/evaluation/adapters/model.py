@@ -19,7 +19,8 @@ from synelo.models import Model, Param, RoundError, RoundFacts
 
 def round_facts(match: Match) -> RoundFacts:
     """What a model reads of a match: rosters, participants, result and the report's
-    optional fields, the map among them (as the service hands a round to its model)."""
+    optional fields, the map among them (as the service hands a round to its model), and
+    the match's `type` (`epa` weighs a playoff less)."""
     extras: dict[str, Any] = dict(match.details or {})
     if match.time_played is not None:
         extras["time_played"] = match.time_played
@@ -27,6 +28,8 @@ def round_facts(match: Match) -> RoundFacts:
         extras["scores"] = {"A": match.scores[0], "B": match.scores[1]}
     if match.mode is not None:
         extras["mode"] = match.mode
+    if match.type is not None:
+        extras["type"] = match.type
     if match.map:
         extras["map"] = match.map
     part_a, part_b = match.participants if match.participants is not None else (None, None)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from fastapi import APIRouter
 
 from synelo.domain import POOL_RULES
-from synelo.models import MODELS, Param
+from synelo.models import MODELS, Model, Param, pool_models
 from synelo.models.synelo import SynElo
 from synelo.schemas import ModelOut, ModelParamOut, ModelsOut
 from synelo.service.api.responses import COMMON
@@ -27,20 +29,22 @@ def _param(name: str, spec: Param) -> ModelParamOut:
     )
 
 
+def _model(name: str, model: type[Model[Any]]) -> ModelOut:
+    return ModelOut(
+        name=name,
+        summary=model.summary,
+        rating=model.display,
+        balance_by=model.balance_by,
+        parameters=[_param(n, spec) for n, spec in model.parameters.items()],
+    )
+
+
 @router.get("", response_model=ModelsOut)
 def list_models() -> ModelsOut:
-    """Every registered model, its parameters with their defaults and bounds, and the
-    rules every pool takes besides (`POST /v1/pools` checks `params` against these)."""
+    """Every model a pool may choose (the replay-only peers are `synelo replay`'s alone),
+    its parameters with their defaults and bounds, and the rules every pool takes besides
+    (`POST /v1/pools` checks `params` against these)."""
     return ModelsOut(
-        models=[
-            ModelOut(
-                name=name,
-                summary=model.summary,
-                rating=model.display,
-                balance_by=model.balance_by,
-                parameters=[_param(n, spec) for n, spec in model.parameters.items()],
-            )
-            for name, model in MODELS.items()
-        ],
+        models=[_model(name, MODELS[name]) for name in pool_models()],
         pool_rules=[_param(name, SynElo.parameters[name]) for name in POOL_RULES],
     )

@@ -16,7 +16,7 @@ from pydantic import ValidationError
 
 from synelo.config import Settings
 from synelo.domain import POOL_RULES, Pool, encode_params, pool_model
-from synelo.models import MODELS, Model, ParameterError, resolve_params
+from synelo.models import MODELS, Model, ParameterError, pool_models, resolve_params
 from synelo.models.synelo import SynElo
 from synelo.ratings import SynEloParams
 from synelo.rerate.autotune import AutoTune, AutoTuneError, check_autotune
@@ -39,7 +39,10 @@ def model_settings(
     that keeps its model) or over the settings' and the model's defaults; every error a
     422 naming its field under body.params (body.model, body.theta)."""
     if model not in MODELS:
-        raise invalid(("body", "model"), f"unknown model (known: {', '.join(MODELS)})", value=model)
+        known = ", ".join(pool_models())
+        raise invalid(("body", "model"), f"unknown model (known: {known})", value=model)
+    if MODELS[model].replay_only:
+        raise invalid(("body", "model"), replay_only_message(model), value=model)
     keep = base is not None and base.model == model
     if model == "synelo":
         current = base.params.to_dict() if keep and base is not None else None
@@ -58,6 +61,14 @@ def model_settings(
         return pool_rules(settings, rules), resolve_params(MODELS[model], own)
     except ParameterError as exc:
         raise invalid(("body", "params", exc.name), str(exc), value=given.get(exc.name)) from None
+
+
+def replay_only_message(model: str) -> str:
+    """Why a pool cannot choose a replay-only peer, naming the models it can."""
+    return (
+        f"{model} is a replay-only peer (a reimplementation of another system, for `synelo "
+        f"replay` to compare with): a pool cannot choose it (known: {', '.join(pool_models())})"
+    )
 
 
 def autotune_setting(

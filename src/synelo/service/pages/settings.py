@@ -26,7 +26,7 @@ from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 
 from synelo.domain import Job, JobRunning, Pool, UnknownPool
-from synelo.models import MODELS
+from synelo.models import MODELS, pool_models
 from synelo.schemas import PoolPatchIn
 from synelo.service.api import actions, pool_settings
 from synelo.service.api.views import pool_out
@@ -167,7 +167,7 @@ def _form(
         "settings.html",
         status=status,
         pool=pool,
-        models=[(name, MODELS[name].summary) for name in MODELS],
+        models=[(name, MODELS[name].summary) for name in pool_models()],
         params=params,
         autotune=autotune,
         theta=shown(pool.params.theta) if pool.is_synelo else None,
