@@ -151,8 +151,9 @@ def destruction_logic(classname: str, mode: str) -> tuple[str, dict[str, Any]]:
 MARGINS = {
     "ctf": "the losers' flag captures (0); the winners reach tf_flag_caps_per_round",
     "pass": "the losers' goals (0); the winners reach tf_flag_caps_per_round",
-    "cp": "the points the losers take early on, the middle first (1 with the chance "
-    "loser_captures, else 0); a decided round ends with the winners owning every point",
+    "cp": "the points the losers take early on, the middle first, then the winners' nearest "
+    "it, at most 2 (1 with the chance loser_captures, else 0); a decided round ends with the "
+    "winners owning every point",
     "koth": "the seconds the losers hold the point before the winners take it for good "
     "(1/8 of the round's length with the chance loser_captures, else they never take it); "
     "the winners then hold it until their clock runs out",
@@ -179,7 +180,7 @@ def check_margin(
     limits: dict[str, tuple[float, float]] = {
         "ctf": (0, caps - 1),
         "pass": (0, caps - 1),
-        "cp": (0, 3),
+        "cp": (0, 2),  # with 3 of the 5, the losers would have won
         "koth": (0, koth - 1),
         "arena": (1, 100),
         "plr": (0, 0.99),
@@ -524,6 +525,16 @@ class Game:
         number = len(self.rounds) + 1
         setup = SETUP_SECONDS.get(self.mode, 0)
         length = self.round_seconds or ROUND_SECONDS[self.mode]
+        if margin is not None and winner not in (RED, BLU):
+            raise ValueError("a margin needs the round's winner, RED or BLU")
+        check_margin(
+            self.mode,
+            winner or 0,
+            margin,
+            length=length,
+            koth=self.koth_length(length),
+            caps=self.caps_per_round(),
+        )
         self._doors_up(length)
         for after, action in (moments or {}).items():
             s.at(s.now + after, action)
@@ -533,14 +544,6 @@ class Game:
         if setup:
             self._end_setup(setup, length)
         won = winner if winner is not None else self._draw_winner()
-        check_margin(
-            self.mode,
-            won,
-            margin,
-            length=length,
-            koth=self.koth_length(length),
-            caps=self.caps_per_round(),
-        )
         self._play(won, length, activity, decided=not timed_out, margin=margin)
         sudden_death = False
         if timed_out:
@@ -1016,12 +1019,15 @@ class Game:
 
     def capture(self, cappers: list[Client]) -> None:
         """These players capture a point for their team now (`cappers`: a character per
-        capper, its client index)."""
+        capper, its client index): the map's second point, or its only one, changes owner."""
         team = cappers[0].team
+        number = min(1, len(self.points()) - 1)
+        if number >= 0:
+            self.set_owner(number, team)
         self._captured(team)
         self.server.fire(
             "teamplay_point_captured",
-            cp=1,
+            cp=max(number, 0),
             cpname="point",
             team=team,
             cappers="".join(chr(c.index) for c in cappers),
