@@ -20,7 +20,7 @@
  *    (CTFRobotDestructionLogic): m_nRedScore, m_nBlueScore.
  */
 
-#define SYN_PERCENT 100  // attack/defend, payload, payload race: a stage's shares are in percent
+const int SYN_PERCENT = 100;  // attack/defend, payload, payload race: a stage's shares, in percent
 
 // RED's and BLU's scores of the round ending now; false when the mode keeps none (Special
 // Delivery: one delivery ends the round; MvM reports nothing) or the entities are missing.
