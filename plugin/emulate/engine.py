@@ -43,6 +43,7 @@ ENGINE_CONVARS = {
     "tf_arena_max_streak": "3",
     "tf_arena_override_team_size": "0",
     "tf_arena_use_queue": "1",
+    "tf_flag_caps_per_round": "3",  # CTF and PASS Time: the captures that win a round
     "sv_vote_issue_scramble_teams_allowed": "1",
     "sv_vote_issue_scramble_teams_cooldown": "1200",
 }

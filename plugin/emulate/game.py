@@ -77,6 +77,11 @@ ROUND_SECONDS = {
 }
 PREROUND_SECONDS = 5.0
 KOTH_SECONDS = 180.0  # each team's KOTH timer (tf_logic_koth's timer_length default)
+# The emulated PD and RD maps' points to win (the logic's m_nMaxPoints, a map setting).
+MAX_POINTS = {"pd": 100, "rd": 300}
+PLR_CHECKPOINT = 0.5  # payload race: each track's checkpoint, as a share of the track
+MAX_CONTROL_POINTS = 8  # the objective resource's arrays (MAX_CONTROL_POINTS, shareddefs.h)
+WINREASON_DEFEND_UNTIL_TIME_LIMIT = 4
 SUDDEN_DEATH_SECONDS = 30.0  # how long a sudden death lasts here before it is decided
 STALEMATE_TIMER = 1  # stalemate_reasons_t: the round timer ran out
 WINREASON_ALL_POINTS_CAPTURED, WINREASON_OPPONENTS_DEAD, WINREASON_STALEMATE = 1, 2, 5
@@ -92,19 +97,120 @@ def round_timer(
     """A team_round_timer and the CTeamRoundTimer netprops the plugin reads (source-sdk-2013,
     teamplay_round_timer.cpp): it spawns paused; `m_flTimeRemaining` counts while paused,
     `m_flTimerEndTime` while it runs. `team`: the KOTH team whose timer it is (not a netprop:
-    the game's m_hRedKothTimer / m_hBlueKothTimer)."""
+    the game's m_hRedKothTimer / m_hBlueKothTimer point at it)."""
     props: dict[str, Any] = {
         "__netclass": "CTeamRoundTimer",
         "m_nSetupTimeLength": setup,
         "m_bTimerPaused": 1,
         "m_flTimeRemaining": 0.0,
         "m_flTimerEndTime": 0.0,
+        "m_nTimerLength": 0,  # the round's length once set (SetTime), time added included
         "m_bIsDisabled": int(disabled),
         "m_bShowInHUD": int(hud),
     }
     if team:
         props["__koth_team"] = team
     return ("team_round_timer", props)
+
+
+def control_point(owner: int, *, stage: int = 1) -> tuple[str, dict[str, Any]]:
+    """A team_control_point: its default owner (a datamap field) and its owner (m_iTeamNum,
+    CTeamControlPoint::InternalSetOwner's ChangeTeam). `stage`: the attack/defend stage it
+    belongs to (not a netprop: the objective resource's m_bInMiniRound says which are in play)."""
+    return ("team_control_point", {"m_iDefaultOwner": owner, "m_iTeamNum": owner, "__stage": stage})
+
+
+def train_watcher(team: int) -> tuple[str, dict[str, Any]]:
+    """A team_train_watcher (CTeamTrainWatcher): the team whose cart it follows
+    (m_iTeamNum), the share of its track covered (m_flTotalProgress, 0..1) and m_bDisabled
+    (a datamap field)."""
+    return (
+        "team_train_watcher",
+        {
+            "__netclass": "CTeamTrainWatcher",
+            "m_iTeamNum": team,
+            "m_flTotalProgress": 0.0,
+            "m_bDisabled": 0,
+        },
+    )
+
+
+def destruction_logic(classname: str, mode: str) -> tuple[str, dict[str, Any]]:
+    """Player or robot destruction's logic (CTFRobotDestructionLogic's netprops): the points
+    to win and each team's points."""
+    props = {
+        "__netclass": "CTFPlayerDestructionLogic" if mode == "pd" else "CTFRobotDestructionLogic",
+        "m_nMaxPoints": MAX_POINTS[mode],
+        "m_nRedScore": 0,
+        "m_nBlueScore": 0,
+    }
+    return (classname, props)
+
+
+# What play_round's `margin` means in each mode (None: the default in brackets).
+MARGINS = {
+    "ctf": "the losers' flag captures (0); the winners reach tf_flag_caps_per_round",
+    "pass": "the losers' goals (0); the winners reach tf_flag_caps_per_round",
+    "cp": "the points the losers take early on, the middle first, then the winners' nearest "
+    "it, at most 2 (1 with the chance loser_captures, else 0); a decided round ends with the "
+    "winners owning every point",
+    "koth": "the seconds the losers hold the point before the winners take it for good "
+    "(1/8 of the round's length with the chance loser_captures, else they never take it); "
+    "the winners then hold it until their clock runs out",
+    "arena": "the winners alive at the end (half of them, rounded up); every loser dies",
+    "ad": "BLU wins: the seconds left on the stage's clock at the last capture (a quarter of "
+    "it); RED wins: the share of the stage's points BLU took before the clock ran out (0)",
+    "pl": "BLU wins: the seconds left on the clock as the cart reaches the end (a quarter of "
+    "it); RED wins: the share of the track BLU's cart covered before the clock ran out (0)",
+    "plr": "the share of its track the losers' cart covered (0)",
+    "pd": "the losers' points (0); the winners reach the logic's m_nMaxPoints",
+    "rd": "the losers' points (0); the winners reach the logic's m_nMaxPoints",
+}
+
+
+def check_margin(
+    mode: str, won: int, margin: float | None, *, length: float, koth: float, caps: int
+) -> None:
+    """A clear error for a `margin` the mode cannot play (MARGINS): `length` is the round's,
+    `koth` each KOTH clock's, `caps` the captures that win CTF and PASS Time."""
+    if margin is None:
+        return
+    if mode not in MARGINS:
+        raise ValueError(f"{mode} rounds take no margin")
+    limits: dict[str, tuple[float, float]] = {
+        "ctf": (0, caps - 1),
+        "pass": (0, caps - 1),
+        "cp": (0, 2),  # with 3 of the 5, the losers would have won
+        "koth": (0, koth - 1),
+        "arena": (1, 100),
+        "plr": (0, 0.99),
+        "pd": (0, MAX_POINTS["pd"] - 1),
+        "rd": (0, MAX_POINTS["rd"] - 1),
+        "ad": (0, length - 1) if won == BLU else (0, 0.99),
+        "pl": (0, length - 1) if won == BLU else (0, 0.99),
+    }
+    low, high = limits[mode]
+    if not low <= margin <= high:
+        raise ValueError(f"a {mode} margin must be from {low} to {high}: {MARGINS[mode]}")
+
+
+def engine_entities() -> list[tuple[str, dict[str, Any]]]:
+    """The entities TF2 has on every map: the team entities (CTFTeam, teams 0 to 3) with
+    their round's flag captures (m_nFlagCaptures) and score (m_iScore), and the objective
+    resource (CTFObjectiveResource) with its control points' owners (m_iOwner), which are in
+    the stage in play (m_bInMiniRound), and the round timer in the HUD (m_iTimerToShowInHUD)."""
+    teams = [
+        ("tf_team", {"__netclass": "CTFTeam", "m_iTeamNum": n, "m_nFlagCaptures": 0, "m_iScore": 0})
+        for n in (UNASSIGNED, SPECTATOR, RED, BLU)
+    ]
+    resource = {
+        "__netclass": "CTFObjectiveResource",
+        "m_iNumControlPoints": 0,
+        "m_iOwner": [0] * MAX_CONTROL_POINTS,
+        "m_bInMiniRound": [1] * MAX_CONTROL_POINTS,
+        "m_iTimerToShowInHUD": 0,
+    }
+    return [*teams, ("tf_objective_resource", resource)]
 
 
 def map_entities(mode: str) -> list[tuple[str, dict[str, Any]]]:
@@ -115,8 +221,8 @@ def map_entities(mode: str) -> list[tuple[str, dict[str, Any]]]:
     while the point is neutral. Attack/defend (cp_dustbowl) has a timer per stage, only the
     stage in play enabled and in the HUD; the map's entity order puts a later stage's first."""
     timer = round_timer(SETUP_SECONDS.get(mode, 0))
-    point = ("team_control_point", {"m_iDefaultOwner": 0})
-    red_point = ("team_control_point", {"m_iDefaultOwner": RED})
+    point = control_point(0)
+    red_point = control_point(RED)
     flag = ("item_teamflag", {})
     return {
         "arena": [("tf_logic_arena", {}), point],
@@ -127,34 +233,34 @@ def map_entities(mode: str) -> list[tuple[str, dict[str, Any]]]:
             round_timer(hud=False, team=RED),
         ],
         "cp": [
-            ("team_control_point", {"m_iDefaultOwner": RED}),
-            ("team_control_point", {"m_iDefaultOwner": RED}),
+            control_point(RED),
+            control_point(RED),
             point,
-            ("team_control_point", {"m_iDefaultOwner": BLU}),
-            ("team_control_point", {"m_iDefaultOwner": BLU}),
+            control_point(BLU),
+            control_point(BLU),
             timer,
         ],
         "ad": [
             red_point,
             red_point,
-            red_point,
+            control_point(RED, stage=2),  # the next stage's: not in this round's play
             round_timer(SETUP_SECONDS["ad"], disabled=True, hud=False),  # stage 2
             timer,  # stage 1, in play
             round_timer(SETUP_SECONDS["ad"], disabled=True, hud=False),  # stage 3
         ],
         "ctf": [flag, flag, timer],
-        "pl": [("team_train_watcher", {}), red_point, red_point, red_point, timer],
+        "pl": [train_watcher(BLU), red_point, red_point, red_point, timer],
         "plr": [
             ("tf_logic_multiple_escort", {}),
-            ("team_train_watcher", {}),
-            ("team_train_watcher", {}),
+            train_watcher(RED),
+            train_watcher(BLU),
             point,
             point,
             timer,
         ],
         "mvm": [("tf_logic_mann_vs_machine", {}), flag, ("func_upgradestation", {})],
-        "pd": [("tf_logic_player_destruction", {}), flag, timer],
-        "rd": [("tf_logic_robot_destruction", {}), timer],
+        "pd": [destruction_logic("tf_logic_player_destruction", "pd"), flag, timer],
+        "rd": [destruction_logic("tf_logic_robot_destruction", "rd"), timer],
         "pass": [("passtime_logic", {}), timer],
         # No logic entity: TF2 knows Special Delivery by the map's "sd_" prefix alone
         # (CTFGameRules::Activate sets m_bPlayingSpecialDeliveryMode from the map name).
@@ -190,7 +296,9 @@ class Game:
     last_winner: int = 0
     seated_at: dict[int, float] = field(default_factory=dict)  # arena: client -> when seated
     map_name: str | None = None  # the map's path (e.g. workshop/koth_x.ugc1); None: MAPS
+    koth_seconds: float | None = None  # each KOTH clock (None: 3/4 of the round's length)
     switch_teams: bool = False  # ad, pl: the teams change colours before the next round
+    _retake_at: float = 0.0  # koth: when the winners take the point back from the losers
     _streak: int = 0  # arena: rounds the last winner won in a row
 
     def __post_init__(self) -> None:
@@ -207,16 +315,19 @@ class Game:
         s.map_started = s.now
         s.entities = {}
         index = 200
+        rules = {"m_bInSetup": 0, "m_hRedKothTimer": -1, "m_hBlueKothTimer": -1}
         for classname, props in [
             ("tf_player_manager", {"__netclass": "CTFPlayerResource"}),
-            ("tf_gamerules", {"m_bInSetup": 0}),
+            ("tf_gamerules", rules),
             *map_entities(self.mode),
+            *engine_entities(),
         ]:
             index += 1
             entity = Entity(index, classname, dict(props))
             if classname == "tf_player_manager":
                 entity.props["m_iTotalScore"] = self._score
             s.entities[index] = entity
+        self._resource()["m_iNumControlPoints"] = len(self.points())
         # SourceMod: OnMapStart, then server.cfg and every AutoExecConfig file run (on every
         # map load: OnAutoConfigsBuffered is "right after OnMapStart() but any time before
         # OnConfigsExecuted()"), then OnConfigsExecuted (sm.alliedmods.net/new-api/sourcemod/
@@ -392,9 +503,15 @@ class Game:
         activity: int = 3,
         moments: dict[float, Callable[[], None]] | None = None,
         timed_out: bool = False,
+        margin: float | None = None,
     ) -> RoundRecord:
         """One round. `moments`: what happens at so many seconds after the doors go up
         (players leaving or joining mid-round, a medic's charge filling, ...).
+
+        `margin`: how the round is won, in the mode's terms (MARGINS; None: the default
+        there). The game plays it out and keeps the engine's values as TF2 does: flag
+        captures, control point owners, the KOTH clocks, the stage clock, the carts, the
+        destruction points, who is alive at the end.
 
         `timed_out`: the round timer runs out with the objective undecided, and TF2 calls
         CTeamplayRoundBasedRules::SetStalemate(STALEMATE_TIMER) (source-sdk-2013,
@@ -408,6 +525,16 @@ class Game:
         number = len(self.rounds) + 1
         setup = SETUP_SECONDS.get(self.mode, 0)
         length = self.round_seconds or ROUND_SECONDS[self.mode]
+        if margin is not None and winner not in (RED, BLU):
+            raise ValueError("a margin needs the round's winner, RED or BLU")
+        check_margin(
+            self.mode,
+            winner or 0,
+            margin,
+            length=length,
+            koth=self.koth_length(length),
+            caps=self.caps_per_round(),
+        )
         self._doors_up(length)
         for after, action in (moments or {}).items():
             s.at(s.now + after, action)
@@ -417,7 +544,7 @@ class Game:
         if setup:
             self._end_setup(setup, length)
         won = winner if winner is not None else self._draw_winner()
-        self._play(won, length, activity, decided=not timed_out)
+        self._play(won, length, activity, decided=not timed_out, margin=margin)
         sudden_death = False
         if timed_out:
             won, sudden_death = self._stalemate(won)
@@ -429,6 +556,8 @@ class Game:
         reason = WINREASON_ALL_POINTS_CAPTURED
         if timed_out:
             reason = WINREASON_OPPONENTS_DEAD if won in (RED, BLU) else WINREASON_STALEMATE
+        elif self.mode in SWITCHING and won == RED:
+            reason = WINREASON_DEFEND_UNTIL_TIME_LIMIT
         s.fire(
             "teamplay_round_win",
             team=won,
@@ -454,19 +583,87 @@ class Game:
 
     def _round_spawn(self, length: float) -> None:
         """Before teamplay_round_start (InputRoundSpawn): each enabled timer is set, paused,
-        to its setup time, or else its length (KOTH's: KOTH_SECONDS); a timer in setup sets
-        the game rules' m_bInSetup (CTeamRoundTimer::SetState)."""
+        to its setup time, or else its length (SetTime: m_nTimerLength too); a timer in setup
+        sets the game rules' m_bInSetup (CTeamRoundTimer::SetState). KOTH's clocks are new
+        each round (CTFGameRules::SetupOnRoundStart clears m_hRedKothTimer and
+        m_hBlueKothTimer, tf_logic_koth makes them again), each at the KOTH length. The round
+        starts afresh: no flag captured, the points at their default owners, the carts at the
+        start, no destruction points."""
         in_setup = False
+        rules = self._gamerules()
+        koth = self.koth_length(length)
         for timer in self.timers():
             props = timer.props
             props["m_bTimerPaused"] = 1
-            if props.get("__koth_team"):
-                props["m_flTimeRemaining"] = KOTH_SECONDS
+            team = props.get("__koth_team")
+            if team:
+                props["m_flTimeRemaining"] = koth
+                props["m_nTimerLength"] = round(koth)
+                rules["m_hRedKothTimer" if team == RED else "m_hBlueKothTimer"] = timer.index
             elif not props["m_bIsDisabled"]:
                 setup = props["m_nSetupTimeLength"]
                 props["m_flTimeRemaining"] = float(setup or length)
+                props["m_nTimerLength"] = round(setup or length)
                 in_setup = in_setup or setup > 0
+                if props["m_bShowInHUD"]:
+                    self._resource()["m_iTimerToShowInHUD"] = timer.index
         self.set_in_setup(in_setup)
+        for team in self.entities_of("tf_team"):
+            team.props["m_nFlagCaptures"] = 0
+        for number, point in enumerate(self.points()):
+            self._resource()["m_bInMiniRound"][number] = int(point.props["__stage"] == 1)
+            self.set_owner(number, point.props["m_iDefaultOwner"])
+        for entity in self.entities_of("team_train_watcher"):
+            entity.props["m_flTotalProgress"] = 0.0
+        for entity in self._destruction():
+            entity.props["m_nRedScore"] = entity.props["m_nBlueScore"] = 0
+
+    def koth_length(self, length: float) -> float:
+        """Each team's KOTH clock: `koth_seconds`, else 3/4 of the round's length (180 s of
+        the default 240, tf_logic_koth's timer_length default)."""
+        if self.koth_seconds is not None:
+            return float(self.koth_seconds)
+        return KOTH_SECONDS * length / ROUND_SECONDS["koth"]
+
+    # --- the game's state the plugin reads (netprops) ------------------------------------
+
+    def entities_of(self, classname: str) -> list[Entity]:
+        return [e for e in self.server.entities.values() if e.classname == classname]
+
+    def _resource(self) -> dict[str, Any]:
+        return self.entities_of("tf_objective_resource")[0].props
+
+    def _destruction(self) -> list[Entity]:
+        return [
+            *self.entities_of("tf_logic_player_destruction"),
+            *self.entities_of("tf_logic_robot_destruction"),
+        ]
+
+    def points(self) -> list[Entity]:
+        """The map's control points, in the objective resource's order (the entities')."""
+        return self.entities_of("team_control_point")
+
+    def set_owner(self, number: int, team: int) -> None:
+        """Point `number` now belongs to `team`: the point's m_iTeamNum and the objective
+        resource's m_iOwner."""
+        self.points()[number].props["m_iTeamNum"] = team
+        self._resource()["m_iOwner"][number] = team
+
+    def owners(self) -> list[int]:
+        """The owner of each point in the stage in play."""
+        resource = self._resource()
+        return [
+            resource["m_iOwner"][n]
+            for n in range(resource["m_iNumControlPoints"])
+            if resource["m_bInMiniRound"][n]
+        ]
+
+    def team_entity(self, team: int) -> Entity:
+        return next(e for e in self.entities_of("tf_team") if e.props["m_iTeamNum"] == team)
+
+    def watcher(self, team: int) -> Entity:
+        watchers = self.entities_of("team_train_watcher")
+        return next(e for e in watchers if e.props["m_iTeamNum"] == team)
 
     def _gamerules(self) -> dict[str, Any]:
         rules = next(e for e in self.server.entities.values() if e.classname == "tf_gamerules")
@@ -496,11 +693,12 @@ class Game:
 
     def _setup_finished(self, length: float) -> None:
         """RoundTimerSetupThink: after teamplay_setup_finished, SetState(RT_STATE_NORMAL)
-        (m_bInSetup 0) and the round's length on the timer."""
+        (m_bInSetup 0) and the round's length on the timer (its m_nTimerLength too)."""
         self.set_in_setup(False)
         for timer in self.timers():
             if not timer.props["m_bIsDisabled"] and not timer.props.get("__koth_team"):
                 timer.props["m_flTimerEndTime"] = self.server.game_time() + length
+                timer.props["m_nTimerLength"] = round(length)
 
     def koth_capture(self, team: int) -> None:
         """KOTH: `team` holds the point; its timer runs, the other team's is paused."""
@@ -585,14 +783,31 @@ class Game:
         p_red = 1.0 / (1.0 + math.exp(-(red - blu)))
         return RED if self.server.rng.random() < p_red else BLU
 
-    def _play(self, won: int, length: float, activity: int, *, decided: bool = True) -> None:
+    def _play(
+        self,
+        won: int,
+        length: float,
+        activity: int,
+        *,
+        decided: bool = True,
+        margin: float | None = None,
+    ) -> None:
         """Damage, heals and the mode's objectives, spread over the round (`decided`: the
-        winners complete the objective at the end; else the timer runs out)."""
+        winners complete the objective at the end; else the timer runs out).
+
+        The steps take 3/4 of the round's length, as the game's clock runs: KOTH's winners
+        then hold the point until their clock runs out; attack/defend's and payload's
+        attackers capture the last point with `margin` seconds left (default: a quarter of
+        the clock), and their defenders win when the clock runs out."""
         s = self.server
         steps = max(activity, 1)
         lost = BLU if won == RED else RED
+        played = length * steps / (steps + 1)
+        if decided and self.mode in SWITCHING:
+            left = margin if margin is not None else length / 4
+            played = length - left if won == BLU else length
         for step in range(steps):
-            s.advance(length / (steps + 1))
+            s.advance(played / steps)
             live = [c for c in s.sorted_clients() if c.alive and c.team in (RED, BLU)]
             for client in live:
                 foes = [c for c in live if c.team != client.team]
@@ -620,30 +835,183 @@ class Game:
                         weaponid=0,
                         bonuseffect=0,
                     )
-            self._objective(step, steps, won, lost, decided)
+            self._objective(step, steps, won, lost, decided, margin)
+        if decided and self.mode == "koth":
+            self._koth_finish(won)
+        if decided and self.mode == "arena":
+            self._arena_finish(won, margin)
 
-    def _objective(self, step: int, steps: int, won: int, lost: int, decided: bool) -> None:
+    def _objective(
+        self, step: int, steps: int, won: int, lost: int, decided: bool, margin: float | None
+    ) -> None:
+        if step == 0:
+            self._early(won, lost, margin)
+        if step == steps - 1 and decided:
+            self._complete(won, lost, margin)
+
+    def _complete(self, won: int, lost: int, margin: float | None) -> None:
+        """The last step of a decided round: the winners complete their objective."""
+        if self.mode == "cp":
+            for number, point in enumerate(self.points()):
+                if point.props["m_iTeamNum"] != won:
+                    self._point_captured(number, won)
+        elif self.mode == "plr":
+            self._cart(lost, margin or 0.0)
+            self._cart(won, 1.0)
+        elif self.mode in SWITCHING and won == BLU:
+            self._attackers_took(1.0)
+        elif self.mode in ("ctf", "pass"):
+            for _ in range(self.caps_per_round() - self._flags(won)):
+                self._flag_captured(won)
+        elif self.mode in MAX_POINTS:
+            self._destruction_points(won, MAX_POINTS[self.mode])
+
+    def _early(self, won: int, lost: int, margin: float | None) -> None:
+        """The first step's objectives: the losers' share of the round (MARGINS)."""
+        if self.mode == "koth":
+            self._koth_early(won, lost, margin)
+        elif self.mode == "cp":
+            self._cp_early(lost, margin)
+        elif self.mode in ("ctf", "pass"):
+            for _ in range(int(margin or 0)):
+                self._flag_captured(lost)
+        elif self.mode in SWITCHING and won == RED:
+            self._attackers_took(margin or 0.0)
+        elif self.mode in MAX_POINTS:
+            self._destruction_points(lost, int(margin or 0))
+
+    def _koth_early(self, won: int, lost: int, margin: float | None) -> None:
+        """KOTH: the losers take the point and hold it (`margin` seconds, or by chance), then
+        the winners take it; or the winners take it at once."""
         s = self.server
-        last = step == steps - 1 and decided
-        if self.mode in ("koth", "cp", "plr") and last:
-            self._captured(won)
-            s.fire("teamplay_point_captured", cp=0, cpname="point", team=won, cappers="")
-        elif self.mode in ("ad", "pl") and won == BLU and last:
-            s.fire("teamplay_point_captured", cp=0, cpname="last", team=BLU, cappers="")
-        elif self.mode == "ctf" and last:
-            carriers = [c for c in s.sorted_clients() if c.team == won and c.alive]
-            if carriers:
-                s.fire(
-                    "teamplay_flag_event",
-                    player=carriers[0].index,
-                    carrier=carriers[0].index,
-                    eventtype=2,
-                    home=0,
-                    team=won,
-                )
-        if self.mode in ("koth", "cp") and step == 0 and s.rng.random() < self.loser_captures:
-            self._captured(lost)
-            s.fire("teamplay_point_captured", cp=0, cpname="point", team=lost, cappers="")
+        if margin is None:
+            captures = s.rng.random() < self.loser_captures
+            hold = self.round_length() / 8
+        else:
+            captures, hold = margin > 0, margin
+        if not captures:
+            self._point_captured(0, won)
+            return
+        self._point_captured(0, lost)
+        self._retake_at = s.now + hold
+        s.at(self._retake_at, lambda: self._point_captured(0, won))
+
+    def _cp_early(self, lost: int, margin: float | None) -> None:
+        """Control points: the losers take `margin` points (or one by chance), the middle
+        first, then the winners' nearest it."""
+        if margin is None:
+            taken = 1 if self.server.rng.random() < self.loser_captures else 0
+        else:
+            taken = int(margin)
+        count = len(self.points())
+        mid = count // 2
+        beyond = range(mid - 1, -1, -1) if lost == BLU else range(mid + 1, count)
+        for number in [mid, *beyond][:taken]:
+            self._point_captured(number, lost)
+
+    def caps_per_round(self) -> int:
+        """The captures that win a CTF or PASS Time round (tf_flag_caps_per_round; at 0 the
+        emulated round is still won by one)."""
+        return int(float(self.server.convars["tf_flag_caps_per_round"].value or 0)) or 1
+
+    def round_length(self) -> float:
+        return float(self.round_seconds or ROUND_SECONDS[self.mode])
+
+    def _point_captured(self, number: int, team: int) -> None:
+        """`team` captures point `number`: its owner changes (KOTH: the clocks too), and
+        teamplay_point_captured fires."""
+        self.set_owner(number, team)
+        self._captured(team)
+        self.server.fire(
+            "teamplay_point_captured", cp=number, cpname="point", team=team, cappers=""
+        )
+
+    def _stage_points(self) -> list[int]:
+        resource = self._resource()
+        return [n for n in range(len(self.points())) if resource["m_bInMiniRound"][n]]
+
+    def _attackers_took(self, share: float) -> None:
+        """Attack/defend and payload, a defence to the end: the attackers (BLU) took `share`
+        of the stage: its points in order (attack/defend), or the cart that far, capturing
+        each checkpoint it passes (payload)."""
+        if self.mode == "ad":
+            stage = self._stage_points()
+            for number in stage[: int(share * len(stage) + 1e-9)]:
+                if self.points()[number].props["m_iTeamNum"] != BLU:
+                    self._point_captured(number, BLU)
+        else:
+            self._cart(BLU, share)
+
+    def _cart(self, team: int, share: float) -> None:
+        """`team`'s cart reaches `share` of its track (m_flTotalProgress), capturing the
+        checkpoints it passes: payload's points at even shares of the track (the last at its
+        end), payload race's at PLR_CHECKPOINT and the end."""
+        watcher = self.watcher(team)
+        before = watcher.props["m_flTotalProgress"]
+        watcher.props["m_flTotalProgress"] = share
+        if self.mode == "pl":
+            points = self.points()
+            marks = [(n + 1) / len(points) for n in range(len(points))]
+            for number, mark in enumerate(marks):
+                if before < mark <= share + 1e-9:
+                    self._point_captured(number, team)
+        else:
+            number = 0 if team == RED else 1
+            for mark in (PLR_CHECKPOINT, 1.0):
+                if before < mark <= share + 1e-9:
+                    self._point_captured(number, team)
+
+    def _flags(self, team: int) -> int:
+        return int(self.team_entity(team).props["m_nFlagCaptures"])
+
+    def _flag_captured(self, team: int) -> None:
+        """A capture for `team`: CTF's intelligence brought home by one of its live players
+        (teamplay_flag_event), or a PASS Time goal; the team's m_nFlagCaptures counts it."""
+        s = self.server
+        self.team_entity(team).props["m_nFlagCaptures"] = self._flags(team) + 1
+        carriers = [c for c in s.sorted_clients() if c.team == team and c.alive]
+        if self.mode == "ctf" and carriers:
+            s.fire(
+                "teamplay_flag_event",
+                player=carriers[0].index,
+                carrier=carriers[0].index,
+                eventtype=2,
+                home=0,
+                team=team,
+            )
+
+    def _destruction_points(self, team: int, points: int) -> None:
+        for logic in self._destruction():
+            logic.props["m_nRedScore" if team == RED else "m_nBlueScore"] = points
+
+    def _koth_finish(self, won: int) -> None:
+        """KOTH: the winners hold the point until their clock runs out (a capture still to come
+        happens first); the round ends then."""
+        s = self.server
+        if self._retake_at > s.now:
+            s.advance(self._retake_at - s.now)
+        self._retake_at = 0.0
+        timer = next(t for t in self.timers() if t.props.get("__koth_team") == won)
+        left = timer.props["m_flTimerEndTime"] - s.game_time()
+        if not timer.props["m_bTimerPaused"] and left > 0:
+            s.advance(left)
+
+    def _arena_finish(self, won: int, margin: float | None) -> None:
+        """Arena, won by elimination: the winners fall to `margin` alive (default: half of
+        them, rounded up), then the last losers die; each a player_death."""
+        s = self.server
+        winners = [c for c in s.sorted_clients() if c.alive and c.team == won]
+        lost = BLU if won == RED else RED
+        losers = [c for c in s.sorted_clients() if c.alive and c.team == lost]
+        keep = int(margin) if margin is not None else (len(winners) + 1) // 2
+        for client in winners[keep:]:
+            client.alive = False
+            killer = losers[0].userid if losers else 0
+            s.fire("player_death", userid=client.userid, attacker=killer, death_flags=0)
+        for client in losers:
+            client.alive = False
+            killer = winners[0].userid if winners else 0
+            s.fire("player_death", userid=client.userid, attacker=killer, death_flags=0)
 
     def _captured(self, team: int) -> None:
         if self.mode == "koth" and team in (RED, BLU):
@@ -651,12 +1019,15 @@ class Game:
 
     def capture(self, cappers: list[Client]) -> None:
         """These players capture a point for their team now (`cappers`: a character per
-        capper, its client index)."""
+        capper, its client index): the map's second point, or its only one, changes owner."""
         team = cappers[0].team
+        number = min(1, len(self.points()) - 1)
+        if number >= 0:
+            self.set_owner(number, team)
         self._captured(team)
         self.server.fire(
             "teamplay_point_captured",
-            cp=1,
+            cp=max(number, 0),
             cpname="point",
             team=team,
             cappers="".join(chr(c.index) for c in cappers),

@@ -1119,9 +1119,7 @@ def _value(c: Context, entity: int, prop: int, element: int) -> Any:
     return value
 
 
-@sp("GameRules_GetProp")
-def _game_rules_prop(c: Context, prop: int, size: int = 4, element: int = 0) -> int:
-    """A netprop of the game rules proxy (tf_gamerules): m_bInSetup, ..."""
+def _rules_prop(c: Context, prop: int) -> int:
     rules = next((e for e in c.server.entities.values() if e.classname == "tf_gamerules"), None)
     if rules is None:
         raise PluginError("Gamerules lookup failed")
@@ -1129,6 +1127,19 @@ def _game_rules_prop(c: Context, prop: int, size: int = 4, element: int = 0) -> 
     if name not in rules.props:
         raise PluginError(f'Property "{name}" not found on the gamerules proxy')
     return int(rules.props[name])
+
+
+@sp("GameRules_GetProp")
+def _game_rules_prop(c: Context, prop: int, size: int = 4, element: int = 0) -> int:
+    """A netprop of the game rules proxy (tf_gamerules): m_bInSetup, ..."""
+    return _rules_prop(c, prop)
+
+
+@sp("GameRules_GetPropEnt")
+def _game_rules_prop_ent(c: Context, prop: int, element: int = 0) -> int:
+    """An entity handle of the game rules proxy (m_hRedKothTimer, ...): its entity index,
+    -1 for none."""
+    return _rules_prop(c, prop)
 
 
 @sp("GetEntProp")

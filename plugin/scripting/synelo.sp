@@ -6,7 +6,8 @@
  * include/synelo/{logic,delivery,splits,community}.inc, which make no engine calls and are
  * tested under pysmx's VM; this file turns game events into their events and their actions
  * into HTTP requests (REST in Pawn 1.3) and team changes. synelo/community.sp has the player
- * commands and the team lock, synelo/api.sp the natives, forwards and admin menu.
+ * commands and the team lock, synelo/api.sp the natives, forwards and admin menu,
+ * synelo/scores.sp each mode's margin read from the game's entities.
  */
 
 #pragma semicolon 1
@@ -109,6 +110,7 @@ char g_body[SYN_BODY_LEN];      // request bodies are built here (kept off the s
 #include "synelo/community.sp"
 #include "synelo/api.sp"
 #include "synelo/votes.sp"
+#include "synelo/scores.sp"
 
 // --- loading ------------------------------------------------------------------------------
 
@@ -894,6 +896,12 @@ public void Event_RoundWin(Event event, const char[] name, bool dontBroadcast)
 {
     int team = event.GetInt("team");
     int winner = team == view_as<int>(TFTeam_Red) ? SL_A : (team == view_as<int>(TFTeam_Blue) ? SL_B : SL_DRAW);
+    int red;
+    int blu;
+    if (Active() && RoundScores(red, blu))
+    {
+        SL_SetScores(red, blu);  // RED is side A, BLU side B
+    }
     RoundEnded(winner, event.GetInt("full_round") != 0);
 }
 

@@ -62,6 +62,7 @@ public void T_Damage(int t, const char[] attacker, const char[] victim) { SL_Dam
 public void T_Heal(int t, const char[] healer) { SL_Heal(t, healer); }
 public void T_Capture(int t, int side) { SL_Capture(t, side); }
 public void T_RoundEnd(int t, int winner, bool fullRound) { SL_RoundEnd(t, winner, fullRound); }
+public void T_Scores(int a, int b) { SL_SetScores(a, b); }
 public void T_Tick(int t) { SL_Tick(t); }
 public void T_ForceScramble(int t) { SL_ForceScramble(t); }
 public bool T_ApplyMove(int t, const char[] id, int to) { return SL_ApplyMove(t, id, to, SL_MOVE_F11); }

@@ -16,6 +16,7 @@ import pytest
 
 from tests.plugin.harness import (
     SIDE,
+    WINNER,
     CommunityRunner,
     LogicVM,
     ScriptRunner,
@@ -100,13 +101,22 @@ def test_a_wrong_expectation_fails(smx: bytes) -> None:
 # --- the report body --------------------------------------------------------------------------
 
 
-def _play_round(vm: LogicVM, t: int, a: list[str], b: list[str], winner: int = 2) -> str:
+def _play_round(
+    vm: LogicVM,
+    t: int,
+    a: list[str],
+    b: list[str],
+    winner: int = 2,
+    scores: tuple[int, int] | None = None,
+) -> str:
     for p in a:
         vm.call("T_TeamChange", t, p, SIDE["A"])
     for p in b:
         vm.call("T_TeamChange", t, p, SIDE["B"])
     vm.call("T_RoundStart", t + 1, SIDE["B"])
     vm.call("T_Damage", t + 2, a[0], b[0])
+    if scores is not None:
+        vm.call("T_Scores", *scores)  # as the plugin does from the game's entities
     vm.call("T_RoundEnd", t + 3, winner, True)
     bodies = [text for type_, *_, text in vm.drain() if type_ == 1]
     assert len(bodies) == 1
@@ -123,7 +133,36 @@ def test_report_body_is_the_services_json(vm: LogicVM) -> None:
         "winner": "A",
         "teams": {"A": a, "B": b},
         "participants": {"A": [a[0]], "B": [b[0]]},
+        "mode": "koth",
     }
+
+
+@pytest.mark.parametrize(
+    ("winner", "scores", "sent"),
+    [
+        (WINNER["A"], (180, 12), {"A": 180, "B": 12}),
+        (WINNER["B"], (0, 3), {"A": 0, "B": 3}),
+        (WINNER["A"], (2, 3), None),  # the margin would contradict the winner
+        (WINNER["B"], (4, 4), None),  # a win with equal scores: no margin to learn from
+        (WINNER["draw"], (3, 2), None),  # a stalemate: the result is the margin
+        (WINNER["draw"], (0, 0), None),
+    ],
+)
+def test_the_report_carries_scores_only_when_they_agree_with_the_winner(
+    vm: LogicVM, winner: int, scores: tuple[int, int], sent: dict[str, int] | None
+) -> None:
+    a, b = ["76561197960265730"], ["76561197960265731"]
+    body = json.loads(_play_round(vm, 1000, a, b, winner=winner, scores=scores))
+    assert body.get("scores") == sent
+    assert body["mode"] == "koth"
+
+
+def test_scores_given_for_one_round_do_not_leak_into_the_next(vm: LogicVM) -> None:
+    a, b = ["76561197960265730"], ["76561197960265731"]
+    first = json.loads(_play_round(vm, 1000, a, b, winner=WINNER["A"], scores=(3, 1)))
+    second = json.loads(_play_round(vm, 5000, a, b, winner=WINNER["A"]))
+    assert first["scores"] == {"A": 3, "B": 1}
+    assert "scores" not in second
 
 
 def test_round_ids_are_unique_and_ids_escaped(vm: LogicVM) -> None:
