@@ -19,29 +19,27 @@ def one_v_one(winner: str = "A", **extras: object) -> RoundFacts:
     return RoundFacts(("a",), ("b",), winner, extras=extras)  # type: ignore[arg-type]
 
 
-def test_scores_move_both_players_by_two_kalman_steps() -> None:
+def test_scores_move_the_players_by_the_margin_first() -> None:
     """β 0.9, γ 0.45, two new players (μ 0, v0 = 0.6² = 0.36). A 14–8 in a mode of mean 10
-    and sd 2: y_A = 2, y_B = −1 (M1).
-    A's step (M3): S = 0.81 + 0.36 + 0.45²·0.36 = 1.2429, gain 2/S = 1.609140;
-    μ_A = 0.36·1.609140 = 0.579290, v_A = 0.36 − 0.36²/S = 0.255728;
-    μ_B = −0.45·0.36·1.609140 = −0.260681, v_B = 0.36 − 0.45²·0.36²/S = 0.338885.
-    B's step: prediction −0.260681 − 0.45·0.579290 = −0.521362,
-    S = 0.81 + 0.338885 + 0.45²·0.255728 = 1.200670, gain (−1 + 0.521362)/S = −0.398643;
-    μ_B = −0.260681 + 0.338885·gain = −0.395775, v_B = 0.338885 − 0.338885²/S = 0.243236;
-    μ_A = 0.579290 − 0.45·0.255728·gain = 0.625165, v_A = 0.255728 − 0.45²·0.255728²/S
-    = 0.244698."""
-    rated = Margin().rate(
-        {}, one_v_one(mode="ctf", scores={"A": 14, "B": 8}), {SPREAD + "ctf": WARM}
-    )
+    and sd 2: y_A = 2, y_B = −1 (M1), a margin d = 3. The mode has learned no noise nor
+    slope yet: σ_d² = 2β² = 1.62 (M9) and the total's weight is 0 (M10), so one step (M3):
+    S = 1.62 + 1.45²·(0.36 + 0.36) = 3.1338, g = 1.45·3/S = 1.388091;
+    μ_A = 0.36·g = 0.499713 = −μ_B, v = 0.36 − 1.45²·0.36²/S = 0.273050."""
+    facts = one_v_one(mode="ctf", scores={"A": 14, "B": 8})
+    rated = Margin().rate({}, facts, {SPREAD + "ctf": WARM})
     assert rated.p_a == 0.5
     a, b = rated.states["a"], rated.states["b"]
-    assert (a.mu, a.v) == pytest.approx((0.625165, 0.244698), abs=1e-6)
-    assert (b.mu, b.v) == pytest.approx((-0.395775, 0.243236), abs=1e-6)
+    assert (a.mu, a.v) == pytest.approx((0.499713, 0.273050), abs=1e-6)
+    assert (b.mu, b.v) == pytest.approx((-0.499713, 0.273050), abs=1e-6)
     # M1: the mode's spread learned both scores, in its own context entry
     spread = rated.context[SPREAD + "ctf"]
     keep = 1 - 1 / 1000
     assert spread["weight"] == pytest.approx((100 * keep + 1) * keep + 1)
     assert spread["total"] == pytest.approx((1000 * keep + 14) * keep + 8)
+    # M9 and M10 learned from the round, before its update: e_d² = 9 against V = 1.5138
+    assert spread["noise_weight"] == 1
+    assert spread["margin_noise"] == pytest.approx(9 - 1.5138)
+    assert spread["margin_xx"] == 0 and spread["total_xy"] == 0  # the skills were all 0
 
 
 def test_the_winner_alone_is_a_probit_step() -> None:
@@ -167,21 +165,43 @@ def test_the_state_round_trips_and_an_admin_sets_the_display_rating() -> None:
 
 
 def test_a_mode_learns_its_own_score_noise() -> None:
-    """M9: once 200 side scores have taught it, a mode's β is √(mean of e² − V), here
-    √0.25 = 0.5 in place of the parameter's 0.9: the same 14–8 then moves A further."""
-    taught = {**WARM, "noise_weight": 200.0, "noise": 50.0}
+    """M9: once 100 rounds have taught it, the margin's noise is the mean of e_d² − V, here
+    50/100 = 0.5 in place of 2β² = 1.62: the same 14–8 moves A further (S = 0.5 + 1.5138,
+    μ_A = 0.36·1.45·3/S = 0.777634), and M2 predicts with it too."""
+    taught = {**WARM, "noise_weight": 100.0, "margin_noise": 50.0, "total_noise": 80.0}
     facts = one_v_one(scores={"A": 14, "B": 8})
     learned = Margin().rate({}, facts, {SPREAD: taught})
-    default = Margin().rate({}, facts, {SPREAD: WARM})
-    assert learned.states["a"].mu > default.states["a"].mu
-    # A's step with β = 0.5: S = 0.25 + 0.36 + 0.2025·0.36 = 0.6829, μ_A = 0.36·2/S
-    assert Spread(**taught).beta(0.9, 200) == pytest.approx(0.5)
-    first_step = 0.36 * 2 / 0.6829
-    assert learned.states["a"].mu > first_step  # B's step moves A up again (as in M3 above)
-    # the round taught the noise: e² = 4 and 1 against V = 0.4329 each
-    noise = learned.context[SPREAD]
-    keep = 1 - 1 / 1000
-    expected = (50 * keep + (4 - 0.4329)) * keep + (1 - 0.4329)
-    assert noise["noise"] == pytest.approx(expected, rel=1e-4)
-    # and M2 keeps the parameter's 2β²: the prediction does not change with it
-    assert Margin().predict({}, facts, {SPREAD: taught}) == 0.5
+    assert learned.states["a"].mu == pytest.approx(0.777634, abs=1e-6)
+    assert Spread(**taught).noises(0.9, 100) == pytest.approx((0.5, 0.8))
+    states = {"a": Skill(0.2, 0.1, 0.36), "b": Skill(0.0, 0.1, 0.36)}
+    sharp = Margin().predict(states, facts, {SPREAD: taught})
+    assert sharp == pytest.approx(
+        0.5 * math.erfc(-(1.45 * 0.2 / math.sqrt(0.5 + 1.45**2 * 0.2)) / math.sqrt(2))
+    )
+    assert sharp > Margin().predict(states, facts, {SPREAD: WARM})
+
+
+def test_the_total_counts_as_far_as_it_follows_the_skills() -> None:
+    """M10: the total's weight is (1 + γ)·b_u/b_d, the ratio of the slopes of the total and
+    the margin on the skills before each round, within [0, 1]: a game whose totals follow
+    the skills (FRC) learns from them, a zero-sum one (the totals always equal) does not."""
+    follows = {
+        **WARM,
+        "noise_weight": 100.0,
+        "margin_xx": 10.0,
+        "margin_xy": 20.0,
+        "total_xx": 10.0,
+        "total_xy": 5.0,
+    }  # b_d = 2, b_u = 0.5
+    assert Spread(**follows).total_weight(1.45, 100) == pytest.approx(1.45 * 0.25)
+    zero_sum = {**follows, "total_xy": 0.0}
+    assert Spread(**zero_sum).total_weight(1.45, 100) == 0.0
+    assert Spread(**follows).total_weight(1.45, 101) == 0.0  # not ready: the margin alone
+    # a 14–8 from two sides strong together: the total raises both, the margin splits them
+    states = {"a": Skill(0.1, 0.1, 0.36), "b": Skill(0.1, 0.1, 0.36)}
+    facts = one_v_one(scores={"A": 14, "B": 8})
+    with_total = Margin().rate(dict(states), facts, {SPREAD: follows})
+    fresh = {"a": Skill(0.1, 0.1, 0.36), "b": Skill(0.1, 0.1, 0.36)}
+    margin_only = Margin().rate(fresh, facts, {SPREAD: zero_sum})
+    assert with_total.states["b"].mu > margin_only.states["b"].mu
+    assert with_total.states["a"].mu > margin_only.states["a"].mu

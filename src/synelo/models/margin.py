@@ -14,21 +14,22 @@ from synelo.ratings.margin import (
     drift,
     learn_scores,
     learn_winner,
-    prediction_error,
+    observation_error,
     season_pull,
     win_probability,
 )
 
 NEWCOMERS = "margin.newcomers"
+SLOPES = ("margin_xx", "margin_xy", "total_xx", "total_xy")  # M10's sums, in Spread's order
 SPREAD = "margin.spread:"  # + the round's mode ("" when it names none)
 DISPLAY_ORIGIN, DISPLAY_SCALE = 1500.0, 1000.0
 # a season keeps this many scores' worth of its mode's spread (M7): the next season's game
 # re-learns its own within as many
 SEASON_SCORES = 40.0
 NEWCOMERS_READY = 5.0  # players seen past their first rounds before M8's start is used
-# side scores a mode's noise (M9) needs before it replaces β: 100 rounds, enough that its
-# standard error is about a tenth of it
-NOISE_READY = 200.0
+# rounds with scores a mode's noises (M9) need before they replace 2β²: enough that their
+# standard error is about a seventh of them
+NOISE_READY = 100.0
 
 
 class Margin(Model[Skill]):
@@ -110,7 +111,9 @@ class Margin(Model[Skill]):
             entry["total"],
             entry["squares"],
             entry.get("noise_weight", 0.0),
-            entry.get("noise", 0.0),
+            entry.get("margin_noise", 0.0),
+            entry.get("total_noise", 0.0),
+            *(entry.get(name, 0.0) for name in SLOPES),
         )
 
     @staticmethod
@@ -120,14 +123,17 @@ class Margin(Model[Skill]):
             "total": spread.total,
             "squares": spread.squares,
             "noise_weight": spread.noise_weight,
-            "noise": spread.noise,
+            "margin_noise": spread.margin_noise,
+            "total_noise": spread.total_noise,
+            **{name: getattr(spread, name) for name in SLOPES},
         }
 
-    def _noise(self, spread: Spread) -> tuple[float, float]:
-        """(β, σ²): the side scores' noise the Kalman steps use, the mode's own (M9) once
-        learned, and the margin's noise variance that M2 and M4 use, 2β² of the parameter."""
-        margin_var = 2.0 * self.beta * self.beta
-        return (spread.beta(self.beta, NOISE_READY) if self.margins else self.beta), margin_var
+    def _noises(self, spread: Spread) -> tuple[float, float]:
+        """(σ_d², σ_u²): the margin's and the total's noise, the mode's own once M9 has
+        learned them, 2β² each before (and with `margins` off)."""
+        if not self.margins:
+            return 2.0 * self.beta * self.beta, 2.0 * self.beta * self.beta
+        return spread.noises(self.beta, NOISE_READY)
 
     # --- rating ----------------------------------------------------------------------------
     def _skills(
@@ -154,7 +160,7 @@ class Margin(Model[Skill]):
         a = self._skills(states, round.team_a, k, start)
         b = self._skills(states, round.team_b, k, start)
         spread = self._spread(context.get(SPREAD + str(round.extras.get("mode") or "")))
-        return win_probability(a, b, self._noise(spread)[1], self.gamma)
+        return win_probability(a, b, self._noises(spread)[0], self.gamma)
 
     def rate(
         self,
@@ -175,11 +181,11 @@ class Margin(Model[Skill]):
         }
         key = SPREAD + str(round.extras.get("mode") or "")
         spread = self._spread(context.get(key))
-        beta, margin_var = self._noise(spread)
+        noises = self._noises(spread)
         p_a = win_probability(
             [rosters[p] for p in round.team_a],
             [rosters[p] for p in round.team_b],
-            margin_var,
+            noises[0],
             self.gamma,
         )
         rated_a = self._skills({**states, **rosters}, round.rated_a, k, start)
@@ -192,12 +198,22 @@ class Margin(Model[Skill]):
         if scores is not None and self.margins and spread.weight >= self.warmup:
             y_a = spread.normalised(scores[0], self.clip)
             y_b = spread.normalised(scores[1], self.clip)
-            for y, own, other in ((y_a, rated_a, rated_b), (y_b, rated_b, rated_a)):
-                error2, explained = prediction_error(own, other, y, self.gamma)
-                spread.learn_noise(error2, explained, self.keep)
-            learn_scores(rated_a, rated_b, y_a, y_b, beta, self.gamma)
+            g = self.gamma
+            players = (*rated_a, *rated_b)
+            total_weight = spread.total_weight(1.0 + g, NOISE_READY)
+            spread.learn_noise(
+                observation_error(rated_a, rated_b, y_a - y_b, 1.0 + g),
+                observation_error(players, (), y_a + y_b, total_weight),
+                self.keep,
+            )
+            spread.learn_slopes(
+                (sum(q.mu for q in rated_a) - sum(q.mu for q in rated_b), y_a - y_b),
+                (sum(q.mu for q in players), y_a + y_b),
+                self.keep,
+            )
+            learn_scores(rated_a, rated_b, y_a, y_b, noises, g, total_weight)
         else:
-            learn_winner(rated_a, rated_b, score_a(round.winner), margin_var, self.gamma)
+            learn_winner(rated_a, rated_b, score_a(round.winner), noises[0], self.gamma)
         if scores is not None:
             spread.add(scores[0], self.keep)
             spread.add(scores[1], self.keep)

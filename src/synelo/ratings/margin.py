@@ -40,13 +40,20 @@ class Skill:
 @dataclass(slots=True)
 class Spread:
     """M1: a mode's running, exponentially weighted mean and spread of side scores; M9: the
-    same weighting of what the skills leave unexplained of them (β²)."""
+    same weighting of what the skills leave unexplained of the margin and of the total."""
 
     weight: float = 0.0
     total: float = 0.0
     squares: float = 0.0
-    noise_weight: float = 0.0
-    noise: float = 0.0  # Σ weighted max(e² − the skills' own variance, 0), per side score
+    noise_weight: float = 0.0  # rounds M9 has learned from, weighted as the scores
+    margin_noise: float = 0.0  # Σ weighted max(e² − V, 0) of the margin y_A − y_B
+    total_noise: float = 0.0  # the same of the total y_A + y_B
+    # M10: Σ weighted x² and x·y of the margin on Σ_A μ − Σ_B μ and of the total on
+    # Σ_A μ + Σ_B μ, each x taken before the round
+    margin_xx: float = 0.0
+    margin_xy: float = 0.0
+    total_xx: float = 0.0
+    total_xy: float = 0.0
 
     def add(self, score: float, keep: float) -> None:
         """M1: one side's score, the older ones weighing `keep` (1 − 1/memory) as much."""
@@ -70,27 +77,65 @@ class Spread:
         return max(-clip, min(clip, y))
 
     def forget_to(self, weight: float, noise_weight: float) -> None:
-        """M7: keep the mean, spread and noise but weigh them as `weight` scores (the noise
-        as `noise_weight`), so that a new season's game re-learns its own within as many."""
+        """M7: keep the mean, spread, noises and slopes but weigh them as `weight` scores
+        (the noises and slopes as `noise_weight` rounds), so that a new season's game
+        re-learns its own within as many."""
         if self.weight > weight > 0:
             share = weight / self.weight
             self.weight, self.total, self.squares = weight, self.total * share, self.squares * share
         if self.noise_weight > noise_weight > 0:
             share = noise_weight / self.noise_weight
-            self.noise_weight, self.noise = noise_weight, self.noise * share
+            self.noise_weight = noise_weight
+            self.margin_noise *= share
+            self.total_noise *= share
+            self.margin_xx *= share
+            self.margin_xy *= share
+            self.total_xx *= share
+            self.total_xy *= share
 
-    def beta(self, default: float, ready: float) -> float:
-        """M9: the mode's learned score noise β once `ready` scores have taught it (at least
-        MIN_BETA), `default` before."""
+    def total_weight(self, margin_weight: float, ready: float) -> float:
+        """M10: how much the total y_A + y_B says of Σ_A μ + Σ_B μ, relative to the margin's
+        `margin_weight` (1 + γ) of Σ_A μ − Σ_B μ: margin_weight·b_u/b_d, where b_u and b_d
+        are the regression slopes of the total and the margin on the skills as they stood
+        before each round; within [0, 1]. 0 (the margin alone) until `ready` rounds."""
+        if self.noise_weight < ready or self.total_xx <= 0 or self.margin_xx <= 0:
+            return 0.0
+        slope_margin = self.margin_xy / self.margin_xx
+        if slope_margin <= 0:
+            return 0.0
+        ratio = (self.total_xy / self.total_xx) / slope_margin
+        return max(0.0, min(1.0, margin_weight * ratio))
+
+    def noises(self, beta: float, ready: float) -> tuple[float, float]:
+        """M9: the noise variances (σ_d², σ_u²) of the margin and of the total once `ready`
+        rounds have taught them (each at least 2·MIN_BETA²), 2β² each before: two
+        independent sides."""
         if self.noise_weight < ready:
-            return default
-        return max(MIN_BETA, math.sqrt(self.noise / self.noise_weight))
+            return 2.0 * beta * beta, 2.0 * beta * beta
+        floor = 2.0 * MIN_BETA * MIN_BETA
+        return (
+            max(floor, self.margin_noise / self.noise_weight),
+            max(floor, self.total_noise / self.noise_weight),
+        )
 
-    def learn_noise(self, error2: float, explained: float, keep: float) -> None:
-        """M9: one side's squared error e² before the round's update, less the part the
-        skills' own uncertainty explains (their variance sum), floored at 0."""
+    def learn_noise(
+        self, margin: tuple[float, float], total: tuple[float, float], keep: float
+    ) -> None:
+        """M9: the round's (e², V) of the margin and of the total before its update: e² less
+        the part V that the skills' own uncertainty explains, floored at 0."""
         self.noise_weight = keep * self.noise_weight + 1.0
-        self.noise = keep * self.noise + max(error2 - explained, 0.0)
+        self.margin_noise = keep * self.margin_noise + max(margin[0] - margin[1], 0.0)
+        self.total_noise = keep * self.total_noise + max(total[0] - total[1], 0.0)
+
+    def learn_slopes(
+        self, margin: tuple[float, float], total: tuple[float, float], keep: float
+    ) -> None:
+        """M10: one round's (x, y) of the margin and of the total (x before the round), with
+        M9's weights (`learn_noise` counts the round)."""
+        self.margin_xx = keep * self.margin_xx + margin[0] * margin[0]
+        self.margin_xy = keep * self.margin_xy + margin[0] * margin[1]
+        self.total_xx = keep * self.total_xx + total[0] * total[0]
+        self.total_xy = keep * self.total_xy + total[0] * total[1]
 
 
 def phi(x: float) -> float:
@@ -114,54 +159,72 @@ def side_sums(a: Sequence[Skill], b: Sequence[Skill]) -> tuple[float, float, flo
 def win_probability(
     a: Sequence[Skill], b: Sequence[Skill], margin_var: float, gamma: float
 ) -> float:
-    """M2: P(y_A > y_B) = Φ((1 + γ)(Σ_A μ − Σ_B μ) / √(σ² + (1 + γ)²(Σ_A v + Σ_B v))), σ² = 2β²
-    the margin's noise variance (β the parameter: see docs/maths/margin.md, M9)."""
+    """M2: P(y_A > y_B) = Φ((1 + γ)(Σ_A μ − Σ_B μ) / √(σ_d² + (1 + γ)²(Σ_A v + Σ_B v))), σ_d²
+    the margin's noise variance (M9)."""
     mu_a, mu_b, v_a, v_b = side_sums(a, b)
     g1 = 1.0 + gamma
     return Phi(g1 * (mu_a - mu_b) / math.sqrt(margin_var + g1 * g1 * (v_a + v_b)))
 
 
-def _kalman_step(
-    own: Sequence[Skill], other: Sequence[Skill], y: float, beta: float, gamma: float
-) -> None:
-    """M3: one side's normalised score y observed: predicted Σ_own μ − γ·Σ_other μ with
-    variance S = β² + Σ_own v + γ²·Σ_other v; each μ moves by its v (times −γ for the other
-    side) × (y − prediction)/S and each v shrinks by v²/S (γ²·v²/S)."""
-    predicted = sum(s.mu for s in own) - gamma * sum(s.mu for s in other)
-    s_var = beta * beta + sum(s.v for s in own) + gamma * gamma * sum(s.v for s in other)
-    gain = (y - predicted) / s_var
-    for s in own:
-        s.mu += s.v * gain
-        s.v -= s.v * s.v / s_var
-    if gamma:
-        for s in other:
-            s.mu -= gamma * s.v * gain
-            s.v -= gamma * gamma * s.v * s.v / s_var
+def _terms(plus: Sequence[Skill], minus: Sequence[Skill], coef: float) -> tuple[float, float]:
+    """coef·(Σ_plus μ − Σ_minus μ) and coef²·(Σ_plus v + Σ_minus v): an observation's
+    prediction and the part of its variance the skills' uncertainty makes."""
+    mean = sum(s.mu for s in plus) - sum(s.mu for s in minus)
+    var = sum(s.v for s in plus) + sum(s.v for s in minus)
+    return coef * mean, coef * coef * var
 
 
-def prediction_error(
-    own: Sequence[Skill], other: Sequence[Skill], y: float, gamma: float
+def observation_error(
+    plus: Sequence[Skill], minus: Sequence[Skill], observed: float, coef: float
 ) -> tuple[float, float]:
-    """M9: (e², V) of one side's normalised score before the round: e = y − (Σ_own μ −
-    γ·Σ_other μ) and V = Σ_own v + γ²·Σ_other v, the part of E[e²] the skills' own
-    uncertainty accounts for (the rest is β²)."""
-    e = y - sum(s.mu for s in own) + gamma * sum(s.mu for s in other)
-    return e * e, sum(s.v for s in own) + gamma * gamma * sum(s.v for s in other)
+    """M9: (e², V) of an observation before the round: e = observed − its prediction."""
+    predicted, var = _terms(plus, minus, coef)
+    return (observed - predicted) ** 2, var
+
+
+def _kalman_step(
+    plus: Sequence[Skill], minus: Sequence[Skill], observed: float, coef: float, noise: float
+) -> None:
+    """M3: observed = coef·(Σ_plus μ − Σ_minus μ) + noise. With S = noise + coef²·Σv and
+    g = (observed − prediction)/S, each μ of `plus` moves by +coef·v·g and of `minus` by
+    −coef·v·g, and each v shrinks by coef²·v²/S."""
+    predicted, var = _terms(plus, minus, coef)
+    s_var = noise + var
+    gain = coef * (observed - predicted) / s_var
+    shrink = coef * coef / s_var
+    for s in plus:
+        s.mu += s.v * gain
+        s.v -= shrink * s.v * s.v
+    for s in minus:
+        s.mu -= s.v * gain
+        s.v -= shrink * s.v * s.v
 
 
 def learn_scores(
-    a: Sequence[Skill], b: Sequence[Skill], y_a: float, y_b: float, beta: float, gamma: float
+    a: Sequence[Skill],
+    b: Sequence[Skill],
+    y_a: float,
+    y_b: float,
+    noises: tuple[float, float],
+    gamma: float,
+    total_weight: float,
 ) -> None:
-    """M3: both sides' normalised scores, as two scalar Kalman steps (A's, then B's)."""
-    _kalman_step(a, b, y_a, beta, gamma)
-    _kalman_step(b, a, y_b, beta, gamma)
+    """M3: both sides' normalised scores, as their margin d = y_A − y_B = (1 + γ)(Σ_A μ − Σ_B μ)
+    + noise of variance σ_d², then their total u = y_A + y_B = c·(Σ_A μ + Σ_B μ) + noise of
+    variance σ_u² (`noises`; c the total's weight, M10). The two noises are uncorrelated
+    whatever the correlation of the sides' own (they have equal variances), so two scalar
+    Kalman steps take what the round says; with c = 0 the total is skipped."""
+    margin_var, total_var = noises
+    _kalman_step(a, b, y_a - y_b, 1.0 + gamma, margin_var)
+    if total_weight > 0.0:
+        _kalman_step((*a, *b), (), y_a + y_b, total_weight, total_var)
 
 
 def learn_winner(
     a: Sequence[Skill], b: Sequence[Skill], s_a: float, margin_var: float, gamma: float
 ) -> None:
     """M4: the winner alone. The margin d = (1 + γ)(Σ_A μ − Σ_B μ) + noise is seen only by
-    its sign: with c² = σ² + (1 + γ)²·Σv (σ² = 2β², β the parameter) and
+    its sign: with c² = σ_d² + (1 + γ)²·Σv (σ_d² the margin's noise, M9) and
     t = ±mean/c for the winner's side, each μ moves by ±(1 + γ)·v/c·λ(t) and each v shrinks
     by the factor 1 − (1 + γ)²·v/c²·λ(t)(λ(t) + t),
     λ = φ/Φ (the truncated Gaussian's moments, as TrueSkill's win update). A draw seen
