@@ -108,7 +108,8 @@ def predict_all(
                     append(step(match))
             else:
                 for match in chunk:
-                    apply_events(model, match.events)
+                    if match.events:
+                        apply_events(model, match.events)
                     append(0.5 if match.voided else step(match))
             if progress is not None:
                 progress(len(chunk))
