@@ -1,9 +1,11 @@
 """Benchmark of the replay: `synelo` against `openskill-pl` on the same FRC seasons.
 
 Method: the FRC CSV files of the chosen years are imported once (the importer's order; 2015
-skipped, as in the README's table). Then, in this one process, each model replays every
-match from fresh ratings — predict P(A wins), then update — through the replay's own loop
-(`synelo.evaluation.replay.predict_all`); the wall time of that loop gives matches/s. The
+skipped, as in the README's table; without season events, as the figures of
+docs/benchmarks.md were measured: the loop timed is the rating's alone). Then, in this one
+process, each model replays every match from fresh ratings — predict P(A wins), then
+update — through the replay's own loop (`synelo.evaluation.replay.predict_all`); the wall
+time of that loop gives matches/s. The
 loop runs with the objects alive before it frozen out of the garbage collector's sight
 (`gc.freeze`, after an untimed `gc.collect`), as in `synelo replay`: a full collection
 traversing the imported history used to land in some runs and not others (2–3 runs of 10–12
@@ -56,7 +58,7 @@ def main() -> int:
     if missing:
         print(f"missing: {', '.join(missing)} (pass --data DIR)", file=sys.stderr)
         return 1
-    matches = import_frc(files).matches
+    matches = import_frc(files, seasons=False).matches
     names = [m.strip() for m in args.models.split(",") if m.strip()]
     print(f"FRC {args.years}: {len(matches):,} matches, {args.repeat} runs per model")
     compiled = not window.__file__.endswith(".py")

@@ -201,7 +201,9 @@ class Change:
 
     id: int
     seq: int  # rounds the pool had rated when it was made
-    kind: Literal["set", "reset", "void", "unvoid", "patch", "tune", "refit", "hide", "rename"]
+    kind: Literal[
+        "set", "reset", "void", "unvoid", "patch", "tune", "refit", "hide", "rename", "season"
+    ]
     player_key: str | None
     round_id: str | None
     value: dict[str, Any] | None
@@ -245,7 +247,7 @@ class UnknownRound(LookupError):
 class RatingStep:
     """One entry of a player's rating series: what a chart of their rating draws."""
 
-    kind: Literal["round", "set", "reset", "solve"]
+    kind: Literal["round", "set", "reset", "solve", "season"]
     round_pk: int | None  # the round's row (rows of a pool are numbered in rating order)
     after: int
 
@@ -261,7 +263,8 @@ class VoidedRound:
 @dataclass(frozen=True, slots=True)
 class JournalEntry:
     id: int
-    kind: Literal["round", "set", "reset", "solve"]  # a round, an admin change, a refit
+    # a round, an admin change (set, reset, season), a refit
+    kind: Literal["round", "set", "reset", "solve", "season"]
     round_id: str | None
     seq: int | None
     team: str | None

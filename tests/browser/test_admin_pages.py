@@ -207,3 +207,34 @@ def test_the_settings_form_opens_a_pool_and_follows_a_re_rate(
         page.goto(live.url + settings)
         assert page.input_value("input[name='params.k_min']") == "16"
         assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+
+
+def test_the_settings_page_starts_a_new_season(
+    page: Page, live: LiveServer, private: str, admin: httpx.Client, console_errors: list[str]
+) -> None:
+    """The season form under the settings: a bad fraction is the page again with the field
+    named and nothing changed; a good one pulls every rating and says so."""
+    settings = f"/pools/{private}/settings"
+    log_in(page, live, settings)
+    before = admin.get(f"/v1/pools/{private}/leaderboard").json()
+    form = page.locator("#season-form")
+    assert form.locator("input[name=fraction]").get_attribute("placeholder") == "0.3"
+    form.locator("input[name=fraction]").fill("1.5")
+    form.locator("button").click()
+    assert "fraction" in page.inner_text("#settings-error")
+    refused(console_errors, "422")
+    assert page.input_value("#season-form input[name=fraction]") == "1.5"
+    assert admin.get(f"/v1/pools/{private}/changes").json()["changes"] == []
+    page.fill("#season-form input[name=fraction]", "0.5")
+    page.fill("#season-form input[name=season_reason]", "from the page")
+    page.click("#season-form button")
+    page.wait_for_url(f"{live.url}{settings}?done=season#season")
+    assert page.locator("p.notice").inner_text().startswith("A new season has begun")
+    logged = admin.get(f"/v1/pools/{private}/changes").json()["changes"][-1]
+    assert (logged["kind"], logged["value"], logged["reason"]) == (
+        "season",
+        {"fraction": 0.5},
+        "from the page",
+    )
+    after = admin.get(f"/v1/pools/{private}/leaderboard").json()
+    assert after != before

@@ -57,7 +57,9 @@ def test_import_frc_replay_and_tune(tmp_path: Path) -> None:
     assert r.returncode == 0, r.stderr
     assert "openskill-pl" in r.stdout and "size 2v2" in r.stdout and "type playoff" in r.stdout
     data = json.loads(out.read_text())
-    assert data["matches"] == len(lines) - 1 - 20
+    seasons = [line for line in lines if json.loads(line).get("event") == "season"]
+    assert len(seasons) == 1  # 2016 is a new season after 2004 (2015 is skipped)
+    assert data["matches"] == len(lines) - 1 - len(seasons) - 20
     for key in ("accuracy", "log_loss", "brier", "ece", "matches_per_s"):
         assert isinstance(data[key], float)
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -22,7 +22,7 @@ import httpx
 import pytest
 from sqlalchemy import create_engine, select, text, update
 
-from synelo.evaluation.adapters import HistoryInfo, create_replay
+from synelo.evaluation.adapters import HistoryInfo, RatingModel, create_replay
 from synelo.evaluation.history import read_history, write_history
 from synelo.evaluation.journal import import_journal
 from synelo.evaluation.replay import replay
@@ -309,17 +309,24 @@ def test_an_export_with_admin_events_replays_to_every_stored_rating(
     replayed = create_replay(model, {}, HistoryInfo(4, history.header))
     result = replay(replayed, history.matches, trailing=history.trailing)
     assert not result.scored[10]
-    stored = everyone(server, pool)
+    replays_to(replayed, everyone(server, pool), exported.header)
+
+
+def replays_to(replayed: RatingModel, stored: dict[str, Body], header: Body) -> None:
+    """The replay of a pool's export gives back every stored rating: SynElo's ratings of
+    the players it met, or every player's model fields and rating (a player it never met is
+    a new one, as the pool's)."""
+    model = replayed.name
     if model == "synelo":
         assert replayed.ratings() == {
             k: p["rating"] for k, p in stored.items() if k in replayed.ratings()
         }
-    else:
-        served = MODELS[model]({**exported.header["params"]})
-        for key, player in stored.items():
-            state = replayed.rating_of(key)  # type: ignore[attr-defined]
-            assert served.fields(state) == player["skill"], key
-            assert round(served.rating(state)) == player["rating"], key
+        return
+    served = MODELS[model]({**header["params"]})
+    for key, player in stored.items():
+        state = replayed.rating_of(key)  # type: ignore[attr-defined]
+        assert served.fields(state) == player["skill"], key
+        assert round(served.rating(state)) == player["rating"], key
 
 
 def test_a_model_change_must_take_every_logged_set(

@@ -236,6 +236,8 @@ PUBLIC = {
         "RoundOut",
         "STEAM_ID_MAX",
         "STEAM_ID_MIN",
+        "SeasonIn",
+        "SeasonOut",
         "SideNames",
         "Sides",
         "SplitOut",

@@ -24,23 +24,32 @@ def import_frc_cmd(
             "(higher score = winner)"
         ),
     ] = "skip",
+    seasons: Annotated[
+        bool,
+        typer.Option(
+            help="each year after the first is a new season (a bare season event before its "
+            "first match); --no-seasons: the years run on as one"
+        ),
+    ] = True,
 ) -> None:
     """FIRST Robotics Competition results (The Blue Alliance CSV) → a history. Replay order:
     year, event key, then qualifications before playoffs; ties are draws; unplayed matches
-    are skipped (see docs/evaluation.md)."""
+    are skipped; each year after the first is a season (see docs/evaluation.md)."""
     from synelo.evaluation.frc import import_frc
     from synelo.evaluation.history import write_history
 
-    result = import_frc(csv_files, season_2015)
+    result = import_frc(csv_files, season_2015, seasons)
     n = write_history(
         output,
         result.matches,
-        {"source": "FRC (The Blue Alliance, MIT)", "notes": result.notes(season_2015)},
+        {"source": "FRC (The Blue Alliance, MIT)", "notes": result.notes(season_2015, seasons)},
     )
     for error in result.errors[:10]:
         err_console.print(f"[yellow]{error} (skipped)[/]")
     ties = sum(m.winner == "draw" for m in result.matches)
-    console.print(f"wrote {n:,} matches ({ties:,} ties) to {output}")
+    starts = sum(len(m.events) for m in result.matches)
+    news = f"{starts:,} new season{'' if starts == 1 else 's'}"
+    console.print(f"wrote {n:,} matches ({ties:,} ties, {news}) to {output}")
     for why, count in sorted(result.skipped.items()):
         console.print(f"  skipped {count:,}: {why}")
 

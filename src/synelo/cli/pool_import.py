@@ -12,7 +12,7 @@ from synelo.cli.app import console, err_console, fail, load_settings, open_store
 
 if TYPE_CHECKING:
     from synelo.evaluation.history import HistoryError
-    from synelo.service.history_import import ImportOutcome
+    from synelo.service.history_import import ImportOutcome, ImportPlan
 
 SHOWN_ERRORS = 10  # bad lines listed; the rest are counted
 
@@ -37,8 +37,9 @@ def pool_import_cmd(
 
     The rounds are rated in the file's order, as the service rates reports and at its
     speed, on the same database. A round whose id the pool has already is not rated again,
-    so a second run adds nothing. A bad line stops the import before any round is rated.
-    The bulk path: the API lets a server token report 50 rounds a second."""
+    so a second run adds nothing. The history's seasons are started at their places (after
+    a round this run rated). A bad line stops the import before any round is rated. The
+    bulk path: the API lets a server token report 50 rounds a second."""
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,
@@ -77,7 +78,7 @@ def pool_import_cmd(
             if len(plan.errors) > SHOWN_ERRORS:
                 err_console.print(f"[red]… and {len(plan.errors) - SHOWN_ERRORS} more[/]")
             raise fail(f"nothing imported: fix the {len(plan.errors)} error(s) above")
-        _notes(plan.voided, plan.events)
+        _notes(plan, sum(len(s) for s in plan.seasons.values()))
         started = time.perf_counter()
         with Progress(
             TextColumn("{task.description}"),
@@ -87,7 +88,9 @@ def pool_import_cmd(
             console=err_console,
         ) as bar:
             task = bar.add_task(f"rating into {name}", total=len(plan.reports))
-            outcome = rate_reports(store, name, plan.reports, lambda: bar.advance(task))
+            outcome = rate_reports(
+                store, name, plan.reports, lambda: bar.advance(task), plan.seasons
+            )
     except UnknownPool:
         raise fail(f"unknown pool {name!r}: create it first (`synelo pool create`)") from None
     except SQLAlchemyError as exc:
@@ -114,9 +117,10 @@ def _summary(outcome: ImportOutcome, elapsed: float, pool: str, history: Path) -
     """What the import did: the rounds it rated, and those the pool had already."""
     if outcome.new:
         rate = outcome.new / elapsed if elapsed > 0 else 0.0
+        seasons = f", and started {outcome.seasons:,} seasons" if outcome.seasons else ""
         console.print(
             f"rated {outcome.new:,} new rounds into pool {pool} in {elapsed:.1f} s "
-            f"({rate:,.0f} a second); {outcome.known:,} were there already",
+            f"({rate:,.0f} a second){seasons}; {outcome.known:,} were there already",
             soft_wrap=True,
         )
     elif outcome.known:
@@ -127,12 +131,19 @@ def _summary(outcome: ImportOutcome, elapsed: float, pool: str, history: Path) -
         console.print(f"{history} holds no round to rate")
 
 
-def _notes(voided: int, events: int) -> None:
-    """What of the history is not rated, said before the rating starts."""
-    if voided:
-        console.print(f"[yellow]{voided:,} rounds the history voids are left out[/]")
-    if events:
+def _notes(plan: ImportPlan, seasons: int) -> None:
+    """What of the history is not rated, said before the rating starts, and its seasons."""
+    if plan.voided:
+        console.print(f"[yellow]{plan.voided:,} rounds the history voids are left out[/]")
+    if plan.events:
         console.print(
-            f"[yellow]{events:,} admin events (set, reset, void, unvoid) are not applied: "
+            f"[yellow]{plan.events:,} admin events (set, reset, void, unvoid) are not applied: "
             "make them through the API or the pages[/]"
         )
+    if plan.leading:
+        console.print(
+            f"[yellow]{plan.leading:,} season lines before the first round are left out: "
+            "start a season through the API, the pages or `synelo pool season`[/]"
+        )
+    if seasons:
+        console.print(f"{seasons:,} seasons are started at their places among the rounds")

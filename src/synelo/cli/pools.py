@@ -153,6 +153,48 @@ def pool_set(
     _set(name, body)
 
 
+@pool_app.command("season")
+def pool_season(
+    name: str,
+    fraction: Annotated[
+        float | None,
+        typer.Option(
+            help="the share of the way back toward the pool's mean, 0 to 1 (default: the "
+            "model's, 0.3 unless it has a `season` parameter)"
+        ),
+    ] = None,
+    reason: Annotated[str | None, typer.Option(help="why, for the pool's admin log")] = None,
+) -> None:
+    """Start a new season of a pool, as POST /v1/pools/NAME/season does: every rating is
+    pulled part of the way back toward the pool's mean, at once (safe while the service
+    runs), and logged with who and why (docs/maths/seasons.md)."""
+    from fastapi import HTTPException
+    from pydantic import ValidationError
+
+    from synelo.domain import UnknownPool
+    from synelo.schemas import SeasonIn
+    from synelo.service.api.actions import start_season
+
+    try:
+        change = SeasonIn.model_validate({"fraction": fraction, "reason": reason})
+    except ValidationError as exc:
+        raise _refused(exc.errors()) from None
+    store = open_store(load_settings())
+    try:
+        pool = store.get_pool(name)
+        done = start_season(store, pool, change, _who())
+    except UnknownPool:
+        raise fail(f"unknown pool {name!r}") from None
+    except HTTPException as exc:  # deleted since
+        raise fail(f"pool {name!r}: {exc.detail}") from None
+    default = " (the model's default)" if done.default else ""
+    console.print(
+        f"pool [bold]{done.pool}[/]: a new season after {done.seq:,} rounds; "
+        f"{done.players:,} players pulled {done.fraction:g} of the way back toward the "
+        f"mean{default}"
+    )
+
+
 def _params(items: list[str]) -> dict[str, object]:
     """-p KEY=VALUE options as a PATCH's params: each value as JSON (60, 0.5, true) or,
     failing that, as text (seed)."""
@@ -210,6 +252,8 @@ def _set(name: str, body: dict[str, object]) -> None:
 
 
 OPTION_OF = {
+    "fraction": "--fraction",
+    "reason": "--reason",
     "public": "--public/--private",
     "model": "--model",
     "theta": "--theta",

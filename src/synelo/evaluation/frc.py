@@ -18,6 +18,9 @@ The choices this importer makes (the README's "Evaluating on your data" repeats 
 - Rows that cannot be a match are skipped and counted: an odd number of teams (sides cannot
   be told apart), a team listed twice, the placeholder team ``frc0``, a malformed key.
 - Type: ``qualification`` for ``qm``, ``playoff`` for the rest (alliances chosen, not drawn).
+- **Seasons.** Each year is a new game, so each year after the first is a season: a bare
+  ``{"event": "season"}`` line before its first match (the model's default share of the way
+  back; docs/maths/seasons.md). ``seasons=False`` (``--no-seasons``) writes none.
 """
 
 from __future__ import annotations
@@ -26,11 +29,11 @@ import csv
 import re
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
-from synelo.evaluation.history import Match, Winner
+from synelo.evaluation.history import AdminEvent, Match, Winner
 
 Season2015 = Literal["skip", "learn"]
 _KEY = re.compile(r"^(\d{4})([a-z0-9]+)_(qm|ef|qf|sf|f)(\d+)(?:m(\d+))?$")
@@ -46,7 +49,7 @@ class FrcImport:
     skipped: Counter[str] = field(default_factory=Counter)
     errors: list[str] = field(default_factory=list)  # "file:line: reason" of malformed rows
 
-    def notes(self, season_2015: Season2015) -> list[str]:
+    def notes(self, season_2015: Season2015, seasons: bool = True) -> list[str]:
         notes = [
             "order: year, then event key (alphabetical, not chronological: the data has no "
             "dates), then qualifications by number, then playoffs ef, qf, sf, f by set and "
@@ -60,6 +63,9 @@ class FrcImport:
                 "scored: false (learned from, never scored)"
             ),
             "red alliance = side A, blue alliance = side B",
+            "each year after the first is a season (a bare season event before its first match)"
+            if seasons
+            else "no season events (--no-seasons): the years run on as one",
         ]
         if self.skipped:
             notes.append(
@@ -118,8 +124,11 @@ def _row(row: list[str], season_2015: Season2015) -> tuple[SortKey, Match] | str
     return order, match
 
 
-def import_frc(paths: Iterable[Path | str], season_2015: Season2015 = "skip") -> FrcImport:
-    """Read FRC CSV files into matches in replay order (see the module's notes)."""
+def import_frc(
+    paths: Iterable[Path | str], season_2015: Season2015 = "skip", seasons: bool = True
+) -> FrcImport:
+    """Read FRC CSV files into matches in replay order, each year after the first a season
+    unless `seasons` is False (see the module's notes)."""
     if season_2015 not in ("skip", "learn"):
         raise ValueError('season_2015 is "skip" or "learn"')
     keyed: list[tuple[SortKey, Match]] = []
@@ -144,4 +153,19 @@ def import_frc(paths: Iterable[Path | str], season_2015: Season2015 = "skip") ->
                 keyed.append(out)
     keyed.sort(key=lambda item: item[0])
     result.matches = [match for _, match in keyed]
+    if seasons:
+        result.matches = with_seasons(result.matches)
     return result
+
+
+def with_seasons(matches: list[Match]) -> list[Match]:
+    """The matches with a bare season event before each year's first match but the first
+    year's (a match's year is the first four digits of its key)."""
+    out: list[Match] = []
+    year = None
+    for match in matches:
+        if year is not None and match.id[:4] != year:
+            match = replace(match, events=(*match.events, AdminEvent("season")))
+        year = match.id[:4]
+        out.append(match)
+    return out

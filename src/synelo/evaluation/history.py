@@ -27,11 +27,15 @@ Event lines record what an admin changed, where it happened among the matches:
     {"event": "reset", "player": "76561198000000001"}
     {"event": "void", "round": "r17", "reason": "server crashed"}
     {"event": "unvoid", "round": "r17"}
+    {"event": "season", "fraction": 0.3, "reason": "summer league"}
 
 A set or reset applies to the player's rating before the next match (a replay applies it
-there). Voids and unvoids name an earlier match: the history's last word on a match decides
-whether it counts, so a replay leaves a voided match out entirely (not rated, not scored).
-``time``, ``by`` and ``reason`` are optional.
+there), and so does a season to every rating: each is pulled ``fraction`` (0–1) of the way
+back toward the pool's mean, the model's default share when the line names none (a bare
+``{"event": "season"}`` is valid; docs/maths/seasons.md). Voids and unvoids name an earlier
+match: the history's last word on a match decides whether it counts, so a replay leaves a
+voided match out entirely (not rated, not scored). ``time``, ``by`` and ``reason`` are
+optional.
 
 An optional first line ``{"synelo_history": 1, ...}`` is the header: where the history comes
 from, the choices its importer made (``notes``) and, for a pool's journal, the pool's rating
@@ -67,13 +71,14 @@ DETAIL_KEYS = (
 )
 
 
-EventKind = Literal["set", "reset", "void", "unvoid"]
+EventKind = Literal["set", "reset", "void", "unvoid", "season"]
+EVENT_KINDS = ("set", "reset", "void", "unvoid", "season")
 
 
 @dataclass(frozen=True, slots=True)
 class AdminEvent:
-    """An admin change: a set or reset of `player` (to `rating`), or a void or unvoid of
-    the match `round`."""
+    """An admin change: a set or reset of `player` (to `rating`), a void or unvoid of the
+    match `round`, or a new season (`fraction` of the way back; None: the model's default)."""
 
     kind: EventKind
     player: str | None = None
@@ -82,10 +87,11 @@ class AdminEvent:
     time: datetime | None = None
     by: str | None = None
     reason: str | None = None
+    fraction: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"event": self.kind}
-        for key in ("player", "rating", "round", "by", "reason"):
+        for key in ("player", "rating", "round", "fraction", "by", "reason"):
             if (value := getattr(self, key)) is not None:
                 out[key] = value
         if self.time is not None:
@@ -96,19 +102,22 @@ class AdminEvent:
 def parse_event(obj: dict[str, Any]) -> AdminEvent:
     """An AdminEvent from an event line; ValueError says what is wrong."""
     kind = obj["event"]
-    if kind not in ("set", "reset", "void", "unvoid"):
-        raise ValueError(f'event must be "set", "reset", "void" or "unvoid", not {kind!r}')
-    known = {"event", "player", "rating", "round", "time", "by", "reason"}
+    if kind not in EVENT_KINDS:
+        raise ValueError(
+            f'event must be "set", "reset", "void", "unvoid" or "season", not {kind!r}'
+        )
+    known = {"event", "player", "rating", "round", "fraction", "time", "by", "reason"}
     if unknown := set(obj) - known:
         raise ValueError(f"unknown event field(s): {', '.join(sorted(unknown))}")
     player, target = obj.get("player"), obj.get("round")
     rating = None
+    fraction = _fraction(obj, kind)
     if kind in ("set", "reset"):
         if not isinstance(player, str) or not player:
             raise ValueError(f"a {kind} event names its player")
         if kind == "set":
             rating = _number(obj.get("rating"), "rating")
-    elif not isinstance(target, str) or not target:
+    elif kind in ("void", "unvoid") and (not isinstance(target, str) or not target):
         raise ValueError(f"a {kind} event names its round")
     time = obj.get("time")
     if time is not None and not isinstance(time, str):
@@ -121,7 +130,25 @@ def parse_event(obj: dict[str, Any]) -> AdminEvent:
         None if time is None else datetime.fromisoformat(time),
         _optional_str(obj, "by"),
         _optional_str(obj, "reason"),
+        fraction,
     )
+
+
+def _fraction(obj: dict[str, Any], kind: str) -> float | None:
+    """A season event's fraction (0–1; None when it names none); ValueError for a season
+    that names a player, rating or round, or another event that names a fraction."""
+    if kind != "season":
+        if "fraction" in obj:
+            raise ValueError("only a season event has a fraction")
+        return None
+    if named := {"player", "rating", "round"} & set(obj):
+        raise ValueError(f"a season event names no {', '.join(sorted(named))}")
+    if "fraction" not in obj:
+        return None
+    fraction = _number(obj["fraction"], "fraction")
+    if not 0 <= fraction <= 1:
+        raise ValueError("fraction must be within 0…1")
+    return fraction
 
 
 @dataclass(frozen=True, slots=True)

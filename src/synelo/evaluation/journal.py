@@ -14,9 +14,10 @@ whose rosters differed from their participants (a mid-round joiner, a leaver: fo
 comparing the participants' ratings before the round with the stored sums) are counted
 (`roster_differs`), as their replayed P will differ.
 
-The pool's admin log becomes event lines at their place among the rounds: sets and resets,
-which a replay applies before the next match, and voids and unvoids, whose last word on a
-round decides whether the replay counts it. With them, replaying the export with the pool's
+The pool's admin log becomes event lines at their place among the rounds: sets, resets and
+seasons, which a replay applies before the next match (a season with the fraction it was
+given, or bare: the model's default), and voids and unvoids, whose last word on a round
+decides whether the replay counts it. With them, replaying the export with the pool's
 model and parameters gives back every stored rating.
 """
 
@@ -40,16 +41,21 @@ class JournalImport:
     trailing: tuple[AdminEvent, ...] = ()  # admin changes after the last round
 
 
+EVENTS = ("set", "reset", "void", "unvoid", "season")  # the admin log's kinds a history has
+
+
 def _event(change: Change) -> AdminEvent:
-    rating = (change.value or {}).get("rating")
+    value = change.value or {}
+    rating, fraction = value.get("rating"), value.get("fraction")
     return AdminEvent(
-        change.kind,  # type: ignore[arg-type]  # set, reset, void or unvoid (not patch)
+        change.kind,  # type: ignore[arg-type]  # one of EVENTS (not patch)
         change.player_key,
         None if rating is None else float(rating),
         change.round_id,
         change.created_at,
         change.actor,
         change.reason,
+        None if fraction is None else float(fraction),
     )
 
 
@@ -80,7 +86,7 @@ def import_journal(store: Store, pool_name: str) -> JournalImport:
     """The pool's stored rounds, in `seq` order, and its admin log, as a history (see the
     module)."""
     pool, rounds, log = store.journal_rounds(pool_name)
-    events = [c for c in log if c.kind in ("set", "reset", "void", "unvoid")]
+    events = [c for c in log if c.kind in EVENTS]
     matches: list[Match] = []
     differs = unknown = 0
     at = 0  # the next admin event to place
@@ -112,8 +118,8 @@ def import_journal(store: Store, pool_name: str) -> JournalImport:
     admin = sum(c.kind in ("set", "reset") for c in events)
     if events:
         notes.append(
-            f"{len(events)} admin changes (sets, resets, voids, unvoids) are event lines "
-            "at their place"
+            f"{len(events)} admin changes (sets, resets, voids, unvoids, seasons) are event "
+            "lines at their place"
         )
     header = {
         "source": f"journal of pool {pool.name}",

@@ -1,7 +1,8 @@
 """Replay: every match in order, predict P(A wins) from the current ratings, then update.
 
-A match's admin events (sets and resets before it) are applied to the model first; a
-voided match is neither rated nor scored (its prediction is recorded as 0.5 and masked).
+A match's admin events (sets, resets and seasons before it) are applied to the model
+first; a voided match is neither rated nor scored (its prediction is recorded as 0.5 and
+masked).
 
 Scores are computed afterwards from the recorded predictions, so the throughput measured is
 the model's alone (predict + update, plus one list append). The first `warmup` matches are
@@ -107,7 +108,8 @@ def predict_all(
                     append(step(match))
             else:
                 for match in chunk:
-                    apply_events(model, match.events)
+                    if match.events:
+                        apply_events(model, match.events)
                     append(0.5 if match.voided else step(match))
             if progress is not None:
                 progress(len(chunk))
@@ -132,8 +134,8 @@ def frozen_heap() -> Iterator[None]:
 
 
 def apply_events(model: RatingModel, events: Sequence[AdminEvent]) -> None:
-    """Apply admin sets and resets to the model's ratings, in order (voids and unvoids
-    are already in the matches' `voided`)."""
+    """Apply admin sets, resets and seasons to the model's ratings, in order (voids and
+    unvoids are already in the matches' `voided`)."""
     for event in events:
         if event.kind == "set":
             assert event.player is not None and event.rating is not None
@@ -141,6 +143,8 @@ def apply_events(model: RatingModel, events: Sequence[AdminEvent]) -> None:
         elif event.kind == "reset":
             assert event.player is not None
             model.reset(event.player)
+        elif event.kind == "season":
+            model.new_season(event.fraction)
 
 
 def scored_mask(matches: Sequence[Match], warmup: int = 0) -> np.ndarray:

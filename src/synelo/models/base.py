@@ -30,6 +30,8 @@ MAX_TEXT_PARAM = 64
 # A new season's share of the way back toward the pool's mean when neither its event nor the
 # pool's model names one (docs/maths/seasons.md says why this value).
 DEFAULT_SEASON_FRACTION = 0.3
+# A season among a refit's rounds: (how many of the rounds came before it, its fraction).
+SeasonMark = tuple[int, float]
 
 
 class ParameterError(ValueError):
@@ -283,12 +285,14 @@ class Model(ABC, Generic[S]):
         rounds: Sequence[RoundFacts],
         context: Mapping[str, Any],
         starts: Mapping[str, S] = NO_CONTEXT,
+        seasons: Sequence[SeasonMark] = (),
     ) -> Refitted[S] | None:
         """A full-history fit run after a re-rate has replayed every round (`rounds`, in
         order, with the final `states` and the whole `context`): the players' states and
         context entries it changes, or None for a model that has none or a pool that does
         not ask for it. A player an admin set or reset starts again from `starts[player]`
-        (their state just after it); their rounds before it come under another name."""
+        (their state just after it); their rounds before it come under another name. The
+        pool's seasons fell among the rounds where `seasons` says."""
         return None
 
     # --- seasons ------------------------------------------------------------------------------
@@ -298,23 +302,35 @@ class Model(ABC, Generic[S]):
         value = self.params.get("season", DEFAULT_SEASON_FRACTION)
         return float(value)
 
+    def is_new(self, state: S) -> bool:
+        """Whether `state` is a new player's, about whom the pool has learned nothing: a
+        season leaves such a player as they are and out of the pool's mean."""
+        return self.encode(state) == self.encode(self.new_state())
+
     def season(
         self, states: Mapping[str, S], fraction: float, context: Mapping[str, Any] = NO_CONTEXT
     ) -> Refitted[S]:
-        """A new season: every player's state (`states`: every player the pool has) pulled
-        `fraction` (0–1) of the way back toward the pool's mean, and the context entries a
-        season changes (all of `context` is the pool's). By default each display rating
-        moves that share toward the mean of them all (`with_rating`); a model with an
-        uncertainty, a drift or a learned scale says here what else a season does to it."""
+        """S1, a new season: every player's state (`states`: every player of the pool who is
+        not new, see `is_new`) pulled `fraction` (0–1) of the way back toward the pool's
+        mean, and the context entries a season changes (all of `context` is the pool's).
+
+        By default each display rating R moves that share toward the mean R̄ of them all,
+        R ← R + fraction·(R̄ − R), through `with_rating`; a model with an uncertainty, a
+        drift or a learned scale says here what else a season does to it
+        (docs/maths/seasons.md)."""
         if not states:
             return Refitted({})
         ratings = {player: self.rating(state) for player, state in states.items()}
-        mean = sum(ratings.values()) / len(ratings)
+        mean = mean_of(ratings.values())
         return Refitted(
             {
+<<<<<<< HEAD
                 player: self.with_rating(
                     state, ratings[player] + fraction * (mean - ratings[player])
                 )
+=======
+                player: self.with_rating(state, pulled(ratings[player], mean, fraction))
+>>>>>>> h-season
                 for player, state in states.items()
             }
         )
@@ -392,6 +408,53 @@ def resolve_params(model: type[Model[Any]], given: Mapping[str, object]) -> dict
         out[name] = spec.check(name, value)
     model.check_params(out)
     return out
+
+
+def pulled(value: float, mean: float, fraction: float) -> float:
+    """S1: a value moved `fraction` of the way toward `mean`: x + fraction·(mean − x)."""
+    return value + fraction * (mean - value)
+
+
+def mean_of(values: Iterable[float]) -> float:
+    """The mean of `values`, whatever their order (math.fsum rounds their sum once): the
+    service, a re-rate and a replay meet a pool's players in different orders, and a
+    season's mean must be the same number in all three."""
+    items = list(values)
+    return math.fsum(items) / len(items) if items else 0.0
+
+
+def check_fraction(fraction: float) -> float:
+    """A season's fraction as a float, or ValueError unless it is a number within 0…1."""
+    if isinstance(fraction, bool) or not isinstance(fraction, int | float):
+        raise ValueError("fraction must be a number")
+    if not 0.0 <= fraction <= 1.0:  # NaN fails this too
+        raise ValueError("fraction must be within 0…1")
+    return float(fraction)
+
+
+@dataclass(frozen=True, slots=True)
+class Season(Generic[S]):
+    """A season as applied to a pool's players: the fraction it took, and the states of the
+    players it moved (every one who was not new) with the context entries it changed."""
+
+    fraction: float
+    states: dict[str, S]
+    context: dict[str, Any] = field(default_factory=dict)
+
+
+def new_season(
+    model: Model[S],
+    states: Mapping[str, S],
+    fraction: float | None = None,
+    context: Mapping[str, Any] = NO_CONTEXT,
+) -> Season[S]:
+    """A season of a pool whose players have `states`: `fraction` of the way back (the
+    model's `season_fraction` when None), for every player who is not new. The service's
+    admin action, a re-rate and a replay all start a season through this."""
+    share = model.season_fraction() if fraction is None else check_fraction(fraction)
+    moved = {player: state for player, state in states.items() if not model.is_new(state)}
+    result = model.season(moved, share, context)
+    return Season(share, result.states, result.context)
 
 
 def score_a(winner: Winner) -> float:

@@ -13,7 +13,18 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from synelo.models.base import NO_CONTEXT, Model, Param, Rated, Refitted, RoundFacts, score_a
+from synelo.models.base import (
+    NO_CONTEXT,
+    Model,
+    Param,
+    Rated,
+    Refitted,
+    RoundFacts,
+    SeasonMark,
+    mean_of,
+    pulled,
+    score_a,
+)
 from synelo.ratings.hive import (
     HiveContext,
     HiveParams,
@@ -323,8 +334,10 @@ class Hive(Model[HiveSkill]):
         rounds: Sequence[RoundFacts],
         context: Mapping[str, Any],
         starts: Mapping[str, HiveSkill] = NO_CONTEXT,
+        seasons: Sequence[SeasonMark] = (),
     ) -> Refitted[HiveSkill] | None:
-        """H8 when the pool asks for it (`solve`: on)."""
+        """H8 when the pool asks for it (`solve`: on). The solve fits every round at once under
+        the skills' prior: it keeps neither an admin's set nor a season (`seasons`)."""
         if not self.refits() or not rounds:
             return None
         return Refitted(self.solve(states, rounds, context))
@@ -351,6 +364,36 @@ class Hive(Model[HiveSkill]):
             )
         # a roster player never rated (not a participant) keeps being new
         return {player: state for player, state in solved.items() if player in states}
+
+    def season(
+        self,
+        states: Mapping[str, HiveSkill],
+        fraction: float,
+        context: Mapping[str, Any] = NO_CONTEXT,
+    ) -> Refitted[HiveSkill]:
+        """S5: the skill s ← s + f·(s̄ − s) toward the mean s̄ of the players, the commanding
+        skill χ likewise toward the mean χ of those who commanded (the others keep theirs),
+        and both AdaGrad sums g ← (1 − f)·g, the share f of the way back to a newcomer's 0, so
+        that H4's rate grows again. The side offsets o stay."""
+        if not states:
+            return Refitted({})
+        mean_s = mean_of(state.s for state in states.values())
+        mean_chi = mean_of(state.chi for state in states.values() if state.commanded > 0)
+        keep = 1.0 - fraction
+        return Refitted(
+            {
+                player: HiveSkill(
+                    pulled(state.s, mean_s, fraction),
+                    keep * state.g,
+                    state.o,
+                    pulled(state.chi, mean_chi, fraction) if state.commanded > 0 else state.chi,
+                    keep * state.g_chi,
+                    state.rounds,
+                    state.commanded,
+                )
+                for player, state in states.items()
+            }
+        )
 
     # --- what the service shows --------------------------------------------------------------
     def rating(self, state: HiveSkill) -> float:

@@ -17,8 +17,14 @@ from typing import Any, ClassVar
 
 from openskill.models import BradleyTerryFull, PlackettLuce, ThurstoneMostellerFull
 
-from synelo.models.base import NO_CONTEXT, Model, Param, Rated, RoundFacts, Scaling
-from synelo.models.trueskill import SET_SPAN_BETAS, check_spread, conservative, skill_params
+from synelo.models.base import NO_CONTEXT, Model, Param, Rated, Refitted, RoundFacts, Scaling
+from synelo.models.trueskill import (
+    SET_SPAN_BETAS,
+    check_spread,
+    conservative,
+    season_skills,
+    skill_params,
+)
 
 _RANKS = {"A": [1, 2], "B": [2, 1], "draw": [1, 1]}
 # PlackettLuce's and BradleyTerryFull's μ, σ, β and τ scaled together change no prediction
@@ -97,6 +103,14 @@ class OpenSkill(Model[Any]):
 
     def set_span(self) -> float:
         return SET_SPAN_BETAS * float(self.params["beta"])
+
+    def season(
+        self, states: Mapping[str, Any], fraction: float, context: Mapping[str, Any] = NO_CONTEXT
+    ) -> Refitted[Any]:
+        """S3 (`season_skill`) for every player, σ₀ the pool's `sigma`."""
+        sigma0 = float(self.params["sigma"])
+        make = self.model.rating
+        return Refitted(season_skills(states, fraction, sigma0, lambda m, s: make(mu=m, sigma=s)))
 
     def encode(self, state: Any) -> dict[str, Any]:
         return {"mu": state.mu, "sigma": state.sigma}

@@ -21,8 +21,11 @@ from synelo.models.base import (
     ParameterError,
     ParamValue,
     Rated,
+    Refitted,
     RoundError,
     RoundFacts,
+    mean_of,
+    pulled,
 )
 from synelo.ratings.positional import (
     Seat,
@@ -322,6 +325,27 @@ class Positional(Model[PositionalSkill]):
             state.base + shift,
             {q: r + shift for q, r in state.ratings.items()},
             dict(state.games),
+        )
+
+    def season(
+        self,
+        states: Mapping[str, PositionalSkill],
+        fraction: float,
+        context: Mapping[str, Any] = NO_CONTEXT,
+    ) -> Refitted[PositionalSkill]:
+        """S6: the rating at every position and the base r ← r + f·(R̄ − r), R̄ the mean
+        display rating of the players; the display rating, a games-weighted mean of them,
+        moves the same share toward R̄. The games played stay."""
+        mean = mean_of(self.rating(state) for state in states.values())
+        return Refitted(
+            {
+                player: PositionalSkill(
+                    pulled(state.base, mean, fraction),
+                    {q: pulled(r, mean, fraction) for q, r in state.ratings.items()},
+                    dict(state.games),
+                )
+                for player, state in states.items()
+            }
         )
 
     def fields(self, state: PositionalSkill) -> dict[str, float]:

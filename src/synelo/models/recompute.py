@@ -1,4 +1,5 @@
-"""The recompute: a pool's rounds and admin sets and resets, in order, through its model.
+"""The recompute: a pool's rounds and admin sets, resets and seasons, in order, through its
+model.
 
 Pure: the caller reads the rounds and changes and writes what comes out. Each round is rated
 exactly as the live service rates it (SynElo through `rate_round` and `apply_change`, any
@@ -13,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal, NamedTuple
 
-from synelo.models.base import Model, RoundError, RoundFacts, score_a
+from synelo.models.base import Model, RoundError, RoundFacts, SeasonMark, new_season, score_a
 from synelo.models.rounds import column_int, rate_with_model
 from synelo.ratings import PlayerRecord, SynEloParams, apply_change, new_window, rate_round
 
@@ -32,16 +33,18 @@ class RoundEvent:
 
 @dataclass(frozen=True, slots=True)
 class AdminIn:
-    """An admin set (to `rating`) or reset of one player, as the change log keeps it."""
+    """An admin set (to `rating`) or reset of one player, or a new season of the pool (the
+    `fraction` it names, None for the model's default), as the change log keeps it."""
 
-    kind: Literal["set", "reset"]
+    kind: Literal["set", "reset", "season"]
     player: str
     rating: int | None
     at: datetime
+    fraction: float | None = None
 
 
 class JournalLine(NamedTuple):
-    """One journal row of the recompute (round_pk None for a set or reset)."""
+    """One journal row of the recompute (round_pk None for a set, reset or season)."""
 
     player: str
     round_pk: int | None
@@ -92,6 +95,7 @@ class Recompute:
         # come under the name of their generation, and `starts` holds what they restarted as
         self.generation: dict[str, int] = {}
         self.starts: dict[str, Any] = {}
+        self.seasons: list[SeasonMark] = []  # where seasons fell among `rated`, for the refit
 
     def new_player(self) -> PlayerState:
         if self.synelo is not None:
@@ -168,7 +172,7 @@ class Recompute:
         name = self._generation_name
         states = {name(key): player.state for key, player in self.players.items()}
         starts = {name(key): state for key, state in self.starts.items()}
-        fitted = self.model.refit(states, self.rated, self.context, starts)
+        fitted = self.model.refit(states, self.rated, self.context, starts, self.seasons)
         if fitted is None:
             return []
         self.context.update(fitted.context)
@@ -217,6 +221,33 @@ class Recompute:
         if self.refitting and self.model.restarts_identities:
             self.generation[key] = self.generation.get(key, 0) + 1
             self.starts[key] = state
+
+    def change(self, change: AdminIn) -> list[JournalLine]:
+        """Apply an admin change as the live service does (`admin` or `season`): its journal
+        rows."""
+        if change.kind == "season":
+            return self.season(change.fraction, change.at)
+        line = self.admin(change)
+        return [] if line is None else [line]
+
+    def season(self, fraction: float | None, at: datetime) -> list[JournalLine]:
+        """A new season (`models.base.new_season`: the model's S1–S7 for every player who is
+        not new): a "season" journal row for each player it moved, in key order, even where
+        the display rating stayed (SynElo's window restarted all the same)."""
+        states = {key: player.state for key, player in self.players.items()}
+        season = new_season(self.model, states, fraction, self.context)
+        self.context.update(season.context)
+        if self.refitting:
+            self.seasons.append((len(self.rated), season.fraction))
+        lines: list[JournalLine] = []
+        for key in sorted(season.states):
+            player = self.players[key]
+            before, player.state = player.rating, season.states[key]
+            player.rating = column_int(self.model.rating(player.state))
+            lines.append(
+                JournalLine(key, None, "season", None, before, player.rating, None, None, None, at)
+            )
+        return lines
 
     def admin(self, change: AdminIn) -> JournalLine | None:
         """Apply a set or reset as the live service does: a set moves the rating and, in

@@ -23,8 +23,11 @@ from synelo.models.base import (
     ParameterError,
     ParamValue,
     Rated,
+    Refitted,
     RoundError,
     RoundFacts,
+    mean_of,
+    pulled,
     score_a,
 )
 from synelo.ratings.sectors_edge import (
@@ -287,6 +290,30 @@ class SectorsEdge(Model[ScoreboardRecord]):
         if not 0.0 <= value <= 1.0:
             raise ValueError("a place percentile is within 0…100")
         return ScoreboardRecord(value, {m: (value,) * self.keep for m in state.recent})
+
+    def season(
+        self,
+        states: Mapping[str, ScoreboardRecord],
+        fraction: float,
+        context: Mapping[str, Any] = NO_CONTEXT,
+    ) -> Refitted[ScoreboardRecord]:
+        """S7: every place value kept, of every mode, and the base x ← x + f·(x̄ − x), x̄ the
+        mean display rating of the players over 100; each display rating (100 × the mean of
+        the player's place values) moves the same share toward the pool's mean, and stays
+        within 0…100. The matches kept stay as many."""
+        mean = mean_of(self.rating(state) for state in states.values()) / 100.0
+        return Refitted(
+            {
+                player: ScoreboardRecord(
+                    pulled(state.base, mean, fraction),
+                    {
+                        mode: tuple(pulled(x, mean, fraction) for x in values)
+                        for mode, values in state.recent.items()
+                    },
+                )
+                for player, state in states.items()
+            }
+        )
 
     def fields(self, state: ScoreboardRecord) -> dict[str, float]:
         """The display rating, and per mode played pubPower and the matches it is over

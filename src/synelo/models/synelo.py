@@ -5,7 +5,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from synelo.models.base import NO_CONTEXT, Model, Param, Rated, RoundFacts
+from synelo.models.base import (
+    NO_CONTEXT,
+    Model,
+    Param,
+    Rated,
+    Refitted,
+    RoundFacts,
+    mean_of,
+    pulled,
+)
 from synelo.ratings import (
     PlayerRecord,
     Rater,
@@ -133,6 +142,18 @@ class SynElo(Model[PlayerRecord]):
         """An admin set: the window restarts (C = 1 until two rounds are rated)."""
         return PlayerRecord(int(rating), state.rounds_played, new_window(self.synelo))
 
+    def is_new(self, state: PlayerRecord) -> bool:
+        return is_new_record(state, self.synelo)
+
+    def season(
+        self,
+        states: Mapping[str, PlayerRecord],
+        fraction: float,
+        context: Mapping[str, Any] = NO_CONTEXT,
+    ) -> Refitted[PlayerRecord]:
+        """S2, SynElo's season (`season_records`): ratings pulled, windows restarted."""
+        return Refitted(season_records(states, fraction, self.synelo))
+
     def encode(self, state: PlayerRecord) -> dict[str, Any]:
         win = state.window
         return {
@@ -150,3 +171,26 @@ class SynElo(Model[PlayerRecord]):
             win.append(rating, p, s2 / 2)
         win.appended = data["appended"]
         return PlayerRecord(data["rating"], data["rounds_played"], win)
+
+
+def is_new_record(record: PlayerRecord, params: SynEloParams) -> bool:
+    """Whether a SynElo record is a new player's: R_0, no round played, an empty window."""
+    return record.rounds_played == 0 and record.rating == params.r0 and not len(record.window)
+
+
+def season_records(
+    records: Mapping[str, PlayerRecord], fraction: float, params: SynEloParams
+) -> dict[str, PlayerRecord]:
+    """S2: each rating R ← round(R + fraction·(R̄ − R)), R̄ the mean rating of `records`,
+    the rounds played kept and F3's window restarted, as an admin's set restarts it: C = 1
+    until two rounds are rated, so that K is back at its highest (F5). The service, a
+    re-rate and a SynElo replay all start a season through this."""
+    if not records:
+        return {}
+    mean = mean_of(float(r.rating) for r in records.values())
+    return {
+        player: PlayerRecord(
+            round(pulled(r.rating, mean, fraction)), r.rounds_played, new_window(params)
+        )
+        for player, r in records.items()
+    }

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import trueskill as ts
@@ -14,8 +14,11 @@ from synelo.models.base import (
     Param,
     ParameterError,
     Rated,
+    Refitted,
     RoundFacts,
     Scaling,
+    mean_of,
+    pulled,
 )
 
 _RANKS = {"A": [0, 1], "B": [1, 0], "draw": [0, 0]}
@@ -77,6 +80,28 @@ def conservative(mu: float, sigma: float) -> float:
     """The display rating of a Gaussian skill: μ − 3σ, which the player exceeds with
     probability 99.87 % (TrueSkill's leaderboard rule; openskill calls it the ordinal)."""
     return mu - 3.0 * sigma
+
+
+def season_skill(
+    mu: float, sigma: float, mean_mu: float, sigma0: float, fraction: float
+) -> tuple[float, float]:
+    """S3, a Gaussian skill's season: μ ← μ + f·(μ̄ − μ) toward the pool's mean μ̄, and
+    σ² ← σ² + f·(σ₀² − σ²), the variance grown back the share f of the way to a new
+    player's σ₀² (f = 1: a new player's σ at the pool's mean). Returns (μ, σ)."""
+    variance = sigma * sigma
+    return pulled(mu, mean_mu, fraction), math.sqrt(variance + fraction * (sigma0**2 - variance))
+
+
+def season_skills(
+    states: Mapping[str, Any], fraction: float, sigma0: float, make: Callable[[float, float], Any]
+) -> dict[str, Any]:
+    """S3 for every player of `states` (skills with `mu` and `sigma`), μ̄ their mean μ; each
+    new skill is `make(μ, σ)`."""
+    mean = mean_of(float(state.mu) for state in states.values())
+    return {
+        player: make(*season_skill(state.mu, state.sigma, mean, sigma0, fraction))
+        for player, state in states.items()
+    }
 
 
 class TrueSkill(Model[ts.Rating]):
@@ -161,6 +186,16 @@ class TrueSkill(Model[ts.Rating]):
 
     def set_span(self) -> float:
         return SET_SPAN_BETAS * float(self.params["beta"])
+
+    def season(
+        self,
+        states: Mapping[str, ts.Rating],
+        fraction: float,
+        context: Mapping[str, Any] = NO_CONTEXT,
+    ) -> Refitted[ts.Rating]:
+        """S3 (`season_skill`) for every player, σ₀ the pool's `sigma`."""
+        sigma0 = float(self.params["sigma"])
+        return Refitted(season_skills(states, fraction, sigma0, self.env.create_rating))
 
     def fields(self, state: ts.Rating) -> dict[str, float]:
         return {"mu": state.mu, "sigma": state.sigma}

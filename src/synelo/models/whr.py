@@ -27,6 +27,9 @@ from synelo.models.base import (
     Rated,
     Refitted,
     RoundFacts,
+    SeasonMark,
+    mean_of,
+    pulled,
     score_a,
 )
 from synelo.ratings.whr import (
@@ -286,25 +289,46 @@ class Whr(Model[PlayerDays]):
         rounds: Sequence[RoundFacts],
         context: Mapping[str, Any],
         starts: Mapping[str, PlayerDays] = NO_CONTEXT,
+        seasons: Sequence[SeasonMark] = (),
     ) -> Refitted[PlayerDays] | None:
         """W10: the MAP of every round's PlayerDays and (per `epad_fit`) the epads, folded
         back into states of `window_days` days each. A player an admin set starts from the
-        prior the set gave them; one reset, from a newcomer's."""
+        prior the set gave them; one reset, from a newcomer's.
+
+        With seasons, each stretch of rounds between two is fitted in turn (S4): a season
+        takes every player's last day of the fit so far (its MAP rating and W9 variance)
+        through `seasoned`, which gives the next stretch its first-day priors and the weight
+        W played before it, and the epads' posterior becomes their prior."""
         if not rounds:
             return None
         anchors = {p: s.anchor for p, s in starts.items() if s.anchor is not None}
-        result = self.fit(states, rounds, context, anchors)
+        weights: dict[str, float] = {}
+        fitted: dict[str, PlayerDays] = {}  # each player as the fit so far leaves them
+        epads: dict[str, tuple[float, float]] | None = None  # (mean, variance) by name
+        begin = 0
+        for end, fraction in [*seasons, (len(rounds), None)]:
+            stretch, begin = rounds[begin:end], end
+            if stretch:
+                result = self.fit(states, stretch, context, anchors, weights, epads)
+                for player, state in result.players.items():
+                    state.anchor = anchors.get(player)
+                    state.weight_before = weights.get(player, 0.0)
+                    state.variance = result.variances[player][-1]
+                    fitted[player] = state
+                epads = {n: (v, result.epad_variance[n]) for n, v in result.epad.items()}
+            if fraction is not None and fitted:
+                fitted.update(self.season(fitted, fraction).states)
+                for player, state in fitted.items():
+                    if state.anchor is not None:  # every state `seasoned` gives has one
+                        anchors[player], weights[player] = state.anchor, state.weight_before
         out: dict[str, PlayerDays] = {}
-        for player, state in result.players.items():
-            if player not in states:
-                continue
-            state.anchor = anchors.get(player)
-            fold_days(state, self.drift, self.window)
-            state.variance = result.variances[player][-1]
-            out[player] = state
+        for player, state in fitted.items():
+            if player in states:
+                fold_days(state, self.drift, self.window)
+                out[player] = state
         entries = {
-            EPAD + name: {"mean": value, "precision": 1.0 / result.epad_variance[name]}
-            for name, value in result.epad.items()
+            EPAD + name: {"mean": mean, "precision": 1.0 / variance}
+            for name, (mean, variance) in (epads or {}).items()
         }
         return Refitted(out, entries)
 
@@ -314,8 +338,12 @@ class Whr(Model[PlayerDays]):
         rounds: Sequence[RoundFacts],
         context: Mapping[str, Any],
         anchors: Mapping[str, Anchor] | None = None,
+        weights: Mapping[str, float] | None = None,
+        epad_prior: Mapping[str, tuple[float, float]] | None = None,
     ) -> FitResult:
-        """W10 over `rounds` (the sides as played), starting from the current ratings."""
+        """W10 over `rounds` (the sides as played), starting from the current ratings; the
+        game weight each player played before them (`weights`) and the epads' prior
+        (`epad_prior`) when a season came before them (S4)."""
         games = [
             FitGame(tuple(r.rated_a), tuple(r.rated_b), round_day(r.extras), score_a(r.winner))
             for r in rounds
@@ -331,6 +359,8 @@ class Whr(Model[PlayerDays]):
             epad_start=self.epads(context),
             epad_mode=str(self.params["epad_fit"]),
             anchors=anchors,
+            weights=weights,
+            epad_prior=epad_prior,
         )
 
     # --- what the service shows ------------------------------------------------------------
@@ -343,6 +373,35 @@ class Whr(Model[PlayerDays]):
         played weight W counted afresh as the refit counts it."""
         variance = state.variance if state.variance > 0 else _NEWCOMER_VARIANCE
         return PlayerDays(anchor=Anchor(to_natural(rating), variance), variance=variance)
+
+    # --- seasons ---------------------------------------------------------------------------
+    def season(
+        self,
+        states: Mapping[str, PlayerDays],
+        fraction: float,
+        context: Mapping[str, Any] = NO_CONTEXT,
+    ) -> Refitted[PlayerDays]:
+        """S4 for every player (`seasoned`), r̄ the mean of their last days' ratings."""
+        if not states:
+            return Refitted({})
+        mean = mean_of(state.rating for state in states.values())
+        return Refitted({p: self.seasoned(state, mean, fraction) for p, state in states.items()})
+
+    def seasoned(self, state: PlayerDays, mean: float, fraction: float) -> PlayerDays:
+        """S4: the player's days end, and the next season starts from a prior on its first
+        day: Normal(r + f·(r̄ − r), v + f·max(v₀ − v, 0)), with r and v the last day's rating
+        and W9 variance (an anchor's, before any game), r̄ the pool's mean and v₀ a
+        newcomer's variance (W3's 2 natural²). The season is a gap in W4's Wiener process:
+        it adds variance, the share f of what the player's certainty took away, never
+        removes any. The weight W played so far carries over, so W4's drift stays a
+        veteran's."""
+        variance = state.variance if state.variance > 0 else _NEWCOMER_VARIANCE
+        grown = variance + fraction * max(_NEWCOMER_VARIANCE - variance, 0.0)
+        return PlayerDays(
+            anchor=Anchor(pulled(state.rating, mean, fraction), grown),
+            weight_before=state.weight_before + float(np.sum(state.coef)),
+            variance=grown,
+        )
 
     def fields(self, state: PlayerDays) -> dict[str, float]:
         return {

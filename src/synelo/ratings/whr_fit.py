@@ -65,6 +65,8 @@ class _Problem:
         epad_kind: EpadKind,
         steps: int,
         anchors: Mapping[str, Anchor],
+        weights: Mapping[str, float] | None = None,
+        epad_prior: Mapping[str, tuple[float, float]] | None = None,
     ):
         self.games, self.epad_kind, self.steps = games, epad_kind, steps
         keys: set[tuple[str, int]] = set()
@@ -104,10 +106,12 @@ class _Problem:
         given = [anchors[players[i]] for i in self.anchored]
         self.anchor_mean = np.asarray([a.mean for a in given])
         self.anchor_precision = np.asarray([1.0 / a.variance for a in given])
-        # W: the weight a player played before each day (exclusive cumulative sum per player)
+        # W: the weight a player played before each day (exclusive cumulative sum per player),
+        # after what they played before the fit's first round (`weights`: a season's S4)
         total = np.cumsum(weight) - weight
         start = np.maximum.accumulate(np.where(first, np.arange(n), 0))
-        before = total - total[start]
+        earlier = weights or {}
+        before = total - total[start] + np.asarray([earlier.get(p, 0.0) for p in players])
         self.weight_before = before
         link = np.flatnonzero(same)  # day i tied to day i + 1
         self.link = link
@@ -123,6 +127,12 @@ class _Problem:
             self.epad_names = [str(k) for k in range(1, steps + 1)]
         elif epad_kind == "bpst":
             self.epad_names = [f"{k}:{lvl}" for k in range(1, steps + 1) for lvl in ("low", "high")]
+        # each epad's prior, Normal(mean, variance): W6's Normal(0, EPAD_PRIOR_SD²), or a
+        # former fit's posterior (the stretch before a season, S4)
+        prior = epad_prior or {}
+        default = (0.0, EPAD_PRIOR_SD**2)
+        self.epad_mean = np.asarray([prior.get(n, default)[0] for n in self.epad_names])
+        self.epad_var = np.asarray([prior.get(n, default)[1] for n in self.epad_names])
         self.uneven = [j for j, g in enumerate(games) if len(g.team_a) != len(g.team_b)]
         self.m = self.design(np.zeros(n))
 
@@ -156,14 +166,18 @@ def fit(
     epad_start: Mapping[str, float] | None = None,
     epad_mode: str = "joint",
     anchors: Mapping[str, Anchor] | None = None,
+    weights: Mapping[str, float] | None = None,
+    epad_prior: Mapping[str, tuple[float, float]] | None = None,
     tolerance: float = TOLERANCE,
     max_iterations: int = MAX_ITERATIONS,
 ) -> FitResult:
     """W10: the MAP of all PlayerDays (starting from each player's `start` rating) and, with
     `epad_mode` "joint", of the epads with them; "fixed" fits the ratings without epad first
     and then the epads alone with those ratings held fixed (the seed's two approaches). A
-    player in `anchors` has that Gaussian prior on their first day instead of W3's."""
-    problem = _Problem(games, drift, epad_kind, steps, anchors or {})
+    player in `anchors` has that Gaussian prior on their first day instead of W3's, and
+    W4's W counts from `weights[player]` (the game weight they played before). An epad in
+    `epad_prior` has that (mean, variance) as its prior instead of W6's."""
+    problem = _Problem(games, drift, epad_kind, steps, anchors or {}, weights, epad_prior)
     start = start or {}
     r = np.asarray([start.get(p, 0.0) for p, _ in problem.keys])
     e = np.asarray([(epad_start or {}).get(n, 0.0) for n in problem.epad_names])
@@ -237,7 +251,7 @@ def _posterior(
         np.sum(y * log_p + (1.0 - y) * log_q)
         - np.sum(np.logaddexp(0.0, -rf) + np.logaddexp(0.0, rf))
         - np.sum(diff * diff / (2.0 * var))
-        - np.sum(e * e) / (2.0 * EPAD_PRIOR_SD**2)
+        - np.sum((e - problem.epad_mean) ** 2 / problem.epad_var) / 2.0
         - np.sum(problem.anchor_precision * (r[problem.anchored] - problem.anchor_mean) ** 2) / 2.0
     )
     if value_only:
@@ -251,7 +265,7 @@ def _posterior(
     flow = diff / var
     np.add.at(gr, link, flow)
     np.subtract.at(gr, link + 1, flow)
-    ge = problem.m.T @ resid - e / EPAD_PRIOR_SD**2
+    ge = problem.m.T @ resid - (e - problem.epad_mean) / problem.epad_var
     return value, gr, ge, p * (1.0 - p)
 
 
@@ -292,7 +306,7 @@ def _direction(
     band[2, :-1] = off
     m, link, inv = problem.m, problem.link, 1.0 / problem.link_var
     mask_r = 1.0 if rates else 0.0
-    e_diag = np.asarray(m.multiply(m).T @ w).ravel() + 1.0 / EPAD_PRIOR_SD**2 if k else np.zeros(0)
+    e_diag = np.asarray(m.multiply(m).T @ w).ravel() + 1.0 / problem.epad_var if k else np.zeros(0)
 
     def apply(vr: Vector, ve: Vector) -> tuple[Vector, Vector]:
         vr = vr * mask_r
@@ -305,7 +319,7 @@ def _direction(
         flow = (vr[link] - vr[link + 1]) * inv
         np.add.at(hr, link, flow)
         np.subtract.at(hr, link + 1, flow)
-        he = m.T @ t + ve / EPAD_PRIOR_SD**2
+        he = m.T @ t + ve / problem.epad_var
         return hr * mask_r, np.where(free_epad, he, 0.0)
 
     def precondition(vr: Vector, ve: Vector) -> tuple[Vector, Vector]:
@@ -420,4 +434,4 @@ def _epad_variance(problem: _Problem, w: Vector) -> Vector:
     if not problem.epad_names:
         return np.zeros(0)
     m = problem.m
-    return 1.0 / (np.asarray(m.multiply(m).T @ w).ravel() + 1.0 / EPAD_PRIOR_SD**2)
+    return 1.0 / (np.asarray(m.multiply(m).T @ w).ravel() + 1.0 / problem.epad_var)

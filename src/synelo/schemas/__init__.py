@@ -54,6 +54,8 @@ from synelo.schemas.rerate import (
     EmptyIn,
     JobOut,
     PoolPatchIn,
+    SeasonIn,
+    SeasonOut,
     UnvoidIn,
     VoidIn,
 )
@@ -123,6 +125,8 @@ __all__ = [
     "ResultOut",
     "RoundIn",
     "RoundOut",
+    "SeasonIn",
+    "SeasonOut",
     "STEAM_ID_MAX",
     "STEAM_ID_MIN",
     "SideNames",

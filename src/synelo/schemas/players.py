@@ -71,7 +71,7 @@ class HiddenIn(BaseModel):
 
 class JournalOut(BaseModel):
     id: int
-    kind: Literal["round", "set", "reset", "solve"]
+    kind: Literal["round", "set", "reset", "solve", "season"]
     round_id: str | None
     seq: int | None
     team: str | None

@@ -62,8 +62,8 @@ class PublicBoardOut(BaseModel):
 class PublicEntryOut(BaseModel):
     """One entry of a player's rating history as public pages show it."""
 
-    kind: Literal["round", "set", "reset", "solve"] = Field(
-        description="a rated round, an admin's set or reset, or a model's refit"
+    kind: Literal["round", "set", "reset", "solve", "season"] = Field(
+        description="a rated round, an admin's set or reset, a model's refit, or a new season"
     )
     round_id: str | None
     team: str | None

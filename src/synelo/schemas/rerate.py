@@ -54,16 +54,44 @@ class UnvoidIn(BaseModel):
     reason: Reason | None = None
 
 
+class SeasonIn(BaseModel):
+    """A new season of the pool: every rating pulled part of the way back toward its mean."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    fraction: Number | None = Field(
+        None,
+        ge=0.0,
+        le=1.0,
+        description="the share of the way back, 0 (nothing) to 1 (everyone at the mean); "
+        "default: the pool's model's (its `season` parameter, else 0.3)",
+    )
+    reason: Reason | None = None
+
+
+class SeasonOut(BaseModel):
+    """What a new season did."""
+
+    pool: str
+    fraction: float = Field(description="the share of the way back it took")
+    default: bool = Field(description="true: none was given, it took the model's default")
+    players: int = Field(description="the players it moved: every one who is not new")
+    seq: int = Field(description="rounds the pool had stored when it began")
+
+
 class ChangeOut(BaseModel):
     """An entry of a pool's admin log."""
 
     id: int
     seq: int = Field(description="rounds the pool had stored when it was made")
-    kind: Literal["set", "reset", "void", "unvoid", "patch", "tune", "refit", "hide", "rename"]
+    kind: Literal[
+        "set", "reset", "void", "unvoid", "patch", "tune", "refit", "hide", "rename", "season"
+    ]
     steam_id: str | None = Field(description="the player set, reset, hidden or renamed")
     round_id: str | None = Field(description="the round voided or unvoided")
     value: dict[str, Any] | None = Field(
-        description='{"rating"}, {"model", "params"}, {"public"}, {"hidden"} or, for a '
+        description='{"rating"}, {"model", "params"}, {"public"}, {"hidden"}, for a season '
+        '{"fraction"} as given or {"default"} (the model\'s share it took), or, for a '
         'rename by a lookup\'s names, {"name", "was"}'
     )
     actor: str = Field(description="the token that made it: its label, or config:<role>#<n>")

@@ -8,12 +8,18 @@ field, before anything is rated. The reports then go, in the file's order, to a
 row, then its players'), so an import and a running service rate one pool side by side as
 two workers do. A round_id the pool has already, with the same content, is not rated again:
 a second import of a file adds nothing.
+
+The history's seasons are started at their places, as `POST /v1/pools/{pool}/season` starts
+one: once every round before it is rated, and only when this import rated the round just
+before it, so that a second import adds no season either (a season before the file's first
+round is left out, and counted). Its other admin events (sets,
+resets, voids, unvoids) are not applied: the matches it voids are left out.
 """
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,7 +29,7 @@ from fastapi.exceptions import RequestValidationError
 from pydantic import ValidationError
 
 from synelo.domain import Pool, RoundConflict, RoundReport, SubmitResult, pool_model
-from synelo.evaluation.history import HistoryError, Match, read_history
+from synelo.evaluation.history import AdminEvent, HistoryError, Match, read_history
 from synelo.models import RoundError
 from synelo.models.rounds import report_facts
 from synelo.schemas import RoundIn
@@ -41,13 +47,16 @@ HISTORY_NAME = {"round_id": "id", "started_at": "time"}
 
 @dataclass(slots=True)
 class ImportPlan:
-    """A history file's matches as the pool's round reports, each with its line, and what
-    will not be rated: the bad lines, the matches the history voids, its admin events."""
+    """A history file's matches as the pool's round reports, each with its line; its seasons
+    by the number of reports before them; and what will not be rated: the bad lines, the
+    matches the history voids, its other admin events."""
 
     reports: list[tuple[int, RoundReport]] = field(default_factory=list)
     errors: list[HistoryError] = field(default_factory=list)
     voided: int = 0
     events: int = 0
+    seasons: dict[int, list[AdminEvent]] = field(default_factory=dict)
+    leading: int = 0  # seasons before the first round, left out
 
 
 @dataclass(slots=True)
@@ -58,9 +67,12 @@ class ImportOutcome:
     new: int = 0
     known: int = 0
     refused: list[HistoryError] = field(default_factory=list)
+    seasons: int = 0  # seasons started
+    last_new: bool = False  # whether the round answered last was new to the pool
 
     def add(self, line: int, report: RoundReport, answer: Future[SubmitResult]) -> None:
         """Count a round's answer from the writer (waiting for it)."""
+        self.last_new = False
         try:
             result = answer.result()
         except RoundConflict:
@@ -71,6 +83,7 @@ class ImportOutcome:
         else:
             if result.created:
                 self.new += 1
+                self.last_new = True
             else:
                 self.known += 1
 
@@ -104,9 +117,9 @@ def plan_import(path: Path, pool: Pool, server_id: str) -> ImportPlan:
     """Read a history file and check each match as the pool's round route would."""
     history = read_history(path)
     plan = ImportPlan(errors=list(history.errors))
-    plan.events = sum(len(m.events) for m in history.matches) + len(history.trailing)
     model = None if pool.is_synelo else pool_model(pool)
     for line, match in zip(history.lines, history.matches, strict=True):
+        _place_events(plan, match.events)
         if match.voided:
             plan.voided += 1
             continue
@@ -118,8 +131,21 @@ def plan_import(path: Path, pool: Pool, server_id: str) -> ImportPlan:
             plan.errors += [HistoryError(line, _named(error)) for error in exc.errors()]
             continue
         plan.reports.append((line, report))
+    _place_events(plan, history.trailing)
     plan.errors.sort(key=lambda e: e.line)
     return plan
+
+
+def _place_events(plan: ImportPlan, events: Sequence[AdminEvent]) -> None:
+    """A match's admin events: its seasons at their place among the reports, the others
+    counted (they are not applied)."""
+    for event in events:
+        if event.kind != "season":
+            plan.events += 1
+        elif not plan.reports:
+            plan.leading += 1
+        else:
+            plan.seasons.setdefault(len(plan.reports), []).append(event)
 
 
 def rate_reports(
@@ -127,33 +153,80 @@ def rate_reports(
     pool_name: str,
     reports: Iterable[tuple[int, RoundReport]],
     rated: Callable[[], None] = lambda: None,
+    seasons: Mapping[int, Sequence[AdminEvent]] | None = None,
+    who: str = "import",
 ) -> ImportOutcome:
     """Rate the reports into the pool in their order through a `RoundWriter`, `IN_FLIGHT`
-    at most waiting; `rated` is called as each one is answered. A pool deleted meanwhile
-    raises UnknownPool; stopped so (or interrupted), the rounds rated stay, each whole,
-    and the writer takes no more: a second run goes on from there."""
-    outcome = ImportOutcome()
-    waiting: deque[tuple[int, RoundReport, Future[SubmitResult]]] = deque()
-    writer = _writer(store)
-
-    def settle() -> None:
-        outcome.add(*waiting.popleft())
-        rated()
-
+    at most waiting; `rated` is called as each one is answered. The `seasons` (by the
+    number of reports before them) are started where they fall (see the module), in the
+    admin log as `who`'s unless an event names its author. A pool deleted meanwhile raises
+    UnknownPool; stopped so (or interrupted), the rounds rated stay, each whole, and the
+    writer takes no more: a second run goes on from there."""
+    run = _Run(store, pool_name, rated, seasons or {}, who)
     try:
-        for line, report in reports:
-            if len(waiting) >= IN_FLIGHT:
-                settle()
-            waiting.append((line, report, writer.submit(pool_name, report)))
-        while waiting:
-            settle()
+        count = 0
+        for count, (line, report) in enumerate(reports, start=1):
+            run.season(count - 1)
+            run.submit(line, report)
+        run.season(count)
+        run.drain()
     except BaseException:  # stopped (an interrupt, a pool deleted): rate no more of them
-        for _, _, future in waiting:
-            future.cancel()
+        run.cancel()
         raise
     finally:
-        writer.close()
-    return outcome
+        run.writer.close()
+    return run.outcome
+
+
+class _Run:
+    """One import's rating: the writer, the rounds waiting for its answer, the seasons."""
+
+    def __init__(
+        self,
+        store: Store,
+        pool_name: str,
+        rated: Callable[[], None],
+        seasons: Mapping[int, Sequence[AdminEvent]],
+        who: str,
+    ) -> None:
+        self.store, self.pool_name, self.rated = store, pool_name, rated
+        self.seasons, self.who = seasons, who
+        self.outcome = ImportOutcome()
+        self.waiting: deque[tuple[int, RoundReport, Future[SubmitResult]]] = deque()
+        self.writer = _writer(store)
+
+    def submit(self, line: int, report: RoundReport) -> None:
+        if len(self.waiting) >= IN_FLIGHT:
+            self.settle()
+        self.waiting.append((line, report, self.writer.submit(self.pool_name, report)))
+
+    def settle(self) -> None:
+        self.outcome.add(*self.waiting.popleft())
+        self.rated()
+
+    def drain(self) -> None:
+        while self.waiting:
+            self.settle()
+
+    def season(self, index: int) -> None:
+        """The seasons before report `index`, once every report before it is answered, if
+        this import rated the one just before it (see the module)."""
+        events = self.seasons.get(index)
+        if not events:
+            return
+        self.drain()
+        if not self.outcome.last_new:
+            return
+        for event in events:
+            by = event.by or self.who
+            self.store.start_season(
+                self.pool_name, event.fraction, by, event.reason, view=lambda pool, done: done
+            )
+            self.outcome.seasons += 1
+
+    def cancel(self) -> None:
+        for _, _, future in self.waiting:
+            future.cancel()
 
 
 def _writer(store: Store) -> RoundWriter:

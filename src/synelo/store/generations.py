@@ -114,9 +114,9 @@ def in_order(
     voided: set[int],
     outcomes: list[RoundLine],
 ) -> Iterator[tuple[list[JournalLine], bool]]:
-    """Rate the rounds not `voided` (row ids) and apply the admin sets and resets, each
-    after the round it followed, in that order; for each, its journal rows and whether it
-    was a rated round (whose P and sums go to `outcomes`)."""
+    """Rate the rounds not `voided` (row ids) and apply the admin sets, resets and seasons,
+    each after the round it followed, in that order; for each, its journal rows and whether
+    it was a rated round (whose P and sums go to `outcomes`)."""
     at = 0
     for rnd in stored:
         while at < len(admin) and admin[at].seq < rnd.seq:
@@ -131,13 +131,18 @@ def in_order(
 
 
 def _admin_lines(engine: Recompute, change: Change) -> list[JournalLine]:
-    line = engine.admin(admin_event(change))
-    return [] if line is None else [line]
+    return engine.change(admin_event(change))
 
 
 def admin_event(change: Change) -> AdminIn:
-    rating = (change.value or {}).get("rating")
-    return AdminIn(change.kind, change.player_key or "", rating, change.created_at)  # type: ignore[arg-type]
+    value = change.value or {}
+    return AdminIn(
+        change.kind,  # type: ignore[arg-type]  # set, reset or season
+        change.player_key or "",
+        value.get("rating"),
+        change.created_at,
+        value.get("fraction"),
+    )
 
 
 class JournalChain:
@@ -196,7 +201,7 @@ class JournalChain:
             prev = last.get(line.player)
             before_after = f"{line.before}\t{line.after}"
             chain = f"{line.at.isoformat()}\t{null if prev is None else prev}"
-            if line.round_pk is None:  # an admin set or reset: no round, team, K, P or S
+            if line.round_pk is None:  # a set, reset or season: no round, team, K, P or S
                 text.append(
                     f"{jid}{head}{player_id[line.player]}\t{null}\t{line.kind}\t{null}\t"
                     f"{before_after}\t{null}\t{null}\t{null}\t{chain}{tail}"
@@ -304,7 +309,8 @@ class RerateStore:
 
     # --- reading ----------------------------------------------------------------------------
     def snapshot(self, pool_name: str) -> Snapshot:
-        """Every stored round and admin set/reset of the pool, read in one snapshot."""
+        """Every stored round and admin set, reset and season of the pool, read in one
+        snapshot."""
         with self.store.snapshot_read() as conn:
             row = conn.execute(select(pools).where(pools.c.name == pool_name)).first()
             if row is None:
@@ -348,7 +354,7 @@ class RerateStore:
                 .where(
                     changes.c.pool_id == pool_id,
                     changes.c.id > after_id,
-                    changes.c.kind.in_(("set", "reset")),
+                    changes.c.kind.in_(("set", "reset", "season")),
                 )
                 .order_by(changes.c.seq, changes.c.id)
             )

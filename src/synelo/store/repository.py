@@ -8,6 +8,7 @@ concept, taking the store first, bound here as a method as it is (no call in bet
 - `store.rounds`: the round path, rating a submitted round;
 - `store.pools`: making, listing and changing pools;
 - `store.players`: players read by key, and the admin's set, reset and hide;
+- `store.seasons`: a pool's new season, every rating pulled back toward the mean;
 - `store.leaderboards`: the public board, its places, and the leaderboards;
 - `store.round_views`: stored rounds as the pages show them;
 - `store.journal`: players' histories, charts and trends, and the pool's journal export;
@@ -33,6 +34,7 @@ from synelo.store import (
     quality,
     round_views,
     rounds,
+    seasons,
     tokens,
 )
 from synelo.store.core import Clock, Core, utcnow
@@ -71,6 +73,9 @@ class Store(Core):
     reset_player = players.reset_player
     set_hidden = players.set_hidden
     keys_named = players.keys_named
+
+    # --- seasons (store.seasons) ------------------------------------------------------------
+    start_season = seasons.start_season
 
     # --- boards (store.leaderboards) --------------------------------------------------------
     board = leaderboards.board

@@ -191,7 +191,7 @@ journal = Table(
     Column("pool_id", Id, nullable=False),
     Column("player_id", Id, nullable=False),
     Column("round_pk", Id, nullable=True),
-    Column("kind", String(8), nullable=False),  # "round", "set" or "reset"
+    Column("kind", String(8), nullable=False),  # "round", "set", "reset", "solve" or "season"
     Column("team", String(1), nullable=True),
     Column("before", Integer, nullable=False),
     Column("after", Integer, nullable=False),
@@ -205,19 +205,22 @@ journal = Table(
     Index("ix_journal_round", "round_pk"),
 )
 
-# A pool's admin log, in the order it was made: sets, resets, voids, unvoids and changes of
-# model or parameters, each with who made it and why. `seq` is the number of rounds the pool
-# had rated then: a re-rate applies a set or reset after round `seq`, before the next.
+# A pool's admin log, in the order it was made: sets, resets, voids, unvoids, seasons and
+# changes of model or parameters, each with who made it and why. `seq` is the number of
+# rounds the pool had rated then: a re-rate applies a set, reset or season after round
+# `seq`, before the next.
 changes = Table(
     "changes",
     metadata,
     Column("id", Id, primary_key=True, autoincrement=True),
     Column("pool_id", ForeignKey("pools.id", ondelete="CASCADE"), nullable=False),
     Column("seq", BigInteger, nullable=False),
-    Column("kind", String(8), nullable=False),  # set, reset, void, unvoid, patch, tune, refit
+    # set, reset, void, unvoid, patch, tune, refit, hide, rename, season
+    Column("kind", String(8), nullable=False),
     Column("player_key", String(64), nullable=True),  # set, reset
     Column("round_id", String(128), nullable=True),  # void, unvoid
-    Column("value", Text, nullable=True),  # JSON: {"rating"} or {"model", "params"}
+    # JSON: {"rating"}, {"model", "params"}, a season's {"fraction"} or {"default"}…
+    Column("value", Text, nullable=True),
     Column("actor", String(64), nullable=False),  # the token that made it
     Column("reason", String(500), nullable=True),
     Column("created_at", UtcDateTime(), nullable=False),

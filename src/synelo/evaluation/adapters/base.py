@@ -79,6 +79,11 @@ class RatingModel(ABC):
         """An admin reset: the player starts again as new."""
         raise ValueError(f"model {self.name!r} cannot apply an admin reset")
 
+    def new_season(self, fraction: float | None) -> None:
+        """A new season, as a pool of this model starts one: every rating pulled `fraction`
+        of the way back toward the mean (None: the model's default share)."""
+        raise ValueError(f"model {self.name!r} cannot start a season")
+
     def result_calibration(self) -> ResultCalibration | None:
         """For a model that predicts final scores (positional): its predicted against its
         observed results over the matches replayed that reported scores."""

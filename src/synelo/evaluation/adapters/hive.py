@@ -16,7 +16,8 @@ from synelo.models.hive import Hive
 class HiveReplay(ModelReplay):
     """`synelo.models.hive.Hive` under replay. `-p solve_every=N` (0: never) re-fits every
     skill on all the matches so far (H8) after every N-th match, so that its gain is
-    measured out of sample: each prediction still comes before its match is learned."""
+    measured out of sample: each prediction still comes before its match is learned. (The
+    solve, as a pool's, keeps no season of the history.)"""
 
     # the reference side comes from the history's header (see `create`), and the solve
     # runs every `solve_every` matches rather than at the end of a re-rate

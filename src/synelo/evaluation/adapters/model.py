@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 from synelo.evaluation.adapters.base import HistoryInfo, OptionValue, RatingModel
 from synelo.evaluation.history import Match
 from synelo.models import Model, Param, RoundError, RoundFacts
+from synelo.models.base import new_season
 
 
 def round_facts(match: Match) -> RoundFacts:
@@ -101,6 +102,16 @@ class ModelReplay(RatingModel):
     def reset(self, player: str) -> None:
         if player in self.states:
             self.states[player] = self.model.new_state()
+
+    def new_season(self, fraction: float | None) -> None:
+        """The model's season (`models.base.new_season`) over every player and the context."""
+        season = new_season(self.model, self.states, fraction, self.context)
+        self.states.update(season.states)
+        self.context.update(season.context)
+        self.started(season.fraction)
+
+    def started(self, fraction: float) -> None:
+        """A season was started with `fraction` (a replay that refits keeps where)."""
 
     def ratings(self) -> dict[str, float]:
         """Each player's strength (Elo's rating, the Gaussian models' μ)."""

@@ -9,7 +9,8 @@ from typing import Any
 from synelo.evaluation.adapters.base import HistoryInfo, OptionValue, RatingModel
 from synelo.evaluation.history import Match
 from synelo.models import Model, Param
-from synelo.models.synelo import SynElo
+from synelo.models.base import DEFAULT_SEASON_FRACTION, check_fraction
+from synelo.models.synelo import SynElo, is_new_record, season_records
 from synelo.ratings import (
     PlayerRecord,
     Rater,
@@ -131,6 +132,14 @@ class SynEloReplay(RatingModel):
     def reset(self, player: str) -> None:
         if player in self._book.records:
             self._book.records[player] = PlayerRecord(self.params.r0, 0, new_window(self.params))
+
+    def new_season(self, fraction: float | None) -> None:
+        """As a SynElo pool starts one (S2): the ratings of every player who is not new
+        pulled, their windows restarted."""
+        share = DEFAULT_SEASON_FRACTION if fraction is None else check_fraction(fraction)
+        params, records = self.params, self._book.records
+        moved = {p: r for p, r in records.items() if not is_new_record(r, params)}
+        records.update(season_records(moved, share, params))
 
     def ratings(self) -> dict[str, float]:
         return {player: rec.rating for player, rec in self._book.records.items()}

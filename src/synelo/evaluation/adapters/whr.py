@@ -5,7 +5,8 @@ times (FRC) makes each event one day, in file order, the event being the id befo
 
 `-p refit_every=N` (0, the default: never) also fits the whole history so far (W10,
 `Whr.refit`) after every N-th match and replaces the players' states and the epads with the
-fit, as a pool's re-rate does. The fit only ever covers matches already predicted, so every
+fit, as a pool's re-rate does, with the history's seasons where they fell (S4). The fit
+only ever covers matches already predicted, so every
 score stays out of sample: a refit can improve the predictions of the matches after it,
 never of the ones it learned from."""
 
@@ -18,6 +19,7 @@ from synelo.evaluation.adapters.base import HistoryInfo, OptionValue
 from synelo.evaluation.adapters.model import ModelReplay, round_facts
 from synelo.evaluation.history import Match
 from synelo.models import Model, RoundFacts
+from synelo.models.base import SeasonMark
 from synelo.models.whr import Whr, round_day
 
 
@@ -45,6 +47,7 @@ class WhrReplay(ModelReplay):
         super().__init__(model, rest)
         self.events: dict[str, int] = {}  # event → day, for matches without a time
         self.history: list[RoundFacts] = []  # the matches learned so far, when refitting
+        self.seasons: list[SeasonMark] = []  # where seasons fell among them
         self.refits = 0
 
     def facts(self, match: Match) -> RoundFacts:
@@ -82,11 +85,16 @@ class WhrReplay(ModelReplay):
                 self.refit()
         return rated.p_a
 
+    def started(self, fraction: float) -> None:
+        if self.refit_every > 0:
+            self.seasons.append((len(self.history), fraction))
+
     def refit(self) -> None:
-        """W10 on every match learned so far: the fit's states and epads replace the online
-        ones (an admin set or reset in the history is not carried through it)."""
+        """W10 on every match learned so far, with its seasons: the fit's states and epads
+        replace the online ones (an admin set or reset in the history is not carried
+        through it)."""
         model: Whr = self.model  # type: ignore[assignment]
-        refitted = model.refit(self.states, self.history, self.context)
+        refitted = model.refit(self.states, self.history, self.context, seasons=self.seasons)
         if refitted is not None:
             self.states.update(refitted.states)
             self.context.update(refitted.context)

@@ -1,8 +1,8 @@
 """An admin's changes to a pool's players and rounds: set a rating, reset a player, hide or
-show one, void or unvoid a round (which starts a re-rate job). The API's routes and the admin
-pages both run these functions, so that a change checks, logs and answers alike wherever it
-is made; `who` is whom the admin log names. A refusal is the API's own (an HTTPException, or
-a 422 naming the field), which a page shows as its refusal."""
+show one, start a new season, void or unvoid a round (which starts a re-rate job). The API's
+routes and the admin pages both run these functions, so that a change checks, logs and
+answers alike wherever it is made; `who` is whom the admin log names. A refusal is the API's
+own (an HTTPException, or a 422 naming the field), which a page shows as its refusal."""
 
 from __future__ import annotations
 
@@ -10,12 +10,13 @@ from fastapi import HTTPException
 
 from synelo.domain import Job, PlayerRow, Pool, UnknownPool, UnknownRound, pool_model
 from synelo.rerate.job import JobRunner
-from synelo.schemas import HiddenIn, PlayerOut, RatingIn
+from synelo.schemas import HiddenIn, PlayerOut, RatingIn, SeasonIn, SeasonOut
 from synelo.service.api.pool_settings import SET_LIMIT, ratable
 from synelo.service.api.views import placed, player_out
 from synelo.service.ids import invalid, normalize_id
 from synelo.store.generations import RerateStore
 from synelo.store.repository import Store
+from synelo.store.seasons import SeasonDone
 
 
 def set_rating(store: Store, pool: Pool, steam_id: str, body: RatingIn, who: str) -> PlayerOut:
@@ -79,6 +80,26 @@ def hide_player(store: Store, pool: Pool, steam_id: str, body: HiddenIn, who: st
     try:
         answer = store.set_hidden(pool.name, key, body.hidden, who, body.reason, view=view)
         return placed(answer, pool, store)
+    except UnknownPool:  # deleted since the request began
+        raise HTTPException(404, "unknown pool") from None
+
+
+def start_season(store: Store, pool: Pool, body: SeasonIn, who: str) -> SeasonOut:
+    """A new season of the pool (`store.seasons`): every rating pulled `body.fraction` of
+    the way back toward the pool's mean (the model's default share when None); a 404 if
+    the pool was deleted meanwhile."""
+
+    def view(pool: Pool, done: SeasonDone) -> SeasonOut:
+        return SeasonOut(
+            pool=pool.name,
+            fraction=done.fraction,
+            default=done.default,
+            players=done.players,
+            seq=done.seq,
+        )
+
+    try:
+        return store.start_season(pool.name, body.fraction, who, body.reason, view=view)
     except UnknownPool:  # deleted since the request began
         raise HTTPException(404, "unknown pool") from None
 

@@ -1,4 +1,4 @@
-"""Pools: create, show, delete, quality (F6 and the health counts)."""
+"""Pools: create, show, delete, start a new season, quality (F6 and the health counts)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,8 @@ from synelo.domain import (
     UnknownPool,
 )
 from synelo.ratings.brier import BRIER_TARGET
-from synelo.schemas import POOL_NAME, PoolIn, PoolOut, QualityOut
+from synelo.schemas import POOL_NAME, PoolIn, PoolOut, QualityOut, SeasonIn, SeasonOut
+from synelo.service.api import actions
 from synelo.service.api.pool_settings import autotune_setting, model_settings
 from synelo.service.api.responses import COMMON, errors
 from synelo.service.api.views import pool_out
@@ -87,6 +88,18 @@ def delete_pool(
         "pool %r deleted (%d rounds) by %s: %s", gone.name, gone.rounds, actor(request), reason
     )
     return pool_out(gone)
+
+
+@router.post("/{pool}/season", response_model=SeasonOut)
+def start_season(
+    pool: PoolDep, request: Request, store: StoreDep, body: SeasonIn | None = None
+) -> SeasonOut:
+    """Start a new season: every rating is pulled `fraction` of the way back toward the
+    pool's mean (none given: the model's default share), at once, and each model does to
+    its state what a season does (docs/maths/seasons.md). Logged with who and why, like a
+    set: a re-rate applies it at its place among the rounds, and an export writes it there
+    as an event line."""
+    return actions.start_season(store, pool, body or SeasonIn(), actor(request))
 
 
 @router.get("/{pool}/quality", response_model=QualityOut)

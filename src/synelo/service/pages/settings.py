@@ -1,6 +1,7 @@
 """A pool's settings form, for admins: every setting a pool's PATCH takes (public or private,
 the model, Θ and the model's parameters, the auto-tuning) and a reason, and the page that
-follows the re-rate a change starts.
+follows the re-rate a change starts; and the form that starts a new season, as
+`POST /v1/pools/{pool}/season` does.
 
 The form shows the pool's settings as they are and sends them all back; what differs from
 them becomes the PATCH's body, checked and planned by the functions the API's PATCH calls
@@ -25,9 +26,9 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 
-from synelo.domain import Job, JobRunning, Pool, UnknownPool
+from synelo.domain import Job, JobRunning, Pool, UnknownPool, pool_model
 from synelo.models import MODELS, pool_models
-from synelo.schemas import PoolPatchIn
+from synelo.schemas import PoolPatchIn, SeasonIn
 from synelo.service.api import actions, pool_settings
 from synelo.service.api.views import pool_out
 from synelo.service.auth import actor
@@ -148,9 +149,11 @@ def _form(
     error: str = "",
     sent: Mapping[str, str] | None = None,
     running: int | None = None,
+    season: Mapping[str, str] | None = None,
 ) -> HTMLResponse:
     """The settings form: the pool's settings, or what was `sent` with the `error` it
-    met; `running`, the id of a re-rate that runs on the pool."""
+    met; `running`, the id of a re-rate that runs on the pool; `season`, what the season's
+    form sent when it met the error."""
     model = MODELS[pool.model]
     params = [
         {
@@ -171,6 +174,8 @@ def _form(
         params=params,
         autotune=autotune,
         theta=shown(pool.params.theta) if pool.is_synelo else None,
+        season_default=shown(pool_model(pool).season_fraction()),
+        season=season or {},
         sent=sent,
         error=error,
         running=running,
@@ -227,6 +232,29 @@ async def change_settings(request: Request, pool: ActedOn) -> Response:
     if isinstance(changed, Job):
         return RedirectResponse(f"{back}/jobs/{changed.id}", status_code=303)
     return RedirectResponse(f"{back}/settings?done=settings", status_code=303)
+
+
+@router.post("/pools/{pool}/season", response_class=HTMLResponse)
+async def start_season(request: Request, pool: ActedOn) -> Response:
+    """Start a new season (`actions.start_season`, as the API's route): back to the
+    settings with a notice, or the form again with the error, naming the field, and
+    nothing changed."""
+    form = {k: v for k, v in (await request.form()).items() if isinstance(v, str)}
+    fraction = form.get("fraction", "").strip()
+    body = {
+        "fraction": _read(fraction, 0.0) if fraction else None,
+        "reason": form.get("season_reason", "").strip() or None,
+    }
+    state = request.app.state
+    try:
+        change = SeasonIn.model_validate(body)
+        await run_in_threadpool(actions.start_season, state.store, pool, change, actor(request))
+    except ValidationError as exc:
+        return _form(request, pool, status=422, error=problems(exc.errors()), season=form)
+    except HTTPException as exc:
+        raise Refused(exc.status_code, str(exc.detail)) from None
+    back = f"/pools/{quote(pool.name, safe='')}/settings"
+    return RedirectResponse(f"{back}?done=season#season", status_code=303)
 
 
 @router.get("/pools/{pool}/jobs/{job_id}", response_class=HTMLResponse)

@@ -20,6 +20,7 @@ NOTICES = {
     "void": "The round is voided: the pool is being re-rated without it.",
     "unvoid": "The round is back: the pool is being re-rated with it.",
     "settings": "The pool's settings are saved.",
+    "season": "A new season has begun: every rating was pulled back toward the pool's mean.",
 }
 templates = Jinja2Templates(directory=Path(__file__).parent / "templates")
 # an id as one path segment: a text id or round id may hold / ? # or %
