@@ -324,13 +324,7 @@ class Model(ABC, Generic[S]):
         mean = mean_of(ratings.values())
         return Refitted(
             {
-<<<<<<< HEAD
-                player: self.with_rating(
-                    state, ratings[player] + fraction * (mean - ratings[player])
-                )
-=======
                 player: self.with_rating(state, pulled(ratings[player], mean, fraction))
->>>>>>> h-season
                 for player, state in states.items()
             }
         )
