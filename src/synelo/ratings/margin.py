@@ -262,7 +262,7 @@ def season_pull(skills: Sequence[Skill], fraction: float) -> None:
     that is, grows the share f(2 − f) of the way back to its prior v0."""
     if not skills:
         return
-    mean = sum(s.mu for s in skills) / len(skills)
+    mean = math.fsum(s.mu for s in skills) / len(skills)  # exact: the same in any order
     regrow = fraction * (2.0 - fraction)
     for s in skills:
         s.mu += fraction * (mean - s.mu)
