@@ -25,7 +25,7 @@ from synelo.evaluation.adapters import HistoryInfo, create_replay
 from synelo.evaluation.history import read_history, write_history
 from synelo.evaluation.journal import import_journal
 from synelo.evaluation.replay import replay
-from synelo.models import MODELS
+from synelo.models import pool_models
 from tests.conftest import SERVER, LiveServer
 from tests.integration.test_api_models import PLAYERS, new_pool, random_rounds
 from tests.integration.test_pages_admin import log_in
@@ -146,7 +146,7 @@ def seasoned(
 
 
 @pytest.mark.usefixtures("threaded_jobs")
-@pytest.mark.parametrize("model", list(MODELS))
+@pytest.mark.parametrize("model", pool_models())
 def test_a_season_is_kept_by_a_rerate_and_replayed_from_the_export(
     admin: httpx.Client, server: httpx.Client, live: LiveServer, tmp_path: Path, model: str
 ) -> None:
