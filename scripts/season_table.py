@@ -9,7 +9,7 @@ pooled figures over the scored seasons, and how many seasons the first model bea
 other one in. docs/evaluation.md's FRC table is this script's output:
 
     synelo import frc ../shared/data/frc/*.csv -o frc.jsonl
-    python scripts/season_table.py frc.jsonl --warmup 8748 margin epa synelo elo ...
+    .venv/bin/python scripts/season_table.py frc.jsonl --warmup 8748 margin epa synelo elo …
 """
 
 from __future__ import annotations
