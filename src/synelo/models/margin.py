@@ -1,5 +1,5 @@
 """`margin`: each player's share of the points, learned from both sides' scores when a round
-reports them and from the winner alone when it does not (M1–M8, docs/maths/margin.md)."""
+reports them and from the winner alone when it does not (M1–M10, docs/maths/margin.md)."""
 
 from __future__ import annotations
 
@@ -12,10 +12,11 @@ from synelo.ratings.margin import (
     Skill,
     Spread,
     drift,
+    learn_round,
     learn_scores,
     learn_winner,
-    observation_error,
     season_pull,
+    side_sums,
     win_probability,
 )
 
@@ -171,14 +172,11 @@ class Margin(Model[Skill]):
         k = max(len(round.team_a), len(round.team_b))
         newcomers = self._newcomers(context)
         start = newcomers.mean(NEWCOMERS_READY)
-        rosters = {
-            p: s
-            for p, s in zip(
-                (*round.team_a, *round.team_b),
-                self._skills(states, (*round.team_a, *round.team_b), k, start),
-                strict=True,
-            )
-        }
+        players = (*round.team_a, *round.team_b)
+        rosters = dict(zip(players, self._skills(states, players, k, start), strict=True))
+        for joiner in (*round.rated_a, *round.rated_b):  # rated without a seat at the start
+            if joiner not in rosters:
+                rosters[joiner] = self._skills(states, (joiner,), k, start)[0]
         key = SPREAD + str(round.extras.get("mode") or "")
         spread = self._spread(context.get(key))
         noises = self._noises(spread)
@@ -188,8 +186,8 @@ class Margin(Model[Skill]):
             noises[0],
             self.gamma,
         )
-        rated_a = self._skills({**states, **rosters}, round.rated_a, k, start)
-        rated_b = self._skills({**states, **rosters}, round.rated_b, k, start)
+        rated_a = [rosters[p] for p in round.rated_a]
+        rated_b = [rosters[p] for p in round.rated_b]
         tau2 = self.tau2 / k
         for skill in (*rated_a, *rated_b):
             drift(skill, tau2)
@@ -199,18 +197,9 @@ class Margin(Model[Skill]):
             y_a = spread.normalised(scores[0], self.clip)
             y_b = spread.normalised(scores[1], self.clip)
             g = self.gamma
-            players = (*rated_a, *rated_b)
             total_weight = spread.total_weight(1.0 + g, NOISE_READY)
-            spread.learn_noise(
-                observation_error(rated_a, rated_b, y_a - y_b, 1.0 + g),
-                observation_error(players, (), y_a + y_b, total_weight),
-                self.keep,
-            )
-            spread.learn_slopes(
-                (sum(q.mu for q in rated_a) - sum(q.mu for q in rated_b), y_a - y_b),
-                (sum(q.mu for q in players), y_a + y_b),
-                self.keep,
-            )
+            sums = side_sums(rated_a, rated_b)
+            learn_round(spread, sums, y_a, y_b, 1.0 + g, total_weight, self.keep)
             learn_scores(rated_a, rated_b, y_a, y_b, noises, g, total_weight)
         else:
             learn_winner(rated_a, rated_b, score_a(round.winner), noises[0], self.gamma)

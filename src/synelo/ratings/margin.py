@@ -174,12 +174,27 @@ def _terms(plus: Sequence[Skill], minus: Sequence[Skill], coef: float) -> tuple[
     return coef * mean, coef * coef * var
 
 
-def observation_error(
-    plus: Sequence[Skill], minus: Sequence[Skill], observed: float, coef: float
-) -> tuple[float, float]:
-    """M9: (e², V) of an observation before the round: e = observed − its prediction."""
-    predicted, var = _terms(plus, minus, coef)
-    return (observed - predicted) ** 2, var
+def learn_round(
+    spread: Spread,
+    sums: tuple[float, float, float, float],
+    y_a: float,
+    y_b: float,
+    margin_weight: float,
+    total_weight: float,
+    keep: float,
+) -> None:
+    """M9 and M10 from one round, before its update, with the rated sides' `sums` (Σμ_A, Σμ_B,
+    Σv_A, Σv_B; `side_sums`): the margin's and the total's (e², V), e being the observation
+    less its prediction and V = w²·Σv, and their (x, y) for the slopes."""
+    mu_a, mu_b, v_a, v_b = sums
+    d, u = y_a - y_b, y_a + y_b
+    gap, both, var = mu_a - mu_b, mu_a + mu_b, v_a + v_b
+    spread.learn_noise(
+        ((d - margin_weight * gap) ** 2, margin_weight * margin_weight * var),
+        ((u - total_weight * both) ** 2, total_weight * total_weight * var),
+        keep,
+    )
+    spread.learn_slopes((gap, d), (both, u), keep)
 
 
 def _kalman_step(
