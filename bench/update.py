@@ -753,8 +753,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument(
         "--models",
         default="",
-        help="the models that get a pool, comma-separated (default: every model a pool can "
-        "choose)",
+        help="the models that get a pool, comma-separated (default: every model a pool can choose)",
     )
     p.add_argument(
         "--whr-history",
