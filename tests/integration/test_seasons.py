@@ -9,6 +9,7 @@ from __future__ import annotations
 import html
 import math
 import os
+import random
 import subprocess
 import sys
 import uuid
@@ -145,16 +146,37 @@ def seasoned(
     season(admin, pool)
 
 
+def with_scores(bodies: list[dict[str, Any]], seed: int) -> list[dict[str, Any]]:
+    """The rounds in two modes with scores that agree with their winners (CTF captures of
+    0–5, KOTH seconds of 0–180), so that the margin model learns from its scores (M1–M10)."""
+    rng = random.Random(seed)
+    out = []
+    for i, body in enumerate(bodies):
+        mode, top = ("ctf", 5) if i % 2 else ("koth", 180)
+        low = rng.randint(0, top - 1)
+        high = rng.randint(low + 1, top)
+        scores = (
+            {"A": low, "B": low}
+            if body["winner"] == "draw"
+            else ({"A": high, "B": low} if body["winner"] == "A" else {"A": low, "B": high})
+        )
+        out.append({**body, "mode": mode, "scores": scores})
+    return out
+
+
 @pytest.mark.usefixtures("threaded_jobs")
-@pytest.mark.parametrize("model", pool_models())
+@pytest.mark.parametrize("model", [*pool_models(), "margin with scores"])
 def test_a_season_is_kept_by_a_rerate_and_replayed_from_the_export(
     admin: httpx.Client, server: httpx.Client, live: LiveServer, tmp_path: Path, model: str
 ) -> None:
     """Rounds voided before and after a season re-rate the pool as a fresh pool fed the
     other rounds and the seasons at their places; the export (its season lines, the last
     one bare) replays to every stored rating; unvoiding both gives every rating and journal
-    entry back."""
+    entry back. "margin with scores": 40 rounds with scores in two modes, so that the
+    margin model's scored steps, spreads and season (M6, M7) are what is re-rated."""
     bodies = random_rounds(30, seed=17)
+    if model == "margin with scores":
+        model, bodies = "margin", with_scores(random_rounds(40, seed=17), seed=3)
     pool = new_pool(admin, model)
     seasoned(server, admin, pool, bodies, 15)
     before, journals = everyone(server, pool), histories(admin, pool)

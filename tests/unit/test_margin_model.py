@@ -205,3 +205,17 @@ def test_the_total_counts_as_far_as_it_follows_the_skills() -> None:
     margin_only = Margin().rate(fresh, facts, {SPREAD: zero_sum})
     assert with_total.states["b"].mu > margin_only.states["b"].mu
     assert with_total.states["a"].mu > margin_only.states["a"].mu
+
+
+def test_one_huge_score_cannot_wreck_a_modes_scale() -> None:
+    """M1: once warm, the spread learns a score bounded to mean ± 3 sd, as the round read it:
+    a 1,000,000–0 moves the mean and sd no more than a 16–0 would (mean 10, sd 2: 16 is the
+    bound). A score whose square overflows is left out."""
+    model = Margin()
+    huge = model.rate({}, one_v_one(scores={"A": 1_000_000, "B": 0}), {SPREAD: WARM})
+    edge = model.rate({}, one_v_one(scores={"A": 16, "B": 0}), {SPREAD: WARM})
+    assert huge.context[SPREAD]["total"] == pytest.approx(edge.context[SPREAD]["total"])
+    assert huge.context[SPREAD]["squares"] == pytest.approx(edge.context[SPREAD]["squares"])
+    spread = Spread(**WARM)
+    spread.learn(1e200, 0.999, 3.0, 20)
+    assert spread.weight == WARM["weight"] and math.isfinite(spread.sd)

@@ -204,8 +204,8 @@ class Margin(Model[Skill]):
         else:
             learn_winner(rated_a, rated_b, score_a(round.winner), noises[0], self.gamma)
         if scores is not None:
-            spread.add(scores[0], self.keep)
-            spread.add(scores[1], self.keep)
+            spread.learn(scores[0], self.keep, self.clip, self.warmup)
+            spread.learn(scores[1], self.keep, self.clip, self.warmup)
             changed[key] = self._entry(spread)
         learned = False
         for skill in (*rated_a, *rated_b):

@@ -61,6 +61,18 @@ class Spread:
         self.total = keep * self.total + score
         self.squares = keep * self.squares + score * score
 
+    def learn(self, score: float, keep: float, clip: float, warmup: float) -> None:
+        """M1: a score as the spread learns it: once `warmup` scores are in, bounded to
+        mean ± clip·sd, as the round reads it, so that no single score (a mistyped
+        1,000,000–0) can move the mean or the spread more than a blow-out does; a score
+        whose square is not a finite number is left out."""
+        if not math.isfinite(score * score):
+            return
+        if self.weight >= warmup:
+            reach = clip * max(self.sd, MIN_SPREAD)
+            score = max(self.mean - reach, min(self.mean + reach, score))
+        self.add(score, keep)
+
     @property
     def mean(self) -> float:
         return self.total / self.weight if self.weight else 0.0
