@@ -1,4 +1,4 @@
-"""The `margin` model against hand-worked values (docs/maths/margin.md, M1–M8)."""
+"""The `margin` model against hand-worked values (docs/maths/margin.md, M1–M10)."""
 
 from __future__ import annotations
 

@@ -55,9 +55,8 @@ class Margin(Model[Skill]):
             0.45,
             0.0,
             1.0,
-            doc="γ: how much a side's score falls with the other side's points (1: the "
-            "margin alone counts)",
-            tune=(0.0, 1.0),
+            doc="γ: the margin's weight is 1 + γ (the scale of μ against the noise) and the "
+            "total's at most 1 (M10)",
         ),
         "prior": Param(
             0.6, 0.01, 10.0, log=True, doc="a new side's points' sd, in spreads", tune=(0.1, 3.0)
@@ -80,7 +79,7 @@ class Margin(Model[Skill]):
             0.3, 0.0, 1.0, doc="a season's pull toward the mean when it names none", tune=(0.0, 1.0)
         ),
     }
-    fit_order = ("beta", "gamma", "prior", "drift")
+    fit_order = ("beta", "prior", "drift")
 
     def __init__(self, params: Mapping[str, object] | None = None) -> None:
         super().__init__(params)

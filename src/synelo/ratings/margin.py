@@ -1,17 +1,14 @@
-"""The margin model's formulas M1–M7 (docs/maths/margin.md): each player's share of the
+"""The margin model's formulas M1–M10 (docs/maths/margin.md): each player's share of the
 points, learned from both sides' scores when a round has them and from the winner alone
 when it does not.
 
-A side's score, in units of its mode's learned spread (M1), is modelled as
-
-    y_A = Σ_A μ − γ·Σ_B μ + ε_A,    ε_A ~ N(0, β²),
-
-and the same for B: γ = 1 makes the margin the only evidence (a zero-sum score), γ = 0 makes
-each side's score its own players' points alone (FRC's offence). Each player's μ is Gaussian
-with variance v, kept per player (a diagonal Kalman filter): a round with scores updates it
-by two scalar Kalman steps (M3), a round without by the probit step of a Gaussian margin
-observed only through its sign (M4). The win probability is the probability that A's score
-exceeds B's (M2), so it stays a probability of winning. Pure: no I/O, no globals.
+Each player's points μ are Gaussian with variance v, kept per player (a diagonal Kalman
+filter). A round's two scores, each in units of its mode's learned spread (M1), are seen as
+their margin d = (1 + γ)(Σ_A μ − Σ_B μ) + noise and their total u = w_u·(Σ_A μ + Σ_B μ) +
+noise, whose noises are uncorrelated: two scalar Kalman steps (M3), the total's weight w_u
+learned per mode (M10), the noises too (M9). A round without scores is the probit step of a
+margin seen only through its sign (M4). The win probability is the probability that A's
+score exceeds B's (M2), so it stays a probability of winning. Pure: no I/O, no globals.
 """
 
 from __future__ import annotations
