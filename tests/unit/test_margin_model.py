@@ -219,3 +219,55 @@ def test_one_huge_score_cannot_wreck_a_modes_scale() -> None:
     spread = Spread(**WARM)
     spread.learn(1e200, 0.999, 3.0, 20)
     assert spread.weight == WARM["weight"] and math.isfinite(spread.sd)
+
+
+def test_drift_grows_a_variance_up_to_its_prior() -> None:
+    """M5: before a round, v grows by τ²/k: 0.02²/1 = 0.0004 for a 1v1, never past v0."""
+    a, b = Skill(0.0, 0.1, 0.36), Skill(0.0, 0.3598, 0.36)
+    rated = Margin().rate({"a": a, "b": b}, one_v_one(), {})
+    # the probit step then shrinks them: check the drift through its inputs
+    c2 = 1.62 + 1.45**2 * (0.1004 + 0.36)  # b's 0.3598 + 0.0004 capped at 0.36
+    lam = math.sqrt(2 / math.pi)  # φ(0)/Φ(0) at t = 0: the means are equal
+    assert rated.states["a"].mu == pytest.approx(1.45 * 0.1004 / math.sqrt(c2) * lam)
+    assert rated.states["b"].mu == pytest.approx(-1.45 * 0.36 / math.sqrt(c2) * lam)
+
+
+def test_a_draw_without_scores_is_a_margin_of_zero() -> None:
+    """M4's draw: a margin of 0 seen with the margin's noise, M3's form: with μ_A = 0.2,
+X
+    each), g = 1.45·(0 − 1.45·0.2)/S; μ_A = 0.2 + 0.1004·g."""
+    states = {"a": Skill(0.2, 0.1, 0.36), "b": Skill(0.0, 0.1, 0.36)}
+    rated = Margin().rate(states, one_v_one("draw"), {})
+    s = 1.62 + 1.45**2 * 0.2008
+    g = 1.45 * (0 - 1.45 * 0.2) / s
+    assert rated.states["a"].mu == pytest.approx(0.2 + 0.1004 * g)
+    assert rated.states["b"].mu == pytest.approx(0.0 - 0.1004 * g)
+    assert rated.states["a"].v == pytest.approx(0.1004 - 1.45**2 * 0.1004**2 / s)
+
+
+def test_the_total_step_by_hand() -> None:
+    """M3's second step: a mode whose total weight w_u = 1.45·(5/10)/(20/10) = 0.3625 and
+    whose noises are learned (σ_d² 0.5, σ_u² 0.8); two new players (v 0.36), a 14–8: d = 3,
+    u = 1. Margin step: S = 0.5 + 1.45²·0.72 = 2.0138, g = 1.45·3/S, μ_A = 0.36·g = −μ_B,
+    v = 0.36 − 1.45²·0.36²/S. Total step: the prediction 0.3625·(μ_A + μ_B) = 0,
+    S' = 0.8 + 0.3625²·2v, g' = 0.3625·(1 − 0)/S', each μ += v·g'."""
+    taught = {
+        **WARM,
+        "noise_weight": 100.0,
+        "margin_noise": 50.0,
+        "total_noise": 80.0,
+        "margin_xx": 10.0,
+        "margin_xy": 20.0,
+        "total_xx": 10.0,
+        "total_xy": 5.0,
+    }
+    rated = Margin().rate({}, one_v_one(scores={"A": 14, "B": 8}), {SPREAD: taught})
+    s = 0.5 + 1.45**2 * 0.72
+    g = 1.45 * 3 / s
+    mu, v = 0.36 * g, 0.36 - 1.45**2 * 0.36**2 / s
+    w = 0.3625
+    s2 = 0.8 + w * w * 2 * v
+    g2 = w * 1 / s2
+    assert rated.states["a"].mu == pytest.approx(mu + v * g2)
+    assert rated.states["b"].mu == pytest.approx(-mu + v * g2)
+    assert rated.states["a"].v == pytest.approx(v - w * w * v * v / s2)
