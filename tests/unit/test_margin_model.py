@@ -234,7 +234,7 @@ def test_drift_grows_a_variance_up_to_its_prior() -> None:
 
 def test_a_draw_without_scores_is_a_margin_of_zero() -> None:
     """M4's draw: a margin of 0 seen with the margin's noise, M3's form: with μ_A = 0.2,
-X
+    μ_B = 0 (v 0.1 each, 1v1), S = 1.62 + 1.45²·0.2008 = 2.042182 (after M5's 0.0004
     each), g = 1.45·(0 − 1.45·0.2)/S; μ_A = 0.2 + 0.1004·g."""
     states = {"a": Skill(0.2, 0.1, 0.36), "b": Skill(0.0, 0.1, 0.36)}
     rated = Margin().rate(states, one_v_one("draw"), {})
