@@ -110,6 +110,7 @@ def test_etags_answer_304_until_the_board_changes(
     assert changed.status_code == 200 and changed.headers["etag"] != tag
 
 
+@pytest.mark.usefixtures("threaded_jobs")  # its re-rate: what it does, not where
 def test_a_private_pool_is_unknown_without_a_token(
     admin: httpx.Client, server: httpx.Client, anyone: httpx.Client, live: LiveServer
 ) -> None:

@@ -9,12 +9,17 @@ import sqlite3
 import subprocess
 import sys
 import time
+import traceback
+from contextlib import chdir
 from pathlib import Path
 
 import httpx
 import pytest
 from sqlalchemy import create_engine, inspect
+from typer.testing import CliRunner
 
+from synelo.cli import app
+from synelo.cli.app import console, err_console
 from synelo.ratings import SynEloParams
 from synelo.store.engine import create_store_engine
 from synelo.store.pools import delete_pool
@@ -31,7 +36,36 @@ def run(args: list[str], data: Path, **env: str) -> subprocess.CompletedProcess:
 
 def run_in(folder: Path | None, args: list[str], **env: str) -> subprocess.CompletedProcess:
     """A command run in `folder` (None: here) with no SYNELO_* variable but `env`: without
-    SYNELO_DATA_DIR, the data folder is ./data, as for an operator."""
+    SYNELO_DATA_DIR, the data folder is ./data, as for an operator.
+
+    In this process, through Typer's test runner: the same app, arguments, environment and
+    working folder, and what a process gives back (its exit status, stdout and stderr, an
+    uncaught exception's traceback on stderr). A process of its own would cost a Python
+    start and synelo's imports, about a second under coverage, and check nothing more; the
+    tests about the process itself (a signal, `serve`, a pipe) start one. `serve` always
+    runs as a process here: it stays up."""
+    if args[:1] == ["serve"]:
+        return process_in(folder, args, **env)
+    unset: dict[str, str | None] = {k: None for k in os.environ if k.startswith("SYNELO_")}
+    widths = [(c, c._width) for c in (console, err_console)]
+    try:
+        for c, _ in widths:  # as read from COLUMNS at a process's start (xdist sets it to 80)
+            c.width = 200
+        with chdir(folder or Path.cwd()):
+            result = CliRunner().invoke(
+                app, args, env={**unset, "COLUMNS": "200", **env}, prog_name="synelo"
+            )
+    finally:
+        for c, width in widths:
+            c._width = width
+    stderr = result.stderr
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        stderr += "".join(traceback.format_exception(result.exception))
+    return subprocess.CompletedProcess([*SYNELO, *args], result.exit_code, result.stdout, stderr)
+
+
+def process_in(folder: Path | None, args: list[str], **env: str) -> subprocess.CompletedProcess:
+    """`run_in`, as a `python -m synelo` process of its own."""
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("SYNELO_")}
     full_env.update(COLUMNS="200", **env)
     return subprocess.run(
@@ -113,7 +147,7 @@ def test_pool_and_token_commands(tmp_path: Path) -> None:
 @pytest.fixture(scope="module")
 def migrated(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A data folder after `synelo migrate`, for tests to copy: the same empty database
-    each time, for one `synelo migrate` (a process, ~2 s) rather than one a test."""
+    each time, for one `synelo migrate` rather than one a test."""
     folder = tmp_path_factory.mktemp("migrated")
     assert run(["migrate"], folder).returncode == 0
     return folder

@@ -30,7 +30,7 @@ WHO = f"cli:{getpass.getuser()}"
 
 @pytest.fixture(scope="module")
 def initialised(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A data folder after `synelo init`, for tests to copy (one init, a process)."""
+    """A data folder after `synelo init`, for tests to copy (one init for the module)."""
     folder = tmp_path_factory.mktemp("initialised")
     assert run(["init"], folder).returncode == 0
     return folder

@@ -27,8 +27,8 @@ from tests.conftest import ADMIN, SERVER, LiveServer, serving, steam
 from tests.integration.test_api_players import play
 from tests.integration.test_api_positional import finished
 
-# wall-clock bounds: `make test` runs this module alone, after the parallel part
-pytestmark = pytest.mark.serial
+# The tests marked serial have wall-clock bounds: `make test` runs them alone, after the
+# parallel part; the rest of the module runs in it.
 
 
 def _pool(admin: httpx.Client, **extra: object) -> str:
@@ -137,6 +137,7 @@ def test_deleting_a_pool_needs_an_admin_and_leaves_others_alone(
     assert admin.get(f"/v1/pools/{keep}/players/{steam(5)}").json()["rating"] == 1200
 
 
+@pytest.mark.serial  # within a second
 def test_another_worker_sees_a_deleted_pool_and_its_successor(
     live: LiveServer, admin: httpx.Client, backend: Engine
 ) -> None:
@@ -171,6 +172,7 @@ def test_another_worker_sees_a_deleted_pool_and_its_successor(
         assert other.get(f"/v1/pools/{name}/players/bob").json()["rounds_played"] == 0
 
 
+@pytest.mark.serial  # within a second
 def test_a_split_answers_for_the_successor_of_a_pool_it_remembers(
     admin: httpx.Client, backend: Engine
 ) -> None:
@@ -359,6 +361,7 @@ def test_a_boolean_is_not_a_number(admin: httpx.Client, value: bool) -> None:
     assert r.status_code == 422 and "w_vol" in json.dumps(r.json()["detail"])
 
 
+@pytest.mark.serial
 def test_the_split_budget_bounds_the_whole_request_under_load(
     live: LiveServer, admin: httpx.Client
 ) -> None:
@@ -411,6 +414,7 @@ def test_the_split_budget_bounds_the_whole_request_under_load(
     assert slowest < 2000, (slowest, floor_ms)
 
 
+@pytest.mark.serial
 def test_callers_waiting_for_the_solver_leave_the_thread_pool_to_other_routes(
     live: LiveServer, admin: httpx.Client
 ) -> None:

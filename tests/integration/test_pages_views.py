@@ -159,6 +159,7 @@ def brier(answers: list[dict[str, Any]]) -> tuple[float, float]:
     return statistics.mean(terms), statistics.stdev(terms) / math.sqrt(len(terms))
 
 
+@pytest.mark.usefixtures("threaded_jobs")  # its re-rate: what it does, not where
 def test_the_server_view_shows_each_servers_rounds_calibration_and_newest_report(
     live: LiveServer, admin: httpx.Client, server: httpx.Client, anyone: httpx.Client
 ) -> None:

@@ -1,7 +1,9 @@
-"""`synelo pool import` on SQLite and PostgreSQL, run as an operator runs it (a process of
-its own on the service's database): it rates a history as the API would, a second run adds
-nothing, a bad line is named and changes nothing, and an import beside a real `synelo serve`
-rating the same pool loses and doubles no update."""
+"""`synelo pool import` on SQLite and PostgreSQL, run as an operator runs it (on the
+service's database, with its own engine): it rates a history as the API would, a second run
+adds nothing, a bad line is named and changes nothing, and an import beside a real `synelo
+serve` rating the same pool, in a process of its own, loses and doubles no update. The other
+runs go through `test_cli.run_in`, in this process: what they check is the command's, not
+its process's."""
 
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ import httpx
 import orjson
 
 from tests.conftest import SERVER, LiveServer, steam
+from tests.integration.test_cli import run_in
 from tests.integration.test_concurrency import (
     assert_stored_as_replayed,
     journal_events,
@@ -51,9 +54,14 @@ def pool_import(
 def run_import(
     live: LiveServer, folder: Path, pool: str, history: Path, *args: str
 ) -> tuple[int, str, str]:
-    proc = pool_import(live, folder, pool, history, *args)
-    out, err = proc.communicate(timeout=300)
-    return proc.returncode, out, err
+    """`synelo pool import` on the database of `live`, run to its end (`test_cli.run_in`)."""
+    done = run_in(
+        None,
+        ["pool", "import", pool, str(history), *args],
+        SYNELO_DATA_DIR=str(folder),
+        SYNELO_DATABASE_URL=live.store.engine.url.render_as_string(hide_password=False),
+    )
+    return done.returncode, done.stdout, done.stderr
 
 
 def write_lines(path: Path, lines: list[Any]) -> Path:
@@ -161,14 +169,11 @@ def test_a_pools_journal_export_imports_into_another_pool(
         body = {**as_report(season(2)[i]), **times}
         assert server.post(f"/v1/pools/{source}/rounds", json=body).status_code == 201
     exported = tmp_path / "export.jsonl"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SYNELO_")}
-    env.update(SYNELO_DATABASE_URL=live.store.engine.url.render_as_string(hide_password=False))
-    done = subprocess.run(
-        [sys.executable, "-m", "synelo", "import", "journal", "--pool", source, "-o", exported],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
+    url = live.store.engine.url.render_as_string(hide_password=False)
+    done = run_in(
+        tmp_path,
+        ["import", "journal", "--pool", source, "-o", str(exported)],
+        SYNELO_DATABASE_URL=url,
     )
     assert done.returncode == 0, done.stderr
     code, out, err = run_import(live, tmp_path, copy, exported)

@@ -157,6 +157,7 @@ TRANSITIONS = [
 ]
 
 
+@pytest.mark.usefixtures("threaded_jobs")
 @pytest.mark.parametrize(("start", "model", "params"), TRANSITIONS)
 def test_a_parameter_or_model_change_equals_a_fresh_pool(
     admin: httpx.Client, server: httpx.Client, start: str, model: str, params: Body
@@ -329,6 +330,7 @@ def replays_to(replayed: RatingModel, stored: dict[str, Body], header: Body) -> 
         assert round(served.rating(state)) == player["rating"], key
 
 
+@pytest.mark.usefixtures("threaded_jobs")
 def test_a_model_change_must_take_every_logged_set(
     admin: httpx.Client, server: httpx.Client
 ) -> None:
@@ -378,6 +380,7 @@ def gone_process() -> str:
     return done.stdout.strip()
 
 
+@pytest.mark.usefixtures("threaded_jobs")
 def test_a_job_whose_process_is_gone_is_dead_at_once_and_cannot_swap(
     live: LiveServer, admin: httpx.Client, server: httpx.Client
 ) -> None:
@@ -438,6 +441,7 @@ def test_a_job_reads_failed_as_soon_as_its_process_is_gone(
     assert ended["finished_at"] is not None
 
 
+@pytest.mark.usefixtures("threaded_jobs")
 def test_a_job_of_another_machine_is_dead_after_two_minutes_without_a_heartbeat(
     live: LiveServer, admin: httpx.Client, server: httpx.Client, clock: Any
 ) -> None:
@@ -504,6 +508,7 @@ def test_a_job_process_killed_before_it_claims_the_job_fails_at_once(
     wait(admin, pool, admin.patch(f"/v1/pools/{pool}", json={"params": {"k": 30}}))
 
 
+@pytest.mark.usefixtures("threaded_jobs")
 def test_taking_a_job_for_dead_does_not_overwrite_the_end_it_wrote(
     live: LiveServer, admin: httpx.Client, server: httpx.Client
 ) -> None:
