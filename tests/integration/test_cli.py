@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import socket
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 import traceback
-from contextlib import chdir
+from collections.abc import Iterator
+from contextlib import chdir, contextmanager
 from pathlib import Path
 
 import httpx
@@ -40,28 +43,63 @@ def run_in(folder: Path | None, args: list[str], **env: str) -> subprocess.Compl
 
     In this process, through Typer's test runner: the same app, arguments, environment and
     working folder, and what a process gives back (its exit status, stdout and stderr, an
-    uncaught exception's traceback on stderr). A process of its own would cost a Python
-    start and synelo's imports, about a second under coverage, and check nothing more; the
-    tests about the process itself (a signal, `serve`, a pipe) start one. `serve` always
-    runs as a process here: it stays up."""
+    uncaught exception's traceback on stderr, TimeoutExpired after 60 s). A process of its
+    own would cost a Python start and synelo's imports, about a second under coverage, and
+    check nothing more; the tests about the process itself (a signal, `serve`, a pipe) start
+    one. `serve` always runs as a process here: it stays up."""
     if args[:1] == ["serve"]:
         return process_in(folder, args, **env)
+    command = [*SYNELO, *args]
     unset: dict[str, str | None] = {k: None for k in os.environ if k.startswith("SYNELO_")}
-    widths = [(c, c._width) for c in (console, err_console)]
-    try:
-        for c, _ in widths:  # as read from COLUMNS at a process's start (xdist sets it to 80)
-            c.width = 200
-        with chdir(folder or Path.cwd()):
-            result = CliRunner().invoke(
-                app, args, env={**unset, "COLUMNS": "200", **env}, prog_name="synelo"
-            )
-    finally:
-        for c, width in widths:
-            c._width = width
+    with _wide_consoles(200), _at_most(60, command), chdir(folder or Path.cwd()):
+        result = CliRunner().invoke(
+            app, args, env={**unset, "COLUMNS": "200", **env}, prog_name="synelo"
+        )
     stderr = result.stderr
     if result.exception is not None and not isinstance(result.exception, SystemExit):
         stderr += "".join(traceback.format_exception(result.exception))
-    return subprocess.CompletedProcess([*SYNELO, *args], result.exit_code, result.stdout, stderr)
+    return subprocess.CompletedProcess(command, result.exit_code, result.stdout, stderr)
+
+
+@contextmanager
+def _wide_consoles(width: int) -> Iterator[None]:
+    """synelo's consoles as wide as a process started with COLUMNS=`width` makes them (they
+    read it when made: in an xdist worker, which sets COLUMNS to 80)."""
+    widths = [(c, c._width) for c in (console, err_console)]
+    try:
+        for c, _ in widths:
+            c.width = width
+        yield
+    finally:
+        for c, old in widths:
+            c._width = old
+
+
+class _TimedOut(BaseException):
+    """Raised in the command by `_at_most`'s alarm: past Typer's runner, which catches
+    Exception."""
+
+
+@contextmanager
+def _at_most(seconds: float, command: list[str]) -> Iterator[None]:
+    """subprocess.TimeoutExpired if the block takes over `seconds` (SIGALRM: the main
+    thread, where pytest runs the tests; elsewhere, unbounded)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def alarm(signum: int, frame: object) -> None:
+        raise _TimedOut
+
+    previous = signal.signal(signal.SIGALRM, alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    except _TimedOut:
+        raise subprocess.TimeoutExpired(command, seconds) from None
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def process_in(folder: Path | None, args: list[str], **env: str) -> subprocess.CompletedProcess:
