@@ -43,44 +43,46 @@ SERVER = "server-token-for-tests"
 # these tests check.
 LOADED = 30.0
 
-# The slowest test files, slowest first (seconds summed over their tests, 2026-11-29, under
-# `-n 4` on a machine loaded by other work: the order matters here, not the figures; `pytest
-# --durations=0` tells when this list needs an update). `make test` runs the suite with `-n 4
-# --dist loadfile --no-loadscope-reorder`: the processes take whole files in collection
-# order, each the next one when it is nearly done. With these first, the long files run
-# while the short ones fill in around them, instead of one starting late and running alone
-# at the end while the others wait. The plugin's tests are a pass of their own.
+# The slowest test files, slowest first (CPU seconds, user and system, summed over their
+# tests and the processes they wait for, on 2026-11-29 under `-n 3 --cov` on a machine
+# loaded by other work; test_cli_pool_set ranks above its CPU: its killed re-rate waits
+# about a minute. The order matters here, not the figures; `pytest --durations=0` tells
+# when this list needs an update). `make test` runs the suite with `-n 4 --dist loadfile
+# --no-loadscope-reorder`: the processes take whole files in collection order, each the
+# next one when it is nearly done. With these first, the long files run while the short
+# ones fill in around them, instead of one starting late and running alone at the end
+# while the others wait. The plugin's tests are a pass of their own.
 SLOW_FILES = (
-    "tests/integration/test_crash.py",  # 305
-    "tests/integration/test_rerate.py",  # 250
-    "tests/integration/test_cli_pool_set.py",  # 191
-    "tests/integration/test_cli.py",  # 168
-    "tests/integration/test_simulate.py",  # 134
-    "tests/docs/test_docs_commands.py",  # 117
-    "tests/docs/test_wheel.py",  # 95
-    "tests/integration/test_pool_import.py",  # 82
-    "tests/unit/test_whr_peer.py",  # 56
-    "tests/integration/test_journal_replay.py",  # 56
-    "tests/integration/test_schemathesis.py",  # 55
-    "tests/unit/test_window_scales.py",  # 52
-    "tests/integration/test_autotune.py",  # 50
-    "tests/integration/test_cli_evaluation.py",  # 49
-    "tests/integration/test_operations.py",  # 47
-    "tests/integration/test_pages_admin.py",  # 47
-    "tests/integration/test_api_rounds.py",  # 47
-    "tests/integration/test_concurrency.py",  # 43
-    "tests/integration/test_pg_plans.py",  # 43
-    "tests/browser/test_pages.py",  # 43
-    "tests/browser/test_admin_pages.py",  # 42
-    "tests/integration/test_hardening2.py",  # 39
-    "tests/integration/test_migrations.py",  # 37
-    "tests/integration/test_bench_update.py",  # 37
-    "tests/integration/test_api_models.py",  # 36
-    "tests/integration/test_api_public.py",  # 36
-    "tests/browser/test_security_headers.py",  # 29
-    "tests/unit/test_param_bounds.py",  # 29
-    "tests/unit/test_window.py",  # 28
-    "tests/integration/test_scopes.py",  # 28
+    "tests/integration/test_crash.py",  # 158
+    "tests/integration/test_rerate.py",  # 98
+    "tests/docs/test_docs_commands.py",  # 92
+    "tests/integration/test_simulate.py",  # 65
+    "tests/integration/test_schemathesis.py",  # 45
+    "tests/docs/test_wheel.py",  # 42
+    "tests/integration/test_cli_pool_set.py",  # 17
+    "tests/integration/test_autotune.py",  # 32
+    "tests/integration/test_bench_update.py",  # 31
+    "tests/integration/test_journal_replay.py",  # 26
+    "tests/integration/test_concurrency.py",  # 26
+    "tests/browser/test_pages.py",  # 24
+    "tests/integration/test_cli_evaluation.py",  # 22
+    "tests/integration/test_api_models.py",  # 22
+    "tests/integration/test_pool_import.py",  # 22
+    "tests/browser/test_security_headers.py",  # 20
+    "tests/browser/test_admin_pages.py",  # 19
+    "tests/integration/test_simulate_history.py",  # 18
+    "tests/unit/test_tune.py",  # 17
+    "tests/unit/test_whr_peer.py",  # 17
+    "tests/integration/test_api_rounds.py",  # 17
+    "tests/integration/test_hardening2.py",  # 15
+    "tests/unit/test_param_bounds.py",  # 15
+    "tests/integration/test_health_page.py",  # 14
+    "tests/integration/test_cli.py",  # 14
+    "tests/integration/test_pages_admin.py",  # 13
+    "tests/integration/test_api_allplay.py",  # 12
+    "tests/integration/test_bench_pages.py",  # 12
+    "tests/unit/test_window_scales.py",  # 11
+    "tests/integration/test_api_public.py",  # 11
     # the plugin's pass
     "tests/plugin/test_emulator_scenarios.py",  # 238
     "tests/plugin/test_game_scripts_smx.py",  # 140
