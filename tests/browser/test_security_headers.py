@@ -8,7 +8,7 @@ import uuid
 
 import httpx
 import pytest
-from playwright.sync_api import Page
+from playwright.sync_api import Page, expect
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import HTMLResponse
@@ -96,8 +96,10 @@ def test_a_round_page_renders_under_its_csp(page: Page, live: LiveServer, league
     page.goto(f"{live.url}/pools/{league}")
     page.goto(f"{live.url}/pools/{league}/players/{steam(1)}")
     page.locator("#rounds tbody a").first.click()
-    assert "/rounds/" in page.url
-    assert page.evaluate("getComputedStyle(document.body).maxWidth") == "960px"
+    # the click starts a navigation: wait for the round page to load before reading its
+    # body (read at once, the old document may already be gone: CI saw no body there)
+    page.wait_for_url("**/rounds/**")
+    expect(page.locator("body")).to_have_css("max-width", "960px")
 
 
 def _outside(live: LiveServer, page: Page) -> list[str]:
