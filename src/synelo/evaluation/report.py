@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rich.table import Table
 
+from synelo.evaluation.advise import Advice
 from synelo.evaluation.metrics import Scores
 from synelo.evaluation.replay import ReplayResult
 from synelo.evaluation.results import ResultCalibration
@@ -89,5 +90,44 @@ def results_table(calibration: ResultCalibration) -> Table:
         gap = row["observed"] - row["predicted"]
         table.add_row(
             row["result"], f"{row['predicted']:.3f}", f"{row['observed']:.3f}", f"{gap:+.3f}"
+        )
+    return table
+
+
+def advice_table(advice: Advice) -> Table:
+    """`synelo advise`'s rows, best first: the newer part's scores and each row's gap to the
+    recommendation (± its paired SE)."""
+    table = Table(
+        title=f"tuned on the older {advice.older:,} rounds, scored on the newer "
+        f"{advice.newer:,}"
+    )
+    for name in ("model", "setting", "parameters"):
+        table.add_column(name)
+    for name in ("log loss", "Brier", "ECE", "in the large", "slope", "gap to best"):
+        table.add_column(name, justify="right")
+    gaps = {(m.other, m.setting): m for m in advice.margins}
+    if advice.over_current is not None:
+        gaps[(advice.over_current.other, "current")] = advice.over_current
+    for row in sorted(advice.rows, key=lambda r: (r.scores.log_loss is None, r.scores.log_loss)):
+        gap = gaps.get((row.model, row.setting))
+        if row is advice.best:
+            gap_text = "best"
+        elif gap is None:
+            gap_text = "–"
+        else:
+            mark = " *" if gap.beyond_noise else ""
+            gap_text = f"{gap.difference:+.4f} ± {gap.se:.4f}{mark}"
+        cal = row.calibration
+        table.add_row(
+            row.model + ("" if row.general else " (reference)" if row.model == "elo" else ""),
+            row.setting,
+            row.params_text(),
+            _fmt(row.scores.log_loss),
+            _fmt(row.scores.brier),
+            _fmt(row.scores.ece),
+            "–" if cal.in_the_large is None else f"{cal.in_the_large:+.3f}",
+            _fmt(cal.slope, 2),
+            gap_text,
+            style="bold" if row is advice.best else None,
         )
     return table

@@ -24,7 +24,7 @@ from synelo.config import Settings
 from synelo.domain import UnknownPool
 from synelo.rerate.job import JobRunner
 from synelo.rerate.schedule import AutoTuneSchedule
-from synelo.service.api import balance, models, players, pools, public, rerate, rounds
+from synelo.service.api import advice, balance, models, players, pools, public, rerate, rounds
 from synelo.service.api import metrics as metrics_route
 from synelo.service.auth import TokenChecker
 from synelo.service.gate import BalanceGate
@@ -174,6 +174,7 @@ def create_app(  # noqa: C901
     app.include_router(balance.router)
     app.include_router(models.router)
     app.include_router(rerate.router)
+    app.include_router(advice.router)
     app.include_router(public.router)
     app.include_router(public_pages.router)
     app.include_router(health.router)

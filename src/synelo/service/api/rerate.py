@@ -22,7 +22,7 @@ from synelo.schemas import (
 )
 from synelo.service.api import actions, pool_settings
 from synelo.service.api.responses import COMMON, errors
-from synelo.service.api.views import pool_out
+from synelo.service.api.views import job_out, pool_out
 from synelo.service.auth import actor
 from synelo.service.deps import AdminAuth, PoolDep
 from synelo.service.params import RoundPathId
@@ -30,25 +30,6 @@ from synelo.service.params import RoundPathId
 router = APIRouter(
     prefix="/v1/pools/{pool}", tags=["re-rating"], dependencies=[AdminAuth], responses=COMMON
 )
-
-
-def job_out(job: Job) -> JobOut:
-    return JobOut(
-        id=job.id,
-        pool=job.pool,
-        kind=job.kind,  # type: ignore[arg-type]
-        status=job.status,
-        phase=job.phase,
-        total=job.total,
-        done=job.done,
-        error=job.error,
-        actor=job.actor,
-        reason=job.spec.get("reason"),
-        spec=job.spec,
-        created_at=job.created_at,
-        updated_at=job.updated_at,
-        finished_at=job.finished_at,
-    )
 
 
 def _accepted(pool: Pool, start: Callable[[], Job]) -> JSONResponse:

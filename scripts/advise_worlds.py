@@ -1,0 +1,115 @@
+"""The worlds of docs/evaluation.md's "Choosing a model: synelo advise", each built to suit one
+model's assumptions, and what `synelo advise` picks on each.
+
+- **ns2** (suits `hive`): `synelo simulate-history`'s NS2-like world, with side offsets,
+  commanders, map biases, leavers and late joiners (`synelo.sim.history.generate`).
+- **drift** (suits `whr`): skills that drift as a random walk from one day to the next, with
+  a few rounds a day, every round dated (`team_world` below).
+- **stationary** (suits `synelo`): the same world with skills that never move.
+
+In `team_world` each round draws 2k of the players at random and splits them at random; side
+A wins with P = σ(Σ_A s − Σ_B s), the skills in logits. Nothing else (no sides, maps,
+commanders or leavers) decides a round.
+
+    PYTHONPATH=src python scripts/advise_worlds.py --rounds 3000
+
+prints, per world, the model picked, its log loss and its margin (± SE) over the runner-up.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import numpy as np
+
+from synelo.evaluation.advise import Advice, advise
+from synelo.evaluation.history import Match, parse_match
+from synelo.sim.history import HistoryWorldConfig, generate
+
+START = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def team_world(
+    *,
+    players: int = 60,
+    rounds: int = 2000,
+    team_size: int = 3,
+    skill_sd: float = 0.6,
+    drift_sd: float = 0.0,
+    rounds_per_day: int = 10,
+    seed: int = 1,
+) -> tuple[dict[str, Any], list[Match]]:
+    """A header and the rounds of a world of plain k-v-k rounds (see the module): each
+    player's skill (logits) starts N(0, skill_sd²) and moves N(0, drift_sd²) every day;
+    `rounds_per_day` rounds a day, an hour apart."""
+    if players < 2 * team_size:
+        raise ValueError(f"{players} players cannot fill a {team_size}v{team_size}")
+    rng = np.random.default_rng(seed)
+    skill = rng.normal(0.0, skill_sd, players)
+    matches: list[Match] = []
+    for n in range(rounds):
+        day, slot = divmod(n, rounds_per_day)
+        if slot == 0 and n > 0 and drift_sd > 0:
+            skill = skill + rng.normal(0.0, drift_sd, players)
+        drawn = rng.choice(players, size=2 * team_size, replace=False)
+        a, b = drawn[:team_size], drawn[team_size:]
+        p_a = 1 / (1 + math.exp(-(skill[a].sum() - skill[b].sum())))
+        matches.append(
+            Match(
+                f"r{n + 1}",
+                tuple(f"p{i}" for i in a),
+                tuple(f"p{i}" for i in b),
+                "A" if rng.random() < p_a else "B",
+                time=START + timedelta(days=day, hours=slot),
+            )
+        )
+    header = {"source": "scripts/advise_worlds.py", "team_size": team_size}
+    return header, matches
+
+
+def ns2_world(*, rounds: int = 2000, seed: int = 1) -> tuple[dict[str, Any], list[Match]]:
+    """`synelo simulate-history`'s NS2-like world, 6v6 among 150 players."""
+    lines, _ = generate(HistoryWorldConfig(players=150, matches=rounds, team_size=6, seed=seed))
+    return lines[0], [parse_match(line) for line in lines[1:]]
+
+
+WORLDS = {
+    "ns2": ("hive", lambda rounds, seed: ns2_world(rounds=rounds, seed=seed)),
+    "drift": (
+        "whr",
+        lambda rounds, seed: team_world(rounds=rounds, drift_sd=0.15, seed=seed),
+    ),
+    "stationary": ("synelo", lambda rounds, seed: team_world(rounds=rounds, seed=seed)),
+}
+
+
+def line(world: str, suits: str, advice: Advice) -> str:
+    best, up = advice.best, advice.runner_up
+    gap = "—" if up is None else f"{up.difference:.4f} ± {up.se:.4f} over {up.other}"
+    within = ", ".join(advice.within_noise) or "none"
+    return (
+        f"{world:<11} suits {suits:<7} picked {best.model} ({best.setting}) "
+        f"log loss {best.scores.log_loss:.4f}; {gap}; within the noise: {within}"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rounds", type=int, default=3000)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--world", choices=sorted(WORLDS), action="append")
+    args = parser.parse_args()
+    for world in args.world or WORLDS:
+        suits, build = WORLDS[world]
+        header, matches = build(args.rounds, args.seed)
+        advice = advise(matches, header)
+        print(line(world, suits, advice))
+        for row in advice.rows:
+            print(f"    {row.label:<20} {row.scores.log_loss:.4f}  {row.params}")
+
+
+if __name__ == "__main__":
+    main()
