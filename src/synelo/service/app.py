@@ -36,7 +36,7 @@ from synelo.service.middleware.headers import SecurityHeaders, security_headers
 from synelo.service.middleware.limits import BodyLimit, escape_surrogates
 from synelo.service.middleware.paths import EncodedSlashes
 from synelo.service.middleware.ratelimit import LimitGate, RateLimits
-from synelo.service.pages import admin, docs, health, scramble, servers
+from synelo.service.pages import admin, advice as advice_pages, docs, health, scramble, servers
 from synelo.service.pages import public as public_pages
 from synelo.service.pages import settings as settings_pages
 from synelo.service.pages.access import NotFound, Refused, not_found_page, refused_page
@@ -182,6 +182,7 @@ def create_app(  # noqa: C901
     app.include_router(scramble.router)
     app.include_router(servers.router)
     app.include_router(settings_pages.router)
+    app.include_router(advice_pages.router)
     app.include_router(metrics_route.router(settings.metrics_public, writer.queued))
     app.include_router(docs.router)
     app.mount("/static/docs", StaticFiles(directory=docs.DOCS_ASSETS), name="docs-assets")
