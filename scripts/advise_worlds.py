@@ -13,13 +13,15 @@ commanders or leavers) decides a round.
 
     PYTHONPATH=src python scripts/advise_worlds.py --rounds 3000
 
-prints, per world, the model picked, its log loss and its margin (± SE) over the runner-up.
+prints, per world, the model picked, its log loss, its margin (± SE) over the runner-up and
+the seconds advise took; then every row's log loss and its gap to the pick (± SE).
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import time
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -39,12 +41,15 @@ def team_world(
     team_size: int = 3,
     skill_sd: float = 0.6,
     drift_sd: float = 0.0,
+    jump_rate: float = 0.0,
+    jump_sd: float = 1.0,
     rounds_per_day: int = 10,
     seed: int = 1,
 ) -> tuple[dict[str, Any], list[Match]]:
     """A header and the rounds of a world of plain k-v-k rounds (see the module): each
-    player's skill (logits) starts N(0, skill_sd²) and moves N(0, drift_sd²) every day;
-    `rounds_per_day` rounds a day, an hour apart."""
+    player's skill (logits) starts N(0, skill_sd²) and moves N(0, drift_sd²) every day, and
+    with chance `jump_rate` a day jumps by N(0, jump_sd²); `rounds_per_day` rounds a day,
+    an hour apart."""
     if players < 2 * team_size:
         raise ValueError(f"{players} players cannot fill a {team_size}v{team_size}")
     rng = np.random.default_rng(seed)
@@ -54,6 +59,9 @@ def team_world(
         day, slot = divmod(n, rounds_per_day)
         if slot == 0 and n > 0 and drift_sd > 0:
             skill = skill + rng.normal(0.0, drift_sd, players)
+        if slot == 0 and n > 0 and jump_rate > 0:
+            jumps = rng.random(players) < jump_rate
+            skill = skill + jumps * rng.normal(0.0, jump_sd, players)
         drawn = rng.choice(players, size=2 * team_size, replace=False)
         a, b = drawn[:team_size], drawn[team_size:]
         p_a = 1 / (1 + math.exp(-(skill[a].sum() - skill[b].sum())))
@@ -83,6 +91,10 @@ WORLDS = {
         lambda rounds, seed: team_world(rounds=rounds, drift_sd=0.15, seed=seed),
     ),
     "stationary": ("synelo", lambda rounds, seed: team_world(rounds=rounds, seed=seed)),
+    "jumps": (
+        "synelo",
+        lambda rounds, seed: team_world(rounds=rounds, jump_rate=0.01, jump_sd=1.0, seed=seed),
+    ),
 }
 
 
@@ -105,10 +117,15 @@ def main() -> None:
     for world in args.world or WORLDS:
         suits, build = WORLDS[world]
         header, matches = build(args.rounds, args.seed)
+        start = time.perf_counter()
         advice = advise(matches, header)
-        print(line(world, suits, advice))
+        seconds = time.perf_counter() - start
+        print(line(world, suits, advice) + f" ({seconds:.0f} s)", flush=True)
+        gaps = {(m.other, m.setting): m for m in advice.gaps}
         for row in advice.rows:
-            print(f"    {row.label:<20} {row.scores.log_loss:.4f}  {row.params}")
+            gap = gaps.get((row.model, row.setting))
+            behind = "best" if gap is None else f"{gap.difference:+.4f} ± {gap.se:.4f}"
+            print(f"    {row.label:<20} {row.scores.log_loss:.4f}  {behind:<18} {row.params}")
 
 
 if __name__ == "__main__":

@@ -202,7 +202,16 @@ class Change:
     id: int
     seq: int  # rounds the pool had rated when it was made
     kind: Literal[
-        "set", "reset", "void", "unvoid", "patch", "tune", "refit", "hide", "rename", "season",
+        "set",
+        "reset",
+        "void",
+        "unvoid",
+        "patch",
+        "tune",
+        "refit",
+        "hide",
+        "rename",
+        "season",
         "advise",
     ]
     player_key: str | None

@@ -7,7 +7,8 @@ from __future__ import annotations
 # `synelo --help` lists the commands in the order they were registered, which is the order
 # of these imports: keep it.
 # isort: off
-from synelo.cli import server, data, evaluation, simulate, pools, pool_import, tokens, histories, advise  # noqa: F401
+from synelo.cli import server, data, evaluation, simulate, pools, pool_import, tokens, histories  # noqa: F401
+from synelo.cli import advise  # noqa: F401
 
 # isort: on
 from synelo.cli.app import app, main

@@ -138,8 +138,13 @@ class Row:
 
     def params_text(self) -> str:
         """The parameters as people read them ("theta 2748"; "—" for none)."""
-        return ", ".join(f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}"
-                         for k, v in self.params.items()) or "—"
+        return (
+            ", ".join(
+                f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}"
+                for k, v in self.params.items()
+            )
+            or "—"
+        )
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -205,6 +210,7 @@ class Advice:
     over_current: Margin | None  # over the pool's own model as set up (None: no such row)
     over_reference: Margin | None
     margins: list[Margin]  # over the best row of every other model
+    gaps: list[Margin]  # over every other row
     current_model: str | None
     warnings: list[str]
 
@@ -260,6 +266,7 @@ class Advice:
                 None if self.over_reference is None else self.over_reference.to_json()
             ),
             "margins": [m.to_json() for m in self.margins],
+            "gaps": [m.to_json() for m in self.gaps],
             "within_noise": self.within_noise,
             "switch": self.switch(),
             "noise": f"paired per-round log-loss difference > {NOISE_SE:g} standard errors",
@@ -372,15 +379,15 @@ def _loss(r: Row) -> float:
     return math.inf if r.scores.log_loss is None else r.scores.log_loss
 
 
-def _recommend(
-    rows: list[Row], rounds: int, older: int, newer: int, current: str | None
-) -> Advice:
+def _recommend(rows: list[Row], rounds: int, older: int, newer: int, current: str | None) -> Advice:
     """The best general row, its margins over the rest and the warnings."""
     general = [r for r in rows if r.general and r.setting != "current"] or rows
     best = min(general, key=_loss)
     per_model: dict[str, Row] = {}
     for r in rows:
-        if r.model != best.model and (r.model not in per_model or _loss(r) < _loss(per_model[r.model])):
+        if r.model != best.model and (
+            r.model not in per_model or _loss(r) < _loss(per_model[r.model])
+        ):
             per_model[r.model] = r
     margins = sorted(
         (paired_margin(best, r) for r in per_model.values()), key=lambda m: m.difference
@@ -392,7 +399,9 @@ def _recommend(
     reference = per_model.get(REFERENCE)
     over_reference = None if reference is None else paired_margin(best, reference)
     warnings = []
-    elo = {r.setting: r for r in rows if r.model == REFERENCE and r.setting != "current"}
+    elo: dict[str, Row] = {
+        r.setting: r for r in rows if r.model == REFERENCE and r.setting != "current"
+    }
     for r in rows:
         against = elo.get(r.setting)
         if not r.general or r.setting == "current" or against is None:
@@ -404,7 +413,18 @@ def _recommend(
                 f"{(mine / theirs - 1) * 100:.1f} % worse than plain Elo ({r.setting}): "
                 f"log loss {mine:.4f} against {theirs:.4f}"
             )
+    gaps = [paired_margin(best, r) for r in rows if r is not best]
     return Advice(
-        rounds, older, newer, rows, best, runner, over_current, over_reference, margins,
-        current, warnings,
+        rounds,
+        older,
+        newer,
+        rows,
+        best,
+        runner,
+        over_current,
+        over_reference,
+        margins,
+        gaps,
+        current,
+        warnings,
     )

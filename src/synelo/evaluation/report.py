@@ -98,16 +98,13 @@ def advice_table(advice: Advice) -> Table:
     """`synelo advise`'s rows, best first: the newer part's scores and each row's gap to the
     recommendation (± its paired SE)."""
     table = Table(
-        title=f"tuned on the older {advice.older:,} rounds, scored on the newer "
-        f"{advice.newer:,}"
+        title=f"tuned on the older {advice.older:,} rounds, scored on the newer {advice.newer:,}"
     )
     for name in ("model", "setting", "parameters"):
         table.add_column(name)
     for name in ("log loss", "Brier", "ECE", "in the large", "slope", "gap to best"):
         table.add_column(name, justify="right")
-    gaps = {(m.other, m.setting): m for m in advice.margins}
-    if advice.over_current is not None:
-        gaps[(advice.over_current.other, "current")] = advice.over_current
+    gaps = {(m.other, m.setting): m for m in advice.gaps}
     for row in sorted(advice.rows, key=lambda r: (r.scores.log_loss is None, r.scores.log_loss)):
         gap = gaps.get((row.model, row.setting))
         if row is advice.best:

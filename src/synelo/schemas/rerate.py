@@ -85,7 +85,16 @@ class ChangeOut(BaseModel):
     id: int
     seq: int = Field(description="rounds the pool had stored when it was made")
     kind: Literal[
-        "set", "reset", "void", "unvoid", "patch", "tune", "refit", "hide", "rename", "season",
+        "set",
+        "reset",
+        "void",
+        "unvoid",
+        "patch",
+        "tune",
+        "refit",
+        "hide",
+        "rename",
+        "season",
         "advise",
     ]
     steam_id: str | None = Field(description="the player set, reset, hidden or renamed")

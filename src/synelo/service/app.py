@@ -36,7 +36,8 @@ from synelo.service.middleware.headers import SecurityHeaders, security_headers
 from synelo.service.middleware.limits import BodyLimit, escape_surrogates
 from synelo.service.middleware.paths import EncodedSlashes
 from synelo.service.middleware.ratelimit import LimitGate, RateLimits
-from synelo.service.pages import admin, advice as advice_pages, docs, health, scramble, servers
+from synelo.service.pages import admin, docs, health, scramble, servers
+from synelo.service.pages import advice as advice_pages
 from synelo.service.pages import public as public_pages
 from synelo.service.pages import settings as settings_pages
 from synelo.service.pages.access import NotFound, Refused, not_found_page, refused_page

@@ -26,9 +26,7 @@ def record_advice(core: Core, job: Job, value: Mapping[str, Any]) -> bool:
         ended = conn.execute(
             update(jobs)
             .where(jobs.c.id == job.id, jobs.c.status == "running")
-            .values(
-                status="done", phase="done", done=job.total, finished_at=now, updated_at=now
-            )
+            .values(status="done", phase="done", done=job.total, finished_at=now, updated_at=now)
         ).rowcount
         if ended:
             row = conn.execute(select(pools).join(jobs).where(jobs.c.id == job.id)).one()

@@ -7,7 +7,16 @@ from __future__ import annotations
 
 import orjson
 
-from synelo.domain import POOL_RULES, Change, Job, JournalEntry, PlayerRow, Pool, RoundView, pool_model
+from synelo.domain import (
+    POOL_RULES,
+    Change,
+    Job,
+    JournalEntry,
+    PlayerRow,
+    Pool,
+    RoundView,
+    pool_model,
+)
 from synelo.ratings import is_stale, is_visible, k_factor
 from synelo.schemas import (
     AdviceOut,

@@ -101,10 +101,11 @@ async def switch(request: Request, pool: ActedOn, advice: Annotated[int, Form()]
     of the admin log), as the settings form changes a model."""
     state = request.app.state
     change = await run_in_threadpool(advice_of, state.store, pool, advice)
-    body = None if change is None else (change.value or {}).get("switch")
+    value = {} if change is None else (change.value or {})
+    body = value.get("switch")
     if body is None:
         raise Refused(404, f"Pool {pool.name} has no such advice to switch to.")
-    reason = f"synelo advise (job {(change.value or {}).get('job')}): {body['model']}"
+    reason = f"synelo advise (job {value.get('job')}): {body['model']}"
     try:
         patch = PoolPatchIn.model_validate({**body, "reason": reason})
         changed = await run_in_threadpool(change_pool, state, pool, patch, actor(request))
