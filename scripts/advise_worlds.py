@@ -5,7 +5,11 @@ model's assumptions, and what `synelo advise` picks on each.
   commanders, map biases, leavers and late joiners (`synelo.sim.history.generate`).
 - **drift** (suits `whr`): skills that drift as a random walk from one day to the next, with
   a few rounds a day, every round dated (`team_world` below).
-- **stationary** (suits `synelo`): the same world with skills that never move.
+- **stationary** (said to suit `synelo`): the same world with skills that never move.
+- **arrivals**: stationary skills (sd 0.3), 6v6 among 120 players, all but 24 of whom arrive
+  over the first 60 % of the rounds.
+- **jumps**: the drift world's rounds, where each day a player's skill jumps by N(0, 1) with
+  chance 1 %, and is otherwise still.
 
 In `team_world` each round draws 2k of the players at random and splits them at random; side
 A wins with P = σ(Σ_A s − Σ_B s), the skills in logits. Nothing else (no sides, maps,
@@ -44,16 +48,22 @@ def team_world(
     jump_rate: float = 0.0,
     jump_sd: float = 1.0,
     rounds_per_day: int = 10,
+    arrival_span: float = 0.0,
     seed: int = 1,
 ) -> tuple[dict[str, Any], list[Match]]:
     """A header and the rounds of a world of plain k-v-k rounds (see the module): each
     player's skill (logits) starts N(0, skill_sd²) and moves N(0, drift_sd²) every day, and
     with chance `jump_rate` a day jumps by N(0, jump_sd²); `rounds_per_day` rounds a day,
-    an hour apart."""
+    an hour apart. With `arrival_span` > 0, all but 4k players arrive at uniform random
+    rounds within that share of the history, and a round draws among those arrived."""
     if players < 2 * team_size:
         raise ValueError(f"{players} players cannot fill a {team_size}v{team_size}")
     rng = np.random.default_rng(seed)
     skill = rng.normal(0.0, skill_sd, players)
+    arrival = np.zeros(players)
+    if arrival_span > 0:
+        arrival = np.sort(rng.uniform(0.0, rounds * arrival_span, players))
+        arrival[: 4 * team_size] = 0.0
     matches: list[Match] = []
     for n in range(rounds):
         day, slot = divmod(n, rounds_per_day)
@@ -62,7 +72,8 @@ def team_world(
         if slot == 0 and n > 0 and jump_rate > 0:
             jumps = rng.random(players) < jump_rate
             skill = skill + jumps * rng.normal(0.0, jump_sd, players)
-        drawn = rng.choice(players, size=2 * team_size, replace=False)
+        here = np.flatnonzero(arrival <= n) if arrival_span > 0 else players
+        drawn = rng.choice(here, size=2 * team_size, replace=False)
         a, b = drawn[:team_size], drawn[team_size:]
         p_a = 1 / (1 + math.exp(-(skill[a].sum() - skill[b].sum())))
         matches.append(
@@ -91,6 +102,12 @@ WORLDS = {
         lambda rounds, seed: team_world(rounds=rounds, drift_sd=0.15, seed=seed),
     ),
     "stationary": ("synelo", lambda rounds, seed: team_world(rounds=rounds, seed=seed)),
+    "arrivals": (
+        "synelo",
+        lambda rounds, seed: team_world(
+            players=120, team_size=6, skill_sd=0.3, arrival_span=0.6, rounds=rounds, seed=seed
+        ),
+    ),
     "jumps": (
         "synelo",
         lambda rounds, seed: team_world(rounds=rounds, jump_rate=0.01, jump_sd=1.0, seed=seed),

@@ -7,11 +7,10 @@ from __future__ import annotations
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import JSONResponse
 
-from synelo.domain import JobRunning
 from synelo.schemas import AdviceOut, EmptyIn, JobOut
 from synelo.service.api import actions
 from synelo.service.api.responses import COMMON, errors
-from synelo.service.api.views import advice_out, job_out
+from synelo.service.api.views import accepted, advice_out
 from synelo.service.auth import actor
 from synelo.service.deps import AdminAuth, PoolDep
 from synelo.store.advice import advice_of
@@ -29,18 +28,8 @@ def start_advice(pool: PoolDep, request: Request, body: EmptyIn | None = None) -
     while a job runs on the pool."""
     state = request.app.state
     current = state.store.get_pool(pool.name)
-    try:
-        job = actions.start_advice(state.rerate, state.jobs, current, actor(request))
-    except JobRunning as exc:
-        return JSONResponse(
-            {"detail": f"a job of pool {pool.name!r} is running", "job_id": exc.job_id},
-            status_code=409,
-            headers={"Location": f"/v1/pools/{pool.name}/jobs/{exc.job_id}"},
-        )
-    return JSONResponse(
-        job_out(job).model_dump(mode="json"),
-        status_code=202,
-        headers={"Location": f"/v1/pools/{pool.name}/jobs/{job.id}"},
+    return accepted(
+        current, lambda: actions.start_advice(state.rerate, state.jobs, current, actor(request))
     )
 
 

@@ -5,12 +5,16 @@ what an endpoint answers builds it with the same function, so the two never disa
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import orjson
+from fastapi.responses import JSONResponse
 
 from synelo.domain import (
     POOL_RULES,
     Change,
     Job,
+    JobRunning,
     JournalEntry,
     PlayerRow,
     Pool,
@@ -227,4 +231,22 @@ def advice_out(pool: Pool, change: Change) -> AdviceOut:
         rows=value.get("rows", []),
         warnings=value.get("warnings", []),
         details=value,
+    )
+
+
+def accepted(pool: Pool, start: Callable[[], Job]) -> JSONResponse:
+    """Start a background job (`start`): 202 with the job and where to follow it, 409 with
+    the running job's id if one runs on the pool (a re-rate, or an advise job)."""
+    try:
+        job = start()
+    except JobRunning as exc:
+        return JSONResponse(
+            {"detail": f"a job of pool {pool.name!r} is running", "job_id": exc.job_id},
+            status_code=409,
+            headers={"Location": f"/v1/pools/{pool.name}/jobs/{exc.job_id}"},
+        )
+    return JSONResponse(
+        job_out(job).model_dump(mode="json"),
+        status_code=202,
+        headers={"Location": f"/v1/pools/{pool.name}/jobs/{job.id}"},
     )

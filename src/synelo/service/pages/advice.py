@@ -11,7 +11,8 @@ from the advice stored, not from what the form says: the form names only which a
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from collections.abc import Callable
+from typing import Annotated, Any, TypeVar
 from urllib.parse import quote
 
 from fastapi import APIRouter, Form, HTTPException, Query, Request
@@ -30,6 +31,7 @@ from synelo.service.pages.templating import problems, render
 from synelo.store.advice import advice_of
 
 router = APIRouter(include_in_schema=False)
+T = TypeVar("T")
 
 
 def _page(pool: Pool) -> str:
@@ -77,21 +79,31 @@ async def advice_page(
     return await run_in_threadpool(_show, request, found, job=followed)
 
 
+async def _attempt(request: Request, pool: Pool, call: Callable[[], T]) -> T | HTMLResponse:
+    """`call`'s result, or the page again with its refusal (what it names, its status)."""
+    try:
+        return await run_in_threadpool(call)
+    except ValidationError as exc:
+        error, status = problems(exc.errors()), 422
+    except HTTPException as exc:
+        error, status = str(exc.detail), exc.status_code
+    except JobRunning as exc:
+        error = f"A job of this pool is running (job {exc.job_id}): wait for it to end."
+        status = 409
+    return await run_in_threadpool(_show, request, pool, error=error, status=status)
+
+
 @router.post("/pools/{pool}/advise", response_class=HTMLResponse)
 async def advise_now(request: Request, pool: ActedOn) -> Response:
     """Start an advise job (`actions.start_advice`, as the API's route) and follow it."""
     state = request.app.state
-    try:
-        job = await run_in_threadpool(
-            actions.start_advice, state.rerate, state.jobs, pool, actor(request)
-        )
-    except HTTPException as exc:
-        return await run_in_threadpool(
-            _show, request, pool, error=str(exc.detail), status=exc.status_code
-        )
-    except JobRunning as exc:
-        error = f"A job of this pool is running (job {exc.job_id}): wait for it to end."
-        return await run_in_threadpool(_show, request, pool, error=error, status=409)
+    job = await _attempt(
+        request,
+        pool,
+        lambda: actions.start_advice(state.rerate, state.jobs, pool, actor(request)),
+    )
+    if isinstance(job, HTMLResponse):
+        return job
     return RedirectResponse(f"{_page(pool)}?job={job.id}", status_code=303)
 
 
@@ -106,20 +118,14 @@ async def switch(request: Request, pool: ActedOn, advice: Annotated[int, Form()]
     if body is None:
         raise Refused(404, f"Pool {pool.name} has no such advice to switch to.")
     reason = f"synelo advise (job {value.get('job')}): {body['model']}"
-    try:
+
+    def switched() -> Job | Pool:
         patch = PoolPatchIn.model_validate({**body, "reason": reason})
-        changed = await run_in_threadpool(change_pool, state, pool, patch, actor(request))
-    except ValidationError as exc:
-        return await run_in_threadpool(
-            _show, request, pool, error=problems(exc.errors()), status=422
-        )
-    except HTTPException as exc:
-        return await run_in_threadpool(
-            _show, request, pool, error=str(exc.detail), status=exc.status_code
-        )
-    except JobRunning as exc:
-        error = f"A job of this pool is running (job {exc.job_id}): wait for it to end."
-        return await run_in_threadpool(_show, request, pool, error=error, status=409)
+        return change_pool(state, pool, patch, actor(request))
+
+    changed = await _attempt(request, pool, switched)
+    if isinstance(changed, HTMLResponse):
+        return changed
     back = f"/pools/{quote(pool.name, safe='')}"
     if isinstance(changed, Job):
         return RedirectResponse(f"{back}/jobs/{changed.id}", status_code=303)
