@@ -13,11 +13,15 @@ from scripts.advise_worlds import team_world
 from synelo.evaluation.advise import (
     MIN_ROUNDS,
     NOISE_SE,
+    Calibration,
+    Row,
+    Setting,
     TooFewRounds,
     advise,
     calibration,
     general_models,
     paired_margin,
+    recommend,
 )
 from synelo.evaluation.history import parse_match
 from synelo.evaluation.metrics import Scores
@@ -51,21 +55,42 @@ def test_calibration_slope_and_level_find_a_known_distortion() -> None:
     assert level is not None and -0.11 < level < -0.08
 
 
-def _row(losses: list[float]) -> object:
-    from synelo.evaluation.advise import Calibration, Row
-
+def _row(
+    losses: list[float], model: str = "m", setting: Setting = "defaults", general: bool = True
+) -> Row:
     empty = Scores(len(losses), 0, None, float(np.mean(losses)), None, None, ())
-    return Row("m", "defaults", {}, empty, Calibration(None, None), True, np.array(losses))
+    return Row(model, setting, {}, empty, Calibration(None, None), general, np.array(losses))
 
 
 def test_the_paired_margin_by_hand() -> None:
     best = _row([0.5, 0.6, 0.7, 0.4])
     other = _row([0.6, 0.6, 0.9, 0.5])  # d = 0.1, 0, 0.2, 0.1: mean 0.1
-    margin = paired_margin(best, other)  # type: ignore[arg-type]
+    margin = paired_margin(best, other)
     sd = math.sqrt(((0.0) ** 2 + 0.1**2 + 0.1**2 + 0.0**2) / 3)
     assert margin.difference == pytest.approx(0.1)
     assert margin.se == pytest.approx(sd / 2)
     assert margin.beyond_noise == (NOISE_SE * sd / 2 < 0.1)
+
+
+def test_the_pick_its_margins_and_the_warning_against_elo() -> None:
+    """The lowest general row wins, whatever a reference row scores; a general model more
+    than 3 % worse than Elo at the same setting is named, one 2 % worse is not."""
+    rows = [
+        _row([0.50, 0.52, 0.48], "elo", general=False),
+        _row([0.49, 0.53, 0.48], "synelo"),  # the pick: 0.5
+        _row([0.51, 0.51, 0.49], "synelo", "tuned"),
+        _row([0.53, 0.55, 0.50], "hive"),  # 0.5267: 5.3 % above Elo's 0.5
+        _row([0.52, 0.50, 0.51], "whr"),  # 0.51: 2 %
+        _row([0.40, 0.40, 0.40], "elo", "current", general=False),
+    ]
+    advice = recommend(rows, 10, 7, 3, "elo")
+    assert (advice.best.model, advice.best.setting) == ("synelo", "defaults")
+    assert advice.runner_up is not None and advice.runner_up.other == "whr"
+    assert advice.over_current is not None and advice.over_current.difference < 0
+    assert len(advice.warnings) == 1 and advice.warnings[0].startswith("hive (defaults)")
+    assert "5.3 % worse than plain Elo" in advice.warnings[0]
+    assert advice.switch() == {"model": "synelo"}
+    assert len(advice.gaps) == len(rows) - 1
 
 
 def test_too_few_rounds_is_an_answer_not_a_crash() -> None:

@@ -369,7 +369,7 @@ def advise(  # noqa: C901
         if current is not None:
             rows.append(row(current, "current", pooled, {}))
             tick(2)
-    result = _recommend(rows, len(matches), n_train, int(mask.sum()), current)
+    result = recommend(rows, len(matches), n_train, int(mask.sum()), current)
     if progress is not None:
         progress(1.0)
     return result
@@ -379,8 +379,9 @@ def _loss(r: Row) -> float:
     return math.inf if r.scores.log_loss is None else r.scores.log_loss
 
 
-def _recommend(rows: list[Row], rounds: int, older: int, newer: int, current: str | None) -> Advice:
-    """The best general row, its margins over the rest and the warnings."""
+def recommend(rows: list[Row], rounds: int, older: int, newer: int, current: str | None) -> Advice:
+    """The best general row of `rows` (`older` rounds tuned on, `newer` scored; the pool's
+    model `current`), its margins over the rest and the warnings (see the module)."""
     general = [r for r in rows if r.general and r.setting != "current"] or rows
     best = min(general, key=_loss)
     per_model: dict[str, Row] = {}
