@@ -8,7 +8,6 @@ from __future__ import annotations
 import time
 
 import httpx
-import pytest
 
 from synelo.evaluation.advise import MIN_ROUNDS, general_models
 from tests.conftest import SERVER
@@ -25,8 +24,8 @@ def _pool(admin: httpx.Client, rounds: int) -> str:
     return name
 
 
-@pytest.mark.usefixtures("threaded_jobs")
 def test_an_advise_job_reports_progress_and_leaves_the_advice(admin: httpx.Client) -> None:
+    """In a process of its own, as the service runs every job."""
     name = _pool(admin, MIN_ROUNDS + 20)
     before = admin.get(f"/v1/pools/{name}/players/{PLAYERS[0]}").json()
     assert admin.get(f"/v1/pools/{name}/advice").status_code == 404
