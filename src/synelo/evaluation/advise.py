@@ -221,7 +221,9 @@ class Advice:
         return [m.other for m in self.margins if m.other in general and not m.beyond_noise]
 
     def switch(self) -> dict[str, Any] | None:
-        """The PATCH body that makes the pool rate with the recommendation (None: it does)."""
+        """The PATCH body that makes the pool rate with the recommendation: its model, and
+        its tuned parameters when the tuned setting won. None when the pick is the pool's
+        own model at its defaults: a model's defaults are no PATCH (its parameters are)."""
         best = self.best
         if best.setting == "current" or (
             best.model == self.current_model and best.setting == "defaults" and not best.params

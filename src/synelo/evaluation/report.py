@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rich.table import Table
 
-from synelo.evaluation.advise import Advice
+from synelo.evaluation.advise import Advice, Row
 from synelo.evaluation.metrics import Scores
 from synelo.evaluation.replay import ReplayResult
 from synelo.evaluation.results import ResultCalibration
@@ -116,7 +116,7 @@ def advice_table(advice: Advice) -> Table:
             gap_text = f"{gap.difference:+.4f} ± {gap.se:.4f}{mark}"
         cal = row.calibration
         table.add_row(
-            row.model + ("" if row.general else " (reference)" if row.model == "elo" else ""),
+            row.model + _advice_note(row),
             row.setting,
             row.params_text(),
             _fmt(row.scores.log_loss),
@@ -128,3 +128,10 @@ def advice_table(advice: Advice) -> Table:
             style="bold" if row is advice.best else None,
         )
     return table
+
+
+def _advice_note(row: Row) -> str:
+    """What a row of the advice is beside a general model's: the pool's own, or Elo's."""
+    if row.setting == "current":
+        return " (the pool's)"
+    return "" if row.general else " (reference)"

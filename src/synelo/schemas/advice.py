@@ -18,10 +18,11 @@ class AdviceOut(BaseModel):
     verdict: str = Field(description="the recommendation in a sentence")
     recommended: dict[str, Any] = Field(
         description='{"model", "setting", "params", "log_loss"}: the general model (and '
-        "setting: defaults, tuned or current) with the lowest log loss on the newer rounds"
+        "setting: defaults or tuned) with the lowest log loss on the newer rounds"
     )
     switch: dict[str, Any] | None = Field(
-        description="the PATCH body that makes the pool rate with it (null: it does)"
+        description="the PATCH body that makes the pool rate with it (null: the pick is the "
+        "pool's own model at its defaults)"
     )
     runner_up: dict[str, Any] | None = Field(
         description="the best row of another general model: the mean paired per-round "
