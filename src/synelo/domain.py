@@ -202,7 +202,17 @@ class Change:
     id: int
     seq: int  # rounds the pool had rated when it was made
     kind: Literal[
-        "set", "reset", "void", "unvoid", "patch", "tune", "refit", "hide", "rename", "season"
+        "set",
+        "reset",
+        "void",
+        "unvoid",
+        "patch",
+        "tune",
+        "refit",
+        "hide",
+        "rename",
+        "season",
+        "advise",
     ]
     player_key: str | None
     round_id: str | None
@@ -218,7 +228,7 @@ class Job:
 
     id: int
     pool: str
-    kind: str  # patch, void, unvoid, tune, refit
+    kind: str  # patch, void, unvoid, tune, refit, advise (re-rates nothing)
     spec: dict[str, Any]
     status: Literal["running", "done", "failed"]
     phase: str

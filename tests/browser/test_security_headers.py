@@ -26,7 +26,7 @@ PAGES = [
     "/pools/{pool}/servers",
     "/pools/{pool}/servers/s",
 ]
-ADMIN_PAGES = ["/pools/{pool}/scramble", "/pools/{pool}/settings"]
+ADMIN_PAGES = ["/pools/{pool}/scramble", "/pools/{pool}/settings", "/pools/{pool}/advice"]
 
 
 @pytest.fixture
@@ -78,8 +78,9 @@ def test_the_pages_render_under_their_csp(
 
 
 def test_the_admin_pages_render_under_their_csp(page: Page, live: LiveServer, league: str) -> None:
-    """The scramble viewer and the settings form, logged in: their CSP holds (the `page`
-    fixture fails on a refused inline style or script) and the stylesheet applies."""
+    """The scramble viewer, the settings form and the advice page, logged in: their CSP
+    holds (the `page` fixture fails on a refused inline style or script) and the stylesheet
+    applies."""
     first = ADMIN_PAGES[0].format(pool=league)
     page.goto(f"{live.url}/login?next={first}")
     page.fill("input[name=token]", ADMIN)

@@ -91,6 +91,7 @@ PUBLIC = {
     ],
     "synelo.evaluation": [
         "adapters",
+        "advise",
         "frc",
         "history",
         "journal",
@@ -180,8 +181,9 @@ PUBLIC = {
         "win_probability",
         "z_evidence",
     ],
-    "synelo.rerate": ["autotune", "hold", "job", "schedule", "targets"],
+    "synelo.rerate": ["advice", "autotune", "hold", "job", "schedule", "targets"],
     "synelo.schemas": [
+        "AdviceOut",
         "AutoTuneIn",
         "AutobalanceIn",
         "AutobalanceOut",
@@ -266,6 +268,7 @@ PUBLIC = {
     ],
     "synelo.service.api": [
         "actions",
+        "advice",
         "balance",
         "balancing",
         "metrics",
@@ -295,6 +298,7 @@ PUBLIC = {
     "synelo.service.pages": [
         "access",
         "admin",
+        "advice",
         "docs",
         "glossary",
         "health",
@@ -318,6 +322,7 @@ PUBLIC = {
     ],
     "synelo.store": [
         "admin_log",
+        "advice",
         "backup",
         "board",
         "bulk",

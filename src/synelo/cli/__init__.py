@@ -8,6 +8,7 @@ from __future__ import annotations
 # of these imports: keep it.
 # isort: off
 from synelo.cli import server, data, evaluation, simulate, pools, pool_import, tokens, histories  # noqa: F401
+from synelo.cli import advise  # noqa: F401
 
 # isort: on
 from synelo.cli.app import app, main

@@ -3,6 +3,7 @@ scores against a simulated world, and plots."""
 
 # Its modules: import each from its own (the package itself imports none of them).
 __all__ = [
+    "advise",
     "adapters",
     "frc",
     "history",

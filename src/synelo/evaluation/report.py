@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rich.table import Table
 
+from synelo.evaluation.advise import Advice, Row
 from synelo.evaluation.metrics import Scores
 from synelo.evaluation.replay import ReplayResult
 from synelo.evaluation.results import ResultCalibration
@@ -91,3 +92,46 @@ def results_table(calibration: ResultCalibration) -> Table:
             row["result"], f"{row['predicted']:.3f}", f"{row['observed']:.3f}", f"{gap:+.3f}"
         )
     return table
+
+
+def advice_table(advice: Advice) -> Table:
+    """`synelo advise`'s rows, best first: the newer part's scores and each row's gap to the
+    recommendation (± its paired SE)."""
+    table = Table(
+        title=f"tuned on the older {advice.older:,} rounds, scored on the newer {advice.newer:,}"
+    )
+    for name in ("model", "setting", "parameters"):
+        table.add_column(name)
+    for name in ("log loss", "Brier", "ECE", "in the large", "slope", "gap to best"):
+        table.add_column(name, justify="right")
+    gaps = {(m.other, m.setting): m for m in advice.gaps}
+    for row in sorted(advice.rows, key=lambda r: (r.scores.log_loss is None, r.scores.log_loss)):
+        gap = gaps.get((row.model, row.setting))
+        if row is advice.best:
+            gap_text = "best"
+        elif gap is None:
+            gap_text = "–"
+        else:
+            mark = " *" if gap.beyond_noise else ""
+            gap_text = f"{gap.difference:+.4f} ± {gap.se:.4f}{mark}"
+        cal = row.calibration
+        table.add_row(
+            row.model + _advice_note(row),
+            row.setting,
+            row.params_text(),
+            _fmt(row.scores.log_loss),
+            _fmt(row.scores.brier),
+            _fmt(row.scores.ece),
+            "–" if cal.in_the_large is None else f"{cal.in_the_large:+.3f}",
+            _fmt(cal.slope, 2),
+            gap_text,
+            style="bold" if row is advice.best else None,
+        )
+    return table
+
+
+def _advice_note(row: Row) -> str:
+    """What a row of the advice is beside a general model's: the pool's own, or Elo's."""
+    if row.setting == "current":
+        return " (the pool's)"
+    return "" if row.general else " (reference)"

@@ -206,6 +206,9 @@ class Model(ABC, Generic[S]):
     # a peer that replays compare with (`epa`, a reimplementation of another system), never
     # a pool's model: the service refuses it with a 422 naming `model`
     replay_only: ClassVar[bool] = False
+    # one of synelo's own models that suits any team game, which `synelo advise` weighs up:
+    # not a peer (Elo, TrueSkill, OpenSkill, EPA) nor one that needs fields of its own
+    general: ClassVar[bool] = False
 
     def __init__(self, params: Mapping[str, object] | None = None) -> None:
         self.params: dict[str, ParamValue] = resolve_params(type(self), params or {})

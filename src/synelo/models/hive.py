@@ -91,6 +91,7 @@ class Hive(Model[HiveSkill]):
     seed balances."""
 
     name = "hive"
+    general = True
     summary = "NS2 Hive: time-weighted logistic skill, side offsets, commanders, context bias"
     display = "display_scale·s (H9)"
     parameters = {

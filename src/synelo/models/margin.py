@@ -39,6 +39,7 @@ class Margin(Model[Skill]):
     pool's context keeps each mode's score spread (M1) and the newcomers' start (M8)."""
 
     name = "margin"
+    general = True
     summary = "points from both sides' scores (Kalman), the winner alone without them"
     display = "1500 + 1000·μ"
     uncertainty = "uncertainty"  # 1000·√v: one standard deviation, in rating points

@@ -92,6 +92,7 @@ class SynElo(Model[PlayerRecord]):
     `encode` is the plain form, for any other owner of states."""
 
     name = "synelo"
+    general = True
     summary = "SynElo F1–F6 (F3 revised by default)"
     uncertainty = "k"  # F5: how far the next round may move the rating
     parameters = _parameters()

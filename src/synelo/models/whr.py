@@ -80,6 +80,7 @@ class Whr(Model[PlayerDays]):
     The display rating and the strength are the last day's Elo (1500 + 400/ln 10 · r)."""
 
     name = "whr"
+    general = True
     summary = "Whole History Rating (Zero-K priors) with the extra-player advantage"
     display = "Elo of the last day played (W1)"
     uncertainty = "uncertainty"  # the last day's standard deviation, in Elo

@@ -6,6 +6,7 @@ schedule that starts auto-tunes and refits (`schedule`), and the crash tests' ho
 
 # Its modules: import each from its own (the package itself imports none of them).
 __all__ = [
+    "advice",
     "autotune",
     "hold",
     "job",

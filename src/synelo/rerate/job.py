@@ -23,6 +23,7 @@ from multiprocessing.process import BaseProcess
 
 from synelo.domain import Job, Pool
 from synelo.models.recompute import JournalLine, Recompute, RoundLine
+from synelo.rerate.advice import run_advice
 from synelo.rerate.autotune import AutoTune, fit_pool
 from synelo.rerate.hold import hold_point
 from synelo.rerate.targets import adopted_params, recompute_for, target_model
@@ -86,6 +87,8 @@ def _tune(rerate: RerateStore, pool: Pool, job: Job) -> Job | None:
 
 
 def _run(rerate: RerateStore, pool: Pool, job: Job) -> Pool:
+    if job.kind == "advise":  # reads the rounds, re-rates nothing
+        return run_advice(rerate, pool, job)
     if job.kind == "tune":
         adopted = _tune(rerate, pool, job)
         if adopted is None:

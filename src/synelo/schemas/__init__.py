@@ -4,6 +4,7 @@ so `synelo.client` loads no server stack."""
 
 from __future__ import annotations
 
+from synelo.schemas.advice import AdviceOut
 from synelo.schemas.balance import (
     AutobalanceIn,
     AutobalanceOut,
@@ -73,6 +74,7 @@ from synelo.schemas.rounds import (
 )
 
 __all__ = [
+    "AdviceOut",
     "AutoTuneIn",
     "AutobalanceIn",
     "AutobalanceOut",

@@ -85,7 +85,17 @@ class ChangeOut(BaseModel):
     id: int
     seq: int = Field(description="rounds the pool had stored when it was made")
     kind: Literal[
-        "set", "reset", "void", "unvoid", "patch", "tune", "refit", "hide", "rename", "season"
+        "set",
+        "reset",
+        "void",
+        "unvoid",
+        "patch",
+        "tune",
+        "refit",
+        "hide",
+        "rename",
+        "season",
+        "advise",
     ]
     steam_id: str | None = Field(description="the player set, reset, hidden or renamed")
     round_id: str | None = Field(description="the round voided or unvoided")
@@ -108,13 +118,17 @@ class JobOut(BaseModel):
 
     id: int
     pool: str
-    kind: Literal["patch", "void", "unvoid", "tune", "refit"]
+    kind: Literal["patch", "void", "unvoid", "tune", "refit", "advise"]
     status: Literal["running", "done", "failed"]
     phase: str = Field(
-        description="queued, rating, solving (a full-history refit), swapping or done"
+        description="queued, rating, solving (a full-history refit), swapping, advising "
+        "(an advise job) or done"
     )
     total: int = Field(description="rounds to rate (those stored when the job started)")
-    done: int = Field(description="rounds rated so far")
+    done: int = Field(
+        description="rounds rated so far (an advise job: its share of the work done, as a "
+        "number of rounds of total)"
+    )
     error: str | None
     actor: str = Field(description="who asked for it")
     reason: str | None

@@ -24,7 +24,7 @@ from synelo.config import Settings
 from synelo.domain import UnknownPool
 from synelo.rerate.job import JobRunner
 from synelo.rerate.schedule import AutoTuneSchedule
-from synelo.service.api import balance, models, players, pools, public, rerate, rounds
+from synelo.service.api import advice, balance, models, players, pools, public, rerate, rounds
 from synelo.service.api import metrics as metrics_route
 from synelo.service.auth import TokenChecker
 from synelo.service.gate import BalanceGate
@@ -37,6 +37,7 @@ from synelo.service.middleware.limits import BodyLimit, escape_surrogates
 from synelo.service.middleware.paths import EncodedSlashes
 from synelo.service.middleware.ratelimit import LimitGate, RateLimits
 from synelo.service.pages import admin, docs, health, scramble, servers
+from synelo.service.pages import advice as advice_pages
 from synelo.service.pages import public as public_pages
 from synelo.service.pages import settings as settings_pages
 from synelo.service.pages.access import NotFound, Refused, not_found_page, refused_page
@@ -174,6 +175,7 @@ def create_app(  # noqa: C901
     app.include_router(balance.router)
     app.include_router(models.router)
     app.include_router(rerate.router)
+    app.include_router(advice.router)
     app.include_router(public.router)
     app.include_router(public_pages.router)
     app.include_router(health.router)
@@ -181,6 +183,7 @@ def create_app(  # noqa: C901
     app.include_router(scramble.router)
     app.include_router(servers.router)
     app.include_router(settings_pages.router)
+    app.include_router(advice_pages.router)
     app.include_router(metrics_route.router(settings.metrics_public, writer.queued))
     app.include_router(docs.router)
     app.mount("/static/docs", StaticFiles(directory=docs.DOCS_ASSETS), name="docs-assets")

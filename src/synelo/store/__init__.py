@@ -4,6 +4,7 @@ migrations. Nothing here builds an HTTP answer."""
 
 # Its modules: import each from its own (the package itself imports none of them).
 __all__ = [
+    "advice",
     "admin_log",
     "backup",
     "board",

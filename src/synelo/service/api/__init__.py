@@ -7,6 +7,7 @@ admin's changes), `balancing` and `roster` (splits, moves, predictions), `pool_s
 # Its modules: import each from its own (the package itself imports none of them).
 __all__ = [
     "actions",
+    "advice",
     "balance",
     "balancing",
     "metrics",

@@ -124,6 +124,20 @@ def start_job(
     return job
 
 
+def start_advice(rerate: RerateStore, jobs: JobRunner, pool: Pool, who: str) -> Job:
+    """Start an advise job on the pool (`rerate.advice`): a 409 below the rounds advise needs
+    (`evaluation.advise.MIN_ROUNDS`), JobRunning if a job runs on the pool already."""
+    from synelo.evaluation.advise import MIN_ROUNDS  # not at start-up: it brings SciPy
+
+    if pool.rated < MIN_ROUNDS:
+        raise HTTPException(
+            409,
+            f"pool {pool.name!r} has {pool.rated:,} rounds: advise needs at least "
+            f"{MIN_ROUNDS:,} to tune on the older ones and score on the newer",
+        )
+    return start_job(rerate, jobs, pool, "advise", {"at_rounds": pool.rated}, who)
+
+
 def void_round(
     rerate: RerateStore, jobs: JobRunner, pool: Pool, round_id: str, reason: str, who: str
 ) -> Job:

@@ -3,13 +3,12 @@ the background job that recomputes the pool from its stored rounds, and read the
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Annotated
 
 from fastapi import APIRouter, HTTPException, Path, Request
 from fastapi.responses import JSONResponse
 
-from synelo.domain import Job, JobRunning, Pool, pool_model
+from synelo.domain import Pool, pool_model
 from synelo.schemas import (
     ChangeOut,
     ChangesOut,
@@ -22,7 +21,7 @@ from synelo.schemas import (
 )
 from synelo.service.api import actions, pool_settings
 from synelo.service.api.responses import COMMON, errors
-from synelo.service.api.views import pool_out
+from synelo.service.api.views import accepted, job_out, pool_out
 from synelo.service.auth import actor
 from synelo.service.deps import AdminAuth, PoolDep
 from synelo.service.params import RoundPathId
@@ -32,47 +31,10 @@ router = APIRouter(
 )
 
 
-def job_out(job: Job) -> JobOut:
-    return JobOut(
-        id=job.id,
-        pool=job.pool,
-        kind=job.kind,  # type: ignore[arg-type]
-        status=job.status,
-        phase=job.phase,
-        total=job.total,
-        done=job.done,
-        error=job.error,
-        actor=job.actor,
-        reason=job.spec.get("reason"),
-        spec=job.spec,
-        created_at=job.created_at,
-        updated_at=job.updated_at,
-        finished_at=job.finished_at,
-    )
-
-
-def _accepted(pool: Pool, start: Callable[[], Job]) -> JSONResponse:
-    """Start a re-rate job (`start`): 202 with the job and where to follow it, 409 with the
-    running job's id if one runs on the pool."""
-    try:
-        job = start()
-    except JobRunning as exc:
-        return JSONResponse(
-            {"detail": f"a re-rate of pool {pool.name!r} is running", "job_id": exc.job_id},
-            status_code=409,
-            headers={"Location": f"/v1/pools/{pool.name}/jobs/{exc.job_id}"},
-        )
-    return JSONResponse(
-        job_out(job).model_dump(mode="json"),
-        status_code=202,
-        headers={"Location": f"/v1/pools/{pool.name}/jobs/{job.id}"},
-    )
-
-
 def _start(request: Request, pool: Pool, kind: str, spec: dict[str, object]) -> JSONResponse:
-    """Start a re-rate job of `kind` with `spec` (see `_accepted`)."""
+    """Start a re-rate job of `kind` with `spec` (see `views.accepted`)."""
     state = request.app.state
-    return _accepted(
+    return accepted(
         pool, lambda: actions.start_job(state.rerate, state.jobs, pool, kind, spec, actor(request))
     )
 
@@ -129,7 +91,7 @@ def void_round(
 ) -> JSONResponse:
     """Take a round out of the ratings: the pool is re-rated without it."""
     state = request.app.state
-    return _accepted(
+    return accepted(
         pool,
         lambda: actions.void_round(
             state.rerate, state.jobs, pool, round_id, body.reason, actor(request)
@@ -146,7 +108,7 @@ def unvoid_round(
     """Put a voided round back: the pool is re-rated with it."""
     state = request.app.state
     reason = body.reason if body is not None else None
-    return _accepted(
+    return accepted(
         pool,
         lambda: actions.unvoid_round(
             state.rerate, state.jobs, pool, round_id, reason, actor(request)

@@ -5,11 +5,26 @@ what an endpoint answers builds it with the same function, so the two never disa
 
 from __future__ import annotations
 
-import orjson
+from collections.abc import Callable
 
-from synelo.domain import POOL_RULES, JournalEntry, PlayerRow, Pool, RoundView, pool_model
+import orjson
+from fastapi.responses import JSONResponse
+
+from synelo.domain import (
+    POOL_RULES,
+    Change,
+    Job,
+    JobRunning,
+    JournalEntry,
+    PlayerRow,
+    Pool,
+    RoundView,
+    pool_model,
+)
 from synelo.ratings import is_stale, is_visible, k_factor
 from synelo.schemas import (
+    AdviceOut,
+    JobOut,
     PlayerOut,
     PoolOut,
     PublicEntryOut,
@@ -177,4 +192,61 @@ def public_round(view: RoundView, admin: bool = False, exact: bool = False) -> P
         voided=view.voided,
         A=sides["A"],
         B=sides["B"],
+    )
+
+
+def job_out(job: Job) -> JobOut:
+    """A background job as `GET /v1/pools/{pool}/jobs/{id}` answers it."""
+    return JobOut(
+        id=job.id,
+        pool=job.pool,
+        kind=job.kind,  # type: ignore[arg-type]
+        status=job.status,
+        phase=job.phase,
+        total=job.total,
+        done=job.done,
+        error=job.error,
+        actor=job.actor,
+        reason=job.spec.get("reason"),
+        spec=job.spec,
+        created_at=job.created_at,
+        updated_at=job.updated_at,
+        finished_at=job.finished_at,
+    )
+
+
+def advice_out(pool: Pool, change: Change) -> AdviceOut:
+    """A pool's advice as its admin log keeps it (`store.advice`)."""
+    value = change.value or {}
+    return AdviceOut(
+        pool=pool.name,
+        job=value.get("job"),
+        actor=change.actor,
+        at=change.created_at,
+        verdict=value.get("verdict", ""),
+        recommended=value.get("recommended", {}),
+        switch=value.get("switch"),
+        runner_up=value.get("runner_up"),
+        over_current=value.get("over_current"),
+        rows=value.get("rows", []),
+        warnings=value.get("warnings", []),
+        details=value,
+    )
+
+
+def accepted(pool: Pool, start: Callable[[], Job]) -> JSONResponse:
+    """Start a background job (`start`): 202 with the job and where to follow it, 409 with
+    the running job's id if one runs on the pool (a re-rate, or an advise job)."""
+    try:
+        job = start()
+    except JobRunning as exc:
+        return JSONResponse(
+            {"detail": f"a job of pool {pool.name!r} is running", "job_id": exc.job_id},
+            status_code=409,
+            headers={"Location": f"/v1/pools/{pool.name}/jobs/{exc.job_id}"},
+        )
+    return JSONResponse(
+        job_out(job).model_dump(mode="json"),
+        status_code=202,
+        headers={"Location": f"/v1/pools/{pool.name}/jobs/{job.id}"},
     )

@@ -7,6 +7,7 @@ endpoints and through the same functions (`synelo.service.api.views`, `reports`,
 __all__ = [
     "access",
     "admin",
+    "advice",
     "docs",
     "glossary",
     "health",

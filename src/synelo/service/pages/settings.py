@@ -26,7 +26,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 
-from synelo.domain import Job, JobRunning, Pool, UnknownPool, pool_model
+from synelo.domain import Change, Job, JobRunning, Pool, UnknownPool, pool_model
 from synelo.models import MODELS, pool_models
 from synelo.schemas import PoolPatchIn, SeasonIn
 from synelo.service.api import actions, pool_settings
@@ -35,6 +35,7 @@ from synelo.service.auth import actor
 from synelo.service.pages.access import PoolName, Refused, admin_session
 from synelo.service.pages.admin import ActedOn
 from synelo.service.pages.templating import problems, render
+from synelo.store.advice import advice_of
 
 router = APIRouter(include_in_schema=False)
 PARAM = "params."  # a model parameter's field in the form: params.k_min, params.sigma…
@@ -150,10 +151,11 @@ def _form(
     sent: Mapping[str, str] | None = None,
     running: int | None = None,
     season: Mapping[str, str] | None = None,
+    advice: Change | None = None,
 ) -> HTMLResponse:
     """The settings form: the pool's settings, or what was `sent` with the `error` it
     met; `running`, the id of a re-rate that runs on the pool; `season`, what the season's
-    form sent when it met the error."""
+    form sent when it met the error; `advice`, the pool's latest (`store.advice`)."""
     model = MODELS[pool.model]
     params = [
         {
@@ -179,10 +181,11 @@ def _form(
         sent=sent,
         error=error,
         running=running,
+        advice=advice,
     )
 
 
-async def _admin_pool(request: Request, name: str) -> Pool:
+async def admin_pool(request: Request, name: str) -> Pool:
     """The pool of an admin's page: 401 without a login, 404 for no such pool."""
     if await admin_session(request) is None:
         raise Refused(401, "A pool's settings are for admins: log in first.")
@@ -195,9 +198,10 @@ async def _admin_pool(request: Request, name: str) -> Pool:
 
 @router.get("/pools/{pool}/settings", response_class=HTMLResponse)
 async def settings_form(request: Request, pool: PoolName) -> HTMLResponse:
-    found = await _admin_pool(request, pool)
+    found = await admin_pool(request, pool)
     running = await run_in_threadpool(request.app.state.rerate.running_job, found)
-    return _form(request, found, running=running)
+    advice = await run_in_threadpool(advice_of, request.app.state.store, found)
+    return _form(request, found, running=running, advice=advice)
 
 
 def change_pool(state: Any, pool: Pool, body: PoolPatchIn, who: str) -> Job | Pool:
@@ -262,7 +266,7 @@ async def job_page(
     request: Request, pool: PoolName, job_id: Annotated[int, Path(ge=1, le=2**63 - 1)]
 ) -> HTMLResponse:
     """A re-rate's progress, reloading itself while it runs (as `GET …/jobs/{id}`)."""
-    found = await _admin_pool(request, pool)
+    found = await admin_pool(request, pool)
     job = await run_in_threadpool(request.app.state.rerate.job, found, job_id)
     if job is None:
         raise Refused(404, f"Pool {found.name} has no job {job_id}.")

@@ -1,0 +1,35 @@
+"""An advise job: `synelo advise` on a pool's own rounds, in the background with its
+progress, like a re-rate (`rerate.job` runs it). It reads the pool's journal export and
+writes nothing but its progress and, at the end, the advice into the pool's admin log
+(`store.advice`); it re-rates nothing."""
+
+from __future__ import annotations
+
+import time
+
+from synelo.domain import Job, Pool
+from synelo.evaluation.advise import advise
+from synelo.evaluation.journal import import_journal
+from synelo.store.advice import record_advice
+from synelo.store.generations import RerateStore
+
+PHASE = "advising"
+EVERY_S = 1.0  # the job's row is written at most this often with its progress
+
+
+def run_advice(rerate: RerateStore, pool: Pool, job: Job) -> Pool:
+    """Advise on the pool's rounds (`evaluation.advise.advise`), the job's `done` out of
+    its `total` following the fraction of the work done; the pool as it stands."""
+    rerate.progress(job.id, PHASE, 0)
+    exported = import_journal(rerate.store, pool.name)
+    last = time.monotonic()
+
+    def progress(fraction: float) -> None:
+        nonlocal last
+        if time.monotonic() - last >= EVERY_S:
+            last = time.monotonic()
+            rerate.progress(job.id, PHASE, int(fraction * job.total))
+
+    advice = advise(exported.matches, exported.header, progress=progress)
+    record_advice(rerate.store, job, {**advice.to_json(), "job": job.id})
+    return rerate.store.get_pool(pool.name)

@@ -1,0 +1,62 @@
+"""The advice page in a real browser: an admin advises on a pool, follows the job as the page
+reloads itself, reads the rows side by side with the recommendation and its noise verdict,
+and switches the pool to it from the settings form."""
+
+from __future__ import annotations
+
+import uuid
+
+import httpx
+from playwright.sync_api import Page
+
+from synelo.evaluation.advise import MIN_ROUNDS, general_models
+from tests.browser.test_admin_pages import log_in, refused
+from tests.conftest import LiveServer
+from tests.integration.test_api_models import random_rounds
+from tests.integration.test_rerate import play
+
+
+def test_advice_is_followed_shown_and_switched_to(
+    page: Page,
+    live: LiveServer,
+    admin: httpx.Client,
+    server: httpx.Client,
+    console_errors: list[str],
+    threaded_jobs: None,
+) -> None:
+    name = f"ba{uuid.uuid4().hex[:10]}"
+    assert admin.post("/v1/pools", json={"name": name, "team_size": 4, "model": "elo"}).is_success
+    play(server, name, random_rounds(MIN_ROUNDS + 10, seed=3))
+    advice = f"/pools/{name}/advice"
+    answer = page.goto(live.url + advice)
+    assert answer is not None and answer.status == 401
+    refused(console_errors, "401")
+    log_in(page, live, advice)
+    assert page.locator("#no-advice").count() == 1
+    page.click("#advise-form button")
+    page.wait_for_url(f"{live.url}{advice}?job=*")
+    page.wait_for_selector("#advice-job[data-status=done]", timeout=120_000)
+    # the rows side by side: each general model at its defaults and tuned, Elo's, the pool's
+    rows = page.locator("#advice tbody tr")
+    assert rows.count() == 2 * len(general_models()) + 2 + 1
+    stored = admin.get(f"/v1/pools/{name}/advice").json()
+    best = stored["recommended"]
+    assert best["model"] in general_models()
+    marked = page.locator("#advice tr.best")
+    assert marked.get_attribute("data-model") == best["model"]
+    assert marked.get_attribute("data-setting") == best["setting"]
+    assert page.inner_text("#verdict") == stored["verdict"]
+    assert ("beyond the noise" in stored["verdict"]) == stored["runner_up"]["beyond_noise"]
+    # the settings form names the advice and switches to it
+    page.goto(f"{live.url}/pools/{name}/settings")
+    assert stored["verdict"] in page.inner_text("#advice-link")
+    page.click("#switch-form button")
+    page.wait_for_url(f"{live.url}/pools/{name}/jobs/*")
+    page.wait_for_selector("#job-status[data-status=done]", timeout=60_000)
+    pool = admin.get(f"/v1/pools/{name}").json()
+    assert pool["model"] == best["model"]
+    for key, value in (stored["switch"].get("params") or {}).items():
+        assert pool["params"][key] == value
+    logged = admin.get(f"/v1/pools/{name}/changes").json()["changes"]
+    assert [c["kind"] for c in logged][-2:] == ["advise", "patch"]
+    assert logged[-1]["reason"].startswith("synelo advise")

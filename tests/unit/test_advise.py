@@ -1,0 +1,129 @@
+"""`synelo advise`'s core (`synelo.evaluation.advise`): the calibration figures against
+worlds whose answer is known, the paired margin by hand, the refusals, and the pick on a
+world built to suit one model."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scripts.advise_worlds import team_world
+
+from synelo.evaluation.advise import (
+    MIN_ROUNDS,
+    NOISE_SE,
+    Calibration,
+    Row,
+    Setting,
+    TooFewRounds,
+    advise,
+    calibration,
+    general_models,
+    paired_margin,
+    recommend,
+)
+from synelo.evaluation.history import parse_match
+from synelo.evaluation.metrics import Scores
+from synelo.models import MODELS
+from synelo.sim.history import HistoryWorldConfig, generate
+
+
+def test_the_general_models_are_synelos_own_for_any_team_game() -> None:
+    assert general_models() == ["synelo", "hive", "whr", "margin"]
+    for peer in ("elo", "trueskill", "openskill-pl", "epa", "positional", "sectors-edge"):
+        assert not MODELS[peer].general
+
+
+def _draws(logits: np.ndarray, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    return (rng.random(logits.size) < 1 / (1 + np.exp(-logits))).astype(float)
+
+
+def test_calibration_slope_and_level_find_a_known_distortion() -> None:
+    x = np.random.default_rng(1).normal(0, 1.5, 40_000)
+    o = _draws(x, 2)
+    honest = calibration(1 / (1 + np.exp(-x)), o)
+    assert honest.slope is not None and abs(honest.slope - 1) < 0.05
+    assert honest.in_the_large is not None and abs(honest.in_the_large) < 0.01
+    # predictions twice as confident as the truth: the slope that undoes it is 1/2
+    bold = calibration(1 / (1 + np.exp(-2 * x)), o)
+    assert bold.slope is not None and abs(bold.slope - 0.5) < 0.03
+    # predictions that favour A by 0.1 too much everywhere: A wins less than predicted
+    shifted = np.clip(1 / (1 + np.exp(-x)) + 0.1, 0, 1)
+    level = calibration(shifted, o).in_the_large
+    assert level is not None and -0.11 < level < -0.08
+
+
+def _row(
+    losses: list[float], model: str = "m", setting: Setting = "defaults", general: bool = True
+) -> Row:
+    empty = Scores(len(losses), 0, None, float(np.mean(losses)), None, None, ())
+    return Row(model, setting, {}, empty, Calibration(None, None), general, np.array(losses))
+
+
+def test_the_paired_margin_by_hand() -> None:
+    best = _row([0.5, 0.6, 0.7, 0.4])
+    other = _row([0.6, 0.6, 0.9, 0.5])  # d = 0.1, 0, 0.2, 0.1: mean 0.1
+    margin = paired_margin(best, other)
+    sd = math.sqrt(((0.0) ** 2 + 0.1**2 + 0.1**2 + 0.0**2) / 3)
+    assert margin.difference == pytest.approx(0.1)
+    assert margin.se == pytest.approx(sd / 2)
+    assert margin.beyond_noise == (NOISE_SE * sd / 2 < 0.1)
+
+
+def test_the_pick_its_margins_and_the_warning_against_elo() -> None:
+    """The lowest general row wins, whatever a reference row scores; a general model more
+    than 3 % worse than Elo at the same setting is named, one 2 % worse is not."""
+    rows = [
+        _row([0.50, 0.52, 0.48], "elo", general=False),
+        _row([0.49, 0.53, 0.48], "synelo"),  # the pick: 0.5
+        _row([0.51, 0.51, 0.49], "synelo", "tuned"),
+        _row([0.53, 0.55, 0.50], "hive"),  # 0.5267: 5.3 % above Elo's 0.5
+        _row([0.52, 0.50, 0.51], "whr"),  # 0.51: 2 %
+        _row([0.40, 0.40, 0.40], "elo", "current", general=False),
+    ]
+    advice = recommend(rows, 10, 7, 3, "elo")
+    assert (advice.best.model, advice.best.setting) == ("synelo", "defaults")
+    assert advice.runner_up is not None and advice.runner_up.other == "whr"
+    assert advice.over_current is not None and advice.over_current.difference < 0
+    assert len(advice.warnings) == 1 and advice.warnings[0].startswith("hive (defaults)")
+    assert "5.3 % worse than plain Elo" in advice.warnings[0]
+    assert advice.switch() == {"model": "synelo"}
+    assert len(advice.gaps) == len(rows) - 1
+
+
+def test_too_few_rounds_is_an_answer_not_a_crash() -> None:
+    header, matches = team_world(rounds=MIN_ROUNDS - 1)
+    with pytest.raises(TooFewRounds, match=f"at least {MIN_ROUNDS}"):
+        advise(matches, header)
+    with pytest.raises(ValueError, match="unknown model"):
+        advise(team_world(rounds=MIN_ROUNDS)[1], models=["nope"])
+
+
+def test_side_offsets_and_commanders_pick_hive() -> None:
+    """An NS2-like world (`synelo simulate-history`'s) with strong side offsets and
+    commanders: Hive, the one model that learns both, is picked, or is within the noise of
+    the pick; every general model and Elo get both settings, and the pool's own its row."""
+    lines, _ = generate(
+        HistoryWorldConfig(
+            players=60, matches=400, team_size=3, offset_sd=2.5, command_weight=0.5, seed=1
+        )
+    )
+    header = {**lines[0], "model": "elo", "params": {"k": 24}}
+    matches = [parse_match(line) for line in lines[1:]]
+    seen: list[float] = []
+    advice = advise(matches, header, progress=seen.append)
+    assert advice.best.model == "hive" or "hive" in advice.within_noise
+    assert seen == sorted(seen) and seen[-1] == 1.0 and len(seen) > 10
+    labels = {(r.model, r.setting) for r in advice.rows}
+    assert labels == {
+        *((m, s) for m in [*general_models(), "elo"] for s in ("defaults", "tuned")),
+        ("elo", "current"),
+    }
+    assert advice.older == 280 and advice.newer == 120
+    assert advice.over_current is not None and advice.over_current.other == "elo"
+    switch = advice.switch()
+    assert switch is not None and switch["model"] == advice.best.model
+    best_loss = advice.best.scores.log_loss
+    assert best_loss == min(r.scores.log_loss or 9 for r in advice.rows if r.general)
