@@ -140,12 +140,12 @@ def test_the_timed_loop_runs_with_the_existing_objects_frozen() -> None:
     """matches/s must not depend on when a full collection falls: inside the loop the objects
     alive before it (the history above all) are frozen out of the collector's sight, and
     they are handed back afterwards, even when the model raises."""
-    assert gc.get_freeze_count() == 0
+    before = gc.get_freeze_count()  # Python 3.12 starts with some objects frozen
     model = FreezeWatch()
     predictions, seconds = predict_all(model, HISTORY)
     assert list(predictions) == [0.5] * 4 and seconds > 0
     assert min(model.seen) > 1000  # the interpreter's and this test's objects at least
-    assert gc.get_freeze_count() == 0
+    assert gc.get_freeze_count() <= before
     with pytest.raises(RuntimeError):
         predict_all(FreezeWatch(fail_at=2), HISTORY)
-    assert gc.get_freeze_count() == 0
+    assert gc.get_freeze_count() <= before

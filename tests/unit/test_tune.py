@@ -153,6 +153,7 @@ def test_tune_pays_for_one_full_collection_not_one_a_replay() -> None:
         if phase == "start" and info["generation"] == 2:
             full.append(1)
 
+    before = gc.get_freeze_count()  # Python 3.12 starts with some objects frozen
     gc.callbacks.append(count)
     try:
         result = tune("elo", matches, ["k"], iterations=12)
@@ -160,4 +161,4 @@ def test_tune_pays_for_one_full_collection_not_one_a_replay() -> None:
         gc.callbacks.remove(count)
     assert result.evaluations >= 12
     assert len(full) <= 2  # the one before the search (and one the interpreter may start)
-    assert gc.get_freeze_count() == 0  # handed back
+    assert gc.get_freeze_count() <= before  # handed back

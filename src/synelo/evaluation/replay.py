@@ -23,6 +23,7 @@ each match (`synelo.evaluation.truth`); matches/s then includes that recording.
 from __future__ import annotations
 
 import gc
+import threading
 import time
 from array import array
 from collections.abc import Callable, Iterator, Sequence
@@ -117,20 +118,31 @@ def predict_all(
     return predictions, seconds
 
 
+# frozen_heap blocks open in this process, under a lock: the collector's freeze is per
+# process, and re-rate jobs replay on threads. (The freeze count cannot tell: Python 3.12
+# starts with objects frozen already.)
+_open_blocks = 0
+_blocks_lock = threading.Lock()
+
+
 @contextmanager
 def frozen_heap() -> Iterator[None]:
     """Every object alive now frozen out of the collector's sight until the block ends, after
-    one full collection (see the module). Inside another such block, or wherever objects are
-    frozen already, it does nothing: the collection is paid once, not once a replay."""
-    if gc.get_freeze_count():
-        yield
-        return
-    gc.collect()
-    gc.freeze()
+    one full collection (see the module). Inside another such block it does nothing: the
+    collection is paid once, not once a replay."""
+    global _open_blocks
+    with _blocks_lock:
+        _open_blocks += 1
+        if _open_blocks == 1:
+            gc.collect()
+            gc.freeze()
     try:
         yield
     finally:
-        gc.unfreeze()
+        with _blocks_lock:
+            _open_blocks -= 1
+            if _open_blocks == 0:
+                gc.unfreeze()
 
 
 def apply_events(model: RatingModel, events: Sequence[AdminEvent]) -> None:
