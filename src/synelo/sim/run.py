@@ -22,6 +22,7 @@ from synelo.client import SyneloClient
 from synelo.evaluation.stats import spearman
 from synelo.game import GameSettings
 from synelo.ratings import seed_theta
+from synelo.ratings.team_map import team_map
 from synelo.sim.faults import FaultProxy, Verdict
 from synelo.sim.metrics import brier_terms, rounds_to_within
 from synelo.sim.plots import write_plots
@@ -357,6 +358,7 @@ def measure(
     summary["adversaries"] = [
         {k: v for k, v in a.items() if k != "trajectory"} for a in adversaries
     ]
+    summary.update(map_bound(config, world, players, looked))
     summary["spearman_over_time"] = snapshots
     data = {
         "brier_terms": terms,
@@ -370,6 +372,36 @@ def measure(
         "adversaries": adversaries,
     }
     return summary, data
+
+
+def map_bound(
+    config: SimConfig, world: World, players: list[SimPlayer], looked: dict[str, Any]
+) -> dict[str, Any]:
+    """The information bound: the whole-history MAP of the reported rounds (M1–M3 of
+    `synelo.ratings.team_map`, with the world's link and scale and a prior of the configured
+    skill mean and sd), its Spearman's ρ with the hidden skills and the pool's ρ over it,
+    both over the players the pool rated in ≥ 100 rounds."""
+    index = {p.id: i for i, p in enumerate(players)}
+    rounds = [
+        (
+            [index[pid] for pid in r.teams[0]],
+            [index[pid] for pid in r.teams[1]],
+            1.0 if r.winner == "A" else 0.0 if r.winner == "B" else 0.5,
+        )
+        for r in world.obs.reports.values()
+        if r.teams[0] and r.teams[1]
+    ]
+    fitted = team_map(rounds, len(players), world.theta, config.skill_mean, config.skill_sd)
+    chosen = [p for p in players if looked[p.id].rounds_played >= 100]
+    skills = [p.skill for p in chosen]
+    bound = spearman(skills, [float(fitted[index[p.id]]) for p in chosen])
+    pool = spearman(skills, [looked[p.id].rating for p in chosen])
+    return {
+        "map_spearman": bound,
+        "map_rounds": len(rounds),
+        "pool_spearman_same_players": pool,
+        "spearman_over_map": pool / bound if pool is not None and bound else None,
+    }
 
 
 def adversary(world: World, role: str, pid: str, throw_rounds: int) -> dict[str, Any]:
@@ -442,6 +474,8 @@ def print_summary(console: Console, summary: dict[str, Any]) -> None:
         "duplicate_rows",
         "spearman",
         "spearman_players",
+        "map_spearman",
+        "spearman_over_map",
         "mean_k",
         "median_k_500",
         "smurf_rounds_to_settle_median",
