@@ -1,6 +1,7 @@
-"""Auto-tuning, opt-in per pool, over real HTTP on SQLite and PostgreSQL: the setting is
-checked, a fit that predicts the held-out rounds better is adopted by re-rating the pool, one
-that does not is only logged, and the schedule starts a fit when one is due."""
+"""Auto-tuning over real HTTP on SQLite and PostgreSQL: a new pool has it on unless its body
+says null, the setting is checked, a fit that predicts the held-out rounds better beyond the
+noise is adopted by re-rating the pool, one that does not is only logged, and the schedule
+starts a fit when one is due."""
 
 from __future__ import annotations
 
@@ -51,8 +52,7 @@ def elo_pool(admin: httpx.Client, k: float, autotune: Body | None) -> str:
         "model": "elo",
         "params": {"k": k},
     }
-    if autotune is not None:
-        body["autotune"] = autotune
+    body["autotune"] = autotune  # None: off (left out, it would be on by default)
     r = admin.post("/v1/pools", json=body)
     assert r.status_code == 201, r.text
     return name
@@ -79,7 +79,14 @@ def test_the_autotune_setting_is_checked(admin: httpx.Client) -> None:
     assert admin.get(f"/v1/pools/{pool}").json()["autotune"] is None
     r = admin.patch(f"/v1/pools/{pool}", json={"autotune": {"every": 200, "fit": ["k"]}})
     assert r.status_code == 200, r.text
-    assert r.json()["autotune"] == {"every": 200, "fit": ["k"], "holdout": 0.2, "margin": 0.002}
+    assert r.json()["autotune"] == {
+        "every": 200,
+        "fit": ["k"],
+        "holdout": 0.2,
+        "margin": 0.002,
+        "first": None,
+        "noise": 2.0,
+    }
     wait(admin, pool, admin.post(f"/v1/pools/{pool}/autotune"))
     fit = admin.get(f"/v1/pools/{pool}/quality").json()["last_fit"]  # no rounds: nothing fitted
     assert fit["adopted"] is False and "too short" in fit["error"]
@@ -95,7 +102,7 @@ def test_a_better_fit_is_adopted_by_rerating_the_pool(
     """Elo with K = 1 barely learns: the fit of K predicts the held-out rounds better, so the
     pool re-rates with it and then equals a fresh pool created with the fitted K."""
     bodies = skilled_rounds(400)
-    setting = {"every": 100, "fit": ["k"], "holdout": 0.3, "margin": 0.001}
+    setting = {"every": 100, "fit": ["k"], "holdout": 0.3, "margin": 0.001, "noise": 2.0}
     pool = elo_pool(admin, 1, setting)
     play(server, pool, bodies)
     job = wait(admin, pool, admin.post(f"/v1/pools/{pool}/autotune"))
@@ -103,11 +110,16 @@ def test_a_better_fit_is_adopted_by_rerating_the_pool(
     fit = admin.get(f"/v1/pools/{pool}/quality").json()["last_fit"]
     assert fit["adopted"] is True and fit["job"] == job["id"]
     assert fit["heldout_log_loss_current"] - fit["heldout_log_loss_fitted"] >= 0.001
+    # the paired gain is the same difference, and it is beyond two of its standard errors
+    assert fit["gain"] == pytest.approx(
+        fit["heldout_log_loss_current"] - fit["heldout_log_loss_fitted"]
+    )
+    assert fit["gain"] > 2 * fit["standard_error"] > 0 and fit["before"] == {"k": 1.0}
     assert (fit["train_rounds"], fit["heldout_rounds"]) == (280, 120)
     k = fit["fitted"]["k"]
     assert k > 5
     shown = admin.get(f"/v1/pools/{pool}").json()
-    assert shown["params"]["k"] == k and shown["autotune"] == setting
+    assert shown["params"]["k"] == k and shown["autotune"] == {**setting, "first": None}
     fresh = elo_pool(admin, k, None)
     play(server, fresh, bodies)
     assert lookups(server, pool) == lookups(server, fresh)

@@ -286,9 +286,10 @@ def test_the_autotune_log_is_listed_newest_first(
         value = change["value"]
         if value.get("error"):
             assert row[2] == f"failed: {value['error']}"
-        else:
-            assert row[2].startswith("k = ")
-        assert row[4] == ("yes" if value["adopted"] else "no")
+        else:  # the parameter before → fitted, and the paired gain with its error
+            assert row[2] == f"k {value['before']['k']:.4g} → {value['fitted']['k']:.4g}"
+            assert row[4] == f"{value['gain']:.4f} ± {value['standard_error']:.4f}"
+        assert row[5] == ("yes" if value["adopted"] else "no")
 
 
 def test_the_latest_autotune_shows_at_once(

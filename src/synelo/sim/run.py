@@ -62,6 +62,7 @@ class SimConfig:
     throw_rounds: int = 200
     smurf_above_r0: float = 600.0
     pool_params: dict[str, float | str] = field(default_factory=dict)  # the pool's overrides
+    autotune: bool = True  # the new pool's auto-tuning: the service's default, else off
     snapshots: int = 40  # rating snapshots (Spearman over time)
     recent: int = 2000  # rounds in brier_recent
     progress: bool = True
@@ -170,7 +171,11 @@ def simulate(config: SimConfig, console: Console | None = None) -> dict[str, Any
         clients.append(admin)
         pool = f"sim-{config.seed}-{secrets.token_hex(4)}"
         admin.create_pool(
-            pool, config.team_size, theta=config.pool_theta, params=config.pool_params or None
+            pool,
+            config.team_size,
+            theta=config.pool_theta,
+            params=config.pool_params or None,
+            autotune="default" if config.autotune else "off",
         )
         admin.pool = pool
         players, plan = make_players(config, rng)
@@ -190,12 +195,15 @@ def simulate(config: SimConfig, console: Console | None = None) -> dict[str, Any
         )
         every = max(1, config.rounds // max(config.snapshots, 1))
         snapshots: list[dict[str, Any]] = []
+        tunes: list[int] = []
 
         def before_round(r: int) -> None:
             if proxy is not None:
                 proxy.down = faults.down(r)
             if service is not None and r in config.restarts:
                 service.restart()
+            if service is not None and config.autotune:  # deterministic: by rounds
+                tunes.extend(service.tune_due())
 
         with Progress(
             TextColumn("[bold]simulating"),

@@ -19,7 +19,7 @@ from synelo.domain import POOL_RULES, Pool, encode_params, pool_model
 from synelo.models import MODELS, Model, ParameterError, pool_models, resolve_params
 from synelo.models.synelo import SynElo
 from synelo.ratings import SynEloParams
-from synelo.rerate.autotune import AutoTune, AutoTuneError, check_autotune
+from synelo.rerate.autotune import AutoTune, AutoTuneError, check_autotune, default_autotune
 from synelo.schemas import AutoTuneIn, ParamsIn, PoolPatchIn
 from synelo.service.ids import invalid
 from synelo.store.repository import Store
@@ -83,13 +83,25 @@ def autotune_setting(
     it was)."""
     if given is None:
         return None
-    setting = AutoTune(given.every, tuple(given.fit), given.holdout, given.margin)
+    setting = AutoTune(
+        given.every, tuple(given.fit), given.holdout, given.margin, given.first, given.noise
+    )
     own = params.to_dict() if model == "synelo" else model_params
     try:
         return check_autotune(model, own, setting).to_json()
     except AutoTuneError as exc:
         where = loc or ("body", "autotune", exc.field)
         raise invalid(where, f"the pool's auto-tuning: {exc}", value=given.fit) from None
+
+
+def default_setting(
+    model: str, params: SynEloParams, model_params: dict[str, Any]
+) -> dict[str, Any] | None:
+    """A new pool's auto-tuning when the body leaves it out (`rerate.autotune.
+    default_autotune`): on, fitting the model's scale; None for a model without one."""
+    own = params.to_dict() if model == "synelo" else model_params
+    setting = default_autotune(model, own)
+    return None if setting is None else setting.to_json()
 
 
 def pool_rules(settings: Settings, given: dict[str, Any]) -> SynEloParams:
