@@ -123,6 +123,14 @@ def pool_set(
     autotune_margin: Annotated[
         float | None, typer.Option(help="auto-tune: held-out log-loss gain to adopt a fit")
     ] = None,
+    autotune_first: Annotated[
+        int | None,
+        typer.Option(help="auto-tune: rounds at the first fit, then gaps doubling up to every"),
+    ] = None,
+    autotune_noise: Annotated[
+        float | None,
+        typer.Option(help="auto-tune: standard errors the held-out gain must exceed too"),
+    ] = None,
     no_autotune: Annotated[bool, typer.Option("--no-autotune", help="turn auto-tuning off")] = (
         False
     ),
@@ -146,6 +154,8 @@ def pool_set(
             ("fit", autotune_fit),
             ("holdout", autotune_holdout),
             ("margin", autotune_margin),
+            ("first", autotune_first),
+            ("noise", autotune_noise),
         )
         if value is not None
     }

@@ -29,18 +29,12 @@ STEP_TOLERANCE = 1e-9  # stop when no skill moves by more than this share of Θ
 QUADRATIC = 1e-6  # below this Newton decrement (nats) the full step is taken unchecked
 
 
-def team_map(
-    rounds: Sequence[tuple[Sequence[int], Sequence[int], float]],
-    players: int,
-    theta: float,
-    prior_mean: float,
-    prior_sd: float,
-) -> np.ndarray:
-    """M3: the MAP skills of `players` players (indexed 0…players−1) from `rounds`, each
-    (team A's indices, team B's indices, o_A), under M1's link at scale `theta` and M2's
-    prior Normal(prior_mean, prior_sd²). A player in no round keeps the prior mean."""
-    if theta <= 0 or prior_sd <= 0:
-        raise ValueError("theta and prior_sd must be positive")
+def round_matrix(
+    rounds: Sequence[tuple[Sequence[int], Sequence[int], float]], players: int, theta: float
+) -> tuple[csr_matrix, np.ndarray]:
+    """M1's design: X/Θ (rounds × players; +1/Θ for team A, −1/Θ for team B, summed for a
+    player listed twice) and the outcomes o_A; ValueError for an index or outcome out of
+    range."""
     rows, cols, signs = [], [], []
     outcome = np.empty(len(rounds))
     for r, (team_a, team_b, o_a) in enumerate(rounds):
@@ -54,8 +48,24 @@ def team_map(
                 rows.append(r)
                 cols.append(i)
                 signs.append(sign)
-    # X/Θ, so that the gap in logits is X·z for z = s − μ (duplicates within a round add up)
     x = csr_matrix((np.array(signs) / theta, (rows, cols)), shape=(len(rounds), players))
+    return x, outcome
+
+
+def team_map(
+    rounds: Sequence[tuple[Sequence[int], Sequence[int], float]],
+    players: int,
+    theta: float,
+    prior_mean: float,
+    prior_sd: float,
+) -> np.ndarray:
+    """M3: the MAP skills of `players` players (indexed 0…players−1) from `rounds`, each
+    (team A's indices, team B's indices, o_A), under M1's link at scale `theta` and M2's
+    prior Normal(prior_mean, prior_sd²), by Newton's method on z = s − μ. A player in no
+    round keeps the prior mean."""
+    if theta <= 0 or prior_sd <= 0:
+        raise ValueError("theta and prior_sd must be positive")
+    x, outcome = round_matrix(rounds, players, theta)  # the gap in logits is X·z
     precision = 1.0 / prior_sd**2
     z = np.zeros(players)
 

@@ -38,7 +38,14 @@ from synelo.service.pages.templating import problems, render
 
 router = APIRouter(include_in_schema=False)
 PARAM = "params."  # a model parameter's field in the form: params.k_min, params.sigma…
-AUTOTUNE = ("every", "fit", "holdout", "margin", "first", "noise")  # the auto-tuning's fields: autotune.every…
+AUTOTUNE = (
+    "every",
+    "fit",
+    "holdout",
+    "margin",
+    "first",
+    "noise",
+)  # the auto-tuning's fields: autotune.every…
 REFRESH_S = 2  # a running job's page reloads this often
 
 
