@@ -204,7 +204,7 @@ def simulate(config: SimConfig, console: Console | None = None) -> dict[str, Any
             if service is not None and r in config.restarts:
                 service.restart()
             if service is not None and config.autotune:  # deterministic: by rounds
-                tunes.extend(service.tune_due())
+                tunes.extend(service.tune_due({pool}))
 
         with Progress(
             TextColumn("[bold]simulating"),

@@ -6,6 +6,7 @@ from __future__ import annotations
 import socket
 import threading
 import time
+from collections.abc import Collection
 from pathlib import Path
 
 import uvicorn
@@ -74,12 +75,12 @@ class LocalService:
                 raise RuntimeError("the in-process service did not start")
             time.sleep(0.01)
 
-    def tune_due(self) -> list[int]:
-        """Start the auto-tunes and refits due now (the service's schedule, checked by
-        rounds rather than every `autotune_check_s`) and wait for them to end; their job
-        ids."""
+    def tune_due(self, only: Collection[str] | None = None) -> list[int]:
+        """Start the auto-tunes and refits due now (of the pools in `only`, if given; the
+        service's schedule, checked by rounds rather than every `autotune_check_s`) and wait
+        for them to end; their job ids."""
         assert self._app is not None, "the service is not running"
-        started: list[int] = self._app.state.autotune.check()
+        started: list[int] = self._app.state.autotune.check(only)
         if started:
             self._app.state.jobs.wait()
         return started
