@@ -102,6 +102,22 @@ def test_a_new_pool_auto_tunes_its_scale_unless_told_not_to(
     assert pool in due and off not in due  # the 200th round: the first fit is due
 
 
+def test_a_scale_autotune_follows_a_model_switch(admin: httpx.Client) -> None:
+    """A pool that fits its model's scale (a new pool's default) switches model without a
+    word on auto-tuning: it then fits the new model's scale, or stops for a model with none;
+    a setting that fits anything else is checked against the new model (the next test)."""
+    name = f"f{uuid.uuid4().hex[:10]}"
+    r = admin.post("/v1/pools", json={"name": name, "player_ids": "text", "team_size": 2})
+    default = r.json()["autotune"]
+    assert default["fit"] == ["theta"]
+    wait(admin, name, admin.patch(f"/v1/pools/{name}", json={"model": "trueskill"}))
+    shown = admin.get(f"/v1/pools/{name}").json()
+    assert shown["model"] == "trueskill" and shown["autotune"] == {**default, "fit": ["beta"]}
+    wait(admin, name, admin.patch(f"/v1/pools/{name}", json={"model": "whr"}))
+    shown = admin.get(f"/v1/pools/{name}").json()
+    assert shown["model"] == "whr" and shown["autotune"] is None
+
+
 def test_the_autotune_setting_is_checked(admin: httpx.Client) -> None:
     bad = [
         ({"every": 500, "fit": ["beta"]}, "elo", ["body", "autotune", "fit"]),
