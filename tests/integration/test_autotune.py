@@ -1,6 +1,7 @@
-"""Auto-tuning, opt-in per pool, over real HTTP on SQLite and PostgreSQL: the setting is
-checked, a fit that predicts the held-out rounds better is adopted by re-rating the pool, one
-that does not is only logged, and the schedule starts a fit when one is due."""
+"""Auto-tuning over real HTTP on SQLite and PostgreSQL: a new pool has it on unless its body
+says null, the setting is checked, a fit that predicts the held-out rounds better beyond the
+noise is adopted by re-rating the pool, one that does not is only logged, and the schedule
+starts a fit when one is due."""
 
 from __future__ import annotations
 
@@ -51,8 +52,7 @@ def elo_pool(admin: httpx.Client, k: float, autotune: Body | None) -> str:
         "model": "elo",
         "params": {"k": k},
     }
-    if autotune is not None:
-        body["autotune"] = autotune
+    body["autotune"] = autotune  # None: off (left out, it would be on by default)
     r = admin.post("/v1/pools", json=body)
     assert r.status_code == 201, r.text
     return name
@@ -60,6 +60,62 @@ def elo_pool(admin: httpx.Client, k: float, autotune: Body | None) -> str:
 
 def lookups(server: httpx.Client, pool: str) -> dict[str, Body]:
     return everyone(server, pool, stamps=False, players=PLAYERS)
+
+
+def test_a_new_pool_auto_tunes_its_scale_unless_told_not_to(
+    live: LiveServer, admin: httpx.Client, server: httpx.Client
+) -> None:
+    """Left out of the body, auto-tuning is on: the model's scale, first at 200 rounds
+    (A1); null turns it off; a model without a scale starts without it."""
+    made = {}
+    for model, extra in (
+        ("synelo", {}),
+        ("elo", {}),
+        ("trueskill", {}),
+        ("whr", {}),
+        ("synelo", {"autotune": None}),
+    ):
+        name = f"d{uuid.uuid4().hex[:10]}"
+        body = {"name": name, "model": model, "player_ids": "text", "team_size": 2, **extra}
+        r = admin.post("/v1/pools", json=body)
+        assert r.status_code == 201, r.text
+        made[(model, bool(extra))] = name, r.json()["autotune"]
+    for model, scale in (("synelo", "theta"), ("elo", "theta"), ("trueskill", "beta")):
+        assert made[(model, False)][1] == {
+            "every": 5000,
+            "fit": [scale],
+            "holdout": 0.4,
+            "margin": 0.001,
+            "first": 200,
+            "noise": 2.0,
+        }
+    assert made[("whr", False)][1] is None and made[("synelo", True)][1] is None
+    pool, off = made[("synelo", False)][0], made[("synelo", True)][0]
+    bodies = skilled_rounds(200, seed=3)
+    for name in (pool, off):
+        play(server, name, bodies[:199])
+    due = {p.name for p in live.app.state.rerate.due_tunes()}
+    assert pool not in due and off not in due
+    for name in (pool, off):
+        play(server, name, bodies[199:])
+    due = {p.name for p in live.app.state.rerate.due_tunes()}
+    assert pool in due and off not in due  # the 200th round: the first fit is due
+
+
+def test_a_scale_autotune_follows_a_model_switch(admin: httpx.Client) -> None:
+    """A pool that fits its model's scale (a new pool's default) switches model without a
+    word on auto-tuning: it then fits the new model's scale, or stops for a model with none;
+    a setting that fits anything else is checked against the new model (the next test)."""
+    name = f"f{uuid.uuid4().hex[:10]}"
+    r = admin.post("/v1/pools", json={"name": name, "player_ids": "text", "team_size": 2})
+    default = r.json()["autotune"]
+    assert default["fit"] == ["theta"]
+    wait(admin, name, admin.patch(f"/v1/pools/{name}", json={"model": "trueskill"}))
+    shown = admin.get(f"/v1/pools/{name}").json()
+    assert shown["model"] == "trueskill" and shown["autotune"] == {**default, "fit": ["beta"]}
+    wait(admin, name, admin.patch(f"/v1/pools/{name}", json={"model": "whr"}))
+    shown = admin.get(f"/v1/pools/{name}").json()
+    assert shown["model"] == "whr" and shown["autotune"] is None
 
 
 def test_the_autotune_setting_is_checked(admin: httpx.Client) -> None:
@@ -79,7 +135,14 @@ def test_the_autotune_setting_is_checked(admin: httpx.Client) -> None:
     assert admin.get(f"/v1/pools/{pool}").json()["autotune"] is None
     r = admin.patch(f"/v1/pools/{pool}", json={"autotune": {"every": 200, "fit": ["k"]}})
     assert r.status_code == 200, r.text
-    assert r.json()["autotune"] == {"every": 200, "fit": ["k"], "holdout": 0.2, "margin": 0.002}
+    assert r.json()["autotune"] == {
+        "every": 200,
+        "fit": ["k"],
+        "holdout": 0.2,
+        "margin": 0.002,
+        "first": None,
+        "noise": 2.0,
+    }
     wait(admin, pool, admin.post(f"/v1/pools/{pool}/autotune"))
     fit = admin.get(f"/v1/pools/{pool}/quality").json()["last_fit"]  # no rounds: nothing fitted
     assert fit["adopted"] is False and "too short" in fit["error"]
@@ -95,7 +158,7 @@ def test_a_better_fit_is_adopted_by_rerating_the_pool(
     """Elo with K = 1 barely learns: the fit of K predicts the held-out rounds better, so the
     pool re-rates with it and then equals a fresh pool created with the fitted K."""
     bodies = skilled_rounds(400)
-    setting = {"every": 100, "fit": ["k"], "holdout": 0.3, "margin": 0.001}
+    setting = {"every": 100, "fit": ["k"], "holdout": 0.3, "margin": 0.001, "noise": 2.0}
     pool = elo_pool(admin, 1, setting)
     play(server, pool, bodies)
     job = wait(admin, pool, admin.post(f"/v1/pools/{pool}/autotune"))
@@ -103,11 +166,16 @@ def test_a_better_fit_is_adopted_by_rerating_the_pool(
     fit = admin.get(f"/v1/pools/{pool}/quality").json()["last_fit"]
     assert fit["adopted"] is True and fit["job"] == job["id"]
     assert fit["heldout_log_loss_current"] - fit["heldout_log_loss_fitted"] >= 0.001
+    # the paired gain is the same difference, and it is beyond two of its standard errors
+    assert fit["gain"] == pytest.approx(
+        fit["heldout_log_loss_current"] - fit["heldout_log_loss_fitted"]
+    )
+    assert fit["gain"] > 2 * fit["standard_error"] > 0 and fit["before"] == {"k": 1.0}
     assert (fit["train_rounds"], fit["heldout_rounds"]) == (280, 120)
     k = fit["fitted"]["k"]
     assert k > 5
     shown = admin.get(f"/v1/pools/{pool}").json()
-    assert shown["params"]["k"] == k and shown["autotune"] == setting
+    assert shown["params"]["k"] == k and shown["autotune"] == {**setting, "first": None}
     fresh = elo_pool(admin, k, None)
     play(server, fresh, bodies)
     assert lookups(server, pool) == lookups(server, fresh)
@@ -139,7 +207,7 @@ def test_the_schedule_starts_an_autotune_when_one_is_due(
     play(server, pool, bodies[:99])
     assert pool not in {p.name for p in live.app.state.rerate.due_tunes()}
     play(server, pool, bodies[99:150])
-    started = schedule.check()
+    started = schedule.check(only={pool})  # not other tests' pools, on by default
     mine = [j for j in started if admin.get(f"/v1/pools/{pool}/jobs/{j}").status_code == 200]
     assert len(mine) == 1
     job_url = f"/v1/pools/{pool}/jobs/{mine[0]}"

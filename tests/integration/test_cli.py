@@ -153,7 +153,9 @@ def test_init_with_configured_tokens_generates_none(tmp_path: Path) -> None:
 def test_pool_and_token_commands(tmp_path: Path) -> None:
     assert run(["migrate"], tmp_path).returncode == 0
     r = run(["pool", "create", "arena", "--team-size", "3"], tmp_path)
-    assert r.returncode == 0 and "team size 3, Θ 300" in r.stdout
+    assert r.returncode == 0 and "team size 3, Θ 300, auto-tuning on" in r.stdout
+    off = run(["pool", "create", "calm", "--no-autotune"], tmp_path)
+    assert off.returncode == 0 and "auto-tuning off" in off.stdout
     assert run(["pool", "create", "arena", "--team-size", "3"], tmp_path).returncode == 1
     listed = run(["pool", "list"], tmp_path).stdout.split()
     assert listed[:4] == ["arena", "team", "size", "3"]

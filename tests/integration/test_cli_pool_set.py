@@ -44,7 +44,11 @@ def test_visibility_and_autotuning_are_set_at_once(initialised: Path, tmp_path: 
     shutil.copytree(initialised, tmp_path, dirs_exist_ok=True)
     opened = run(["pool", "set", "default", "--public", "--reason", "open day"], tmp_path)
     assert opened.returncode == 0, opened.stderr
-    assert "pool default: public, model synelo, Θ 1200, auto-tuning off" in opened.stdout
+    # `synelo init` made `default` with auto-tuning on (its Θ), as any new pool
+    assert (
+        "pool default: public, model synelo, Θ 1200, auto-tuning {'every': 5000, 'fit': "
+        "['theta']" in opened.stdout
+    )
     assert "re-rat" not in opened.stdout + opened.stderr  # nothing to re-rate
     store = _store(tmp_path)
     pool = store.get_pool("default")
@@ -53,7 +57,9 @@ def test_visibility_and_autotuning_are_set_at_once(initialised: Path, tmp_path: 
     assert (logged.value, logged.actor, logged.reason) == ({"public": True}, WHO, "open day")
 
     tuned = run(
-        ["pool", "set", "default", "--autotune-every", "200", "--autotune-fit", "theta"], tmp_path
+        ["pool", "set", "default", "--autotune-every", "200", "--autotune-fit", "theta"]
+        + ["--autotune-first", "150", "--autotune-noise", "1.5"],
+        tmp_path,
     )
     assert tuned.returncode == 0, tuned.stderr
     assert store.get_pool("default").autotune == {
@@ -61,6 +67,8 @@ def test_visibility_and_autotuning_are_set_at_once(initialised: Path, tmp_path: 
         "fit": ["theta"],
         "holdout": 0.2,
         "margin": 0.002,
+        "first": 150,
+        "noise": 1.5,
     }
     closed = run(["pool", "set", "default", "--private", "--no-autotune"], tmp_path)
     assert closed.returncode == 0, closed.stderr
@@ -135,7 +143,8 @@ def test_a_rerate_runs_in_the_command_beside_the_running_service(tmp_path: Path)
         assert shown[-1] == f"re-rating pool {pool}: swapping, 120 of 120 rounds"
         said = " ".join(r.stdout.split())
         assert f"re-rated pool {pool}: 120 rounds" in said
-        assert f"pool {pool}: public, model synelo, Θ 900, auto-tuning off" in said
+        # a pool made by the API without a word on it auto-tunes its Θ (as its twin does)
+        assert f"pool {pool}: public, model synelo, Θ 900, auto-tuning {{'every': 5000" in said
         admin.patch(f"/v1/pools/{twin}", json={"public": True})
         _the_same_as_the_apis(admin, server, pool, twin)
         job = admin.get(f"/v1/pools/{pool}/jobs/1")

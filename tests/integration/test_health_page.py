@@ -20,6 +20,8 @@ from synelo.ratings.synelo import round_score
 from synelo.service.api import reports
 from synelo.store import health as store_health
 from tests.conftest import LiveServer, MovableClock, steam
+from tests.integration.test_autotune import skilled_rounds
+from tests.integration.test_rerate import play as play_all
 from tests.integration.test_rerate import wait
 
 Body = dict[str, Any]
@@ -286,9 +288,10 @@ def test_the_autotune_log_is_listed_newest_first(
         value = change["value"]
         if value.get("error"):
             assert row[2] == f"failed: {value['error']}"
-        else:
-            assert row[2].startswith("k = ")
-        assert row[4] == ("yes" if value["adopted"] else "no")
+        else:  # the parameter before → fitted, and the paired gain with its error
+            assert row[2] == f"k {value['before']['k']:.4g} → {value['fitted']['k']:.4g}"
+            assert row[4] == f"{value['gain']:.4f} ± {value['standard_error']:.4f}"
+        assert row[5] == ("yes" if value["adopted"] else "no")
 
 
 def test_the_latest_autotune_shows_at_once(
@@ -301,6 +304,41 @@ def test_the_latest_autotune_shows_at_once(
     assert 'id="tunes"' not in page(live, pool)
     wait(admin, pool, admin.post(f"/v1/pools/{pool}/autotune"))
     assert len(cells(section(page(live, pool), "tunes"))) == 2  # the head and the one tune
+
+
+def test_the_last_change_says_what_moved_and_why(
+    live: LiveServer, admin: httpx.Client, server: httpx.Client
+) -> None:
+    """An adopted auto-tune: the page's sentence names the parameter old → new, after which
+    round, and the held-out figures and the rule it passed; a later check that is not
+    adopted becomes the last check, and the last change stays."""
+    pool = new_pool(
+        admin,
+        model="elo",
+        player_ids="text",
+        params={"k": 1},
+        autotune={"every": 100, "fit": ["k"], "holdout": 0.3, "margin": 0.001},
+    )
+    play_all(server, pool, skilled_rounds(400))
+    wait(admin, pool, admin.post(f"/v1/pools/{pool}/autotune"))
+    fit = admin.get(f"/v1/pools/{pool}/quality").json()["last_fit"]
+    assert fit["adopted"] is True  # K = 1 barely learns (test_autotune)
+    said = " ".join(html.unescape(section(page(live, pool), "autotune-last")).split())
+    k = fit["fitted"]["k"]
+    assert f"Last change: k 1 → {k:.4g}, after round 400" in said
+    before = fit["heldout_log_loss_current"]
+    assert f"on the 120 held-out rounds the log loss fell from {before:.4f}" in said
+    assert f"a gain of {fit['gain']:.4f} ± {fit['standard_error']:.4f} a round" in said
+    assert "against a margin of 0.001 and 2.0 standard errors" in said
+    assert "Last check: after round 400" in said and said.endswith("adopted.")
+    # a check that is not adopted: the last check, while the last change stays
+    strict = {"every": 100, "fit": ["k"], "margin": 1.0}
+    r = admin.patch(f"/v1/pools/{pool}", json={"autotune": strict})
+    assert r.status_code == 200, r.text
+    wait(admin, pool, admin.post(f"/v1/pools/{pool}/autotune"))
+    said = " ".join(html.unescape(section(page(live, pool), "autotune-last")).split())
+    assert f"Last change: k 1 → {k:.4g}, after round 400" in said
+    assert said.endswith("not adopted.")
 
 
 def test_an_empty_pool_has_a_page_without_charts(live: LiveServer, admin: httpx.Client) -> None:

@@ -32,9 +32,9 @@ def browser(live: LiveServer) -> Iterator[httpx.Client]:
 
 @pytest.fixture
 def pool(admin: httpx.Client, server: httpx.Client) -> str:
-    """A private SynElo pool of 2v2 with a few rounds."""
+    """A private SynElo pool of 2v2 with a few rounds, auto-tuning off."""
     name = f"st{uuid.uuid4().hex[:10]}"
-    body = {"name": name, "team_size": 2, "params": {"t_shadow": 1}}
+    body = {"name": name, "team_size": 2, "params": {"t_shadow": 1}, "autotune": None}
     assert admin.post("/v1/pools", json=body).status_code == 201
     for i in range(6):
         post_round(server, name, [1, 2], [3, 4], "AB"[i % 3 == 0])
@@ -112,6 +112,23 @@ def test_only_an_admin_may_open_or_send_it(
     assert state(admin, pool) == before
 
 
+def test_a_new_pools_default_autotune_round_trips_through_the_form(
+    browser: httpx.Client, admin: httpx.Client
+) -> None:
+    """A pool created without a word on auto-tuning has it on (its scale, first at 200
+    rounds); the form shows it so, and sending it back untouched finds nothing to change."""
+    name = f"sd{uuid.uuid4().hex[:10]}"
+    assert admin.post("/v1/pools", json={"name": name, "team_size": 2}).status_code == 201
+    shown, _ = state(admin, name)
+    assert shown["autotune"]["fit"] == ["theta"] and shown["autotune"]["first"] == 200
+    sent = fields(browser.get(f"/pools/{name}/settings").text)
+    assert sent["autotune"] == "on" and sent["autotune.first"] == "200"
+    assert float(sent["autotune.noise"]) == shown["autotune"]["noise"] == 2.0
+    r = browser.post(f"/pools/{name}/settings", data=sent)
+    assert r.status_code == 422 and "nothing to change" in r.text  # no field differs
+    assert state(admin, name) == (shown, [])
+
+
 def test_visibility_and_autotune_change_at_once(
     browser: httpx.Client, admin: httpx.Client, pool: str
 ) -> None:
@@ -127,7 +144,14 @@ def test_visibility_and_autotune_change_at_once(
     r = save(browser, pool, {"autotune": "on", "autotune.every": "500", "autotune.fit": "theta"})
     assert r.status_code == 303
     shown, _ = state(admin, pool)
-    assert shown["autotune"] == {"every": 500, "fit": ["theta"], "holdout": 0.2, "margin": 0.002}
+    assert shown["autotune"] == {
+        "every": 500,
+        "fit": ["theta"],
+        "holdout": 0.2,
+        "margin": 0.002,
+        "first": None,  # left blank
+        "noise": 2.0,  # as the form showed it for a new setting
+    }
     assert fields(browser.get(f"/pools/{pool}/settings").text)["autotune"] == "on"
     sent = fields(browser.get(f"/pools/{pool}/settings").text)
     sent.pop("autotune")  # unticked: off

@@ -47,8 +47,18 @@ def test_ci_target_ranks_and_exactly_once_under_faults(tmp_path: Path) -> None:
     )
     s = simulate(config)
     assert set(s) >= SUMMARY_FIELDS
-    assert (s["world_theta"], s["pool_theta"]) == (400, 200)  # 2v2: 400·floor(3/2); 100·2
+    # 2v2: 400·floor(3/2); 100·2 at first, then what an adopted auto-tune fitted (A1: at 200,
+    # 400, 800, 1600 and 3200 rounds, whatever the restart)
+    adopted = [t["fitted"]["theta"] for t in s["autotunes"] if t["adopted"]]
+    assert (s["world_theta"], s["pool_theta"]) == (400, adopted[-1] if adopted else 200)
+    assert [t["after_round"] for t in s["autotunes"]] == [200, 400, 800, 1600, 3200]
     assert s["spearman_players"] == 24 and s["spearman"] >= 0.90
+    # the whole-history MAP of the same rounds: the best any rating could rank them
+    assert s["map_rounds"] == 4000 and s["map_spearman"] >= s["spearman"] - 0.05
+    assert s["spearman_over_map"] == s["pool_spearman_same_players"] / s["map_spearman"]
+    # the MAP refitted online (each block predicted from the rounds before it): no better
+    # than the true P beyond the noise of 2,000 rounds
+    assert s["map_brier_recent"] >= s["brier_truth_recent"] - 0.01
     assert s["rounds"] == s["rounds_applied"] == 4000
     assert s["journal_rows"] == s["expected_journal_rows"] and s["duplicate_rows"] == 0
     assert s["reports_dropped"] == 0 and s["reports_unanswered"] == 0

@@ -29,8 +29,12 @@ def pool_create(
     ] = None,
     theta: Annotated[float | None, typer.Option(help="override Θ")] = None,
     text_ids: Annotated[bool, typer.Option(help="ids are text, not SteamID64")] = False,
+    no_autotune: Annotated[
+        bool, typer.Option("--no-autotune", help="auto-tuning off (default: on, fitting Θ)")
+    ] = False,
 ) -> None:
-    """Create a rating pool (the same rules as POST /v1/pools)."""
+    """Create a rating pool (the same rules as POST /v1/pools), auto-tuning on unless
+    --no-autotune."""
     from pydantic import ValidationError
 
     from synelo.domain import PoolExists
@@ -57,16 +61,24 @@ def pool_create(
         for error in exc.errors():
             err_console.print(f"[red]{error['loc'][0]}: {error['msg']}[/]")
         raise typer.Exit(2) from None
+    from synelo.rerate.autotune import default_autotune
+
     params = settings.rating_params(settings.pool_theta(team_size, theta))
+    autotune = None if no_autotune else default_autotune("synelo", params.to_dict())
     try:
         pool = open_store(settings).create_pool(
-            name, team_size, params, "text" if text_ids else "steam"
+            name,
+            team_size,
+            params,
+            "text" if text_ids else "steam",
+            autotune=None if autotune is None else autotune.to_json(),
         )
     except PoolExists:
         console.print(f"[red]pool {name!r} exists already[/]")
         raise typer.Exit(1) from None
     console.print(
-        f"created pool [bold]{pool.name}[/]: team size {pool.team_size}, Θ {pool.params.theta:g}"
+        f"created pool [bold]{pool.name}[/]: team size {pool.team_size}, Θ {pool.params.theta:g}, "
+        f"auto-tuning {'on' if pool.autotune else 'off'}"
     )
 
 
@@ -111,6 +123,14 @@ def pool_set(
     autotune_margin: Annotated[
         float | None, typer.Option(help="auto-tune: held-out log-loss gain to adopt a fit")
     ] = None,
+    autotune_first: Annotated[
+        int | None,
+        typer.Option(help="auto-tune: rounds at the first fit, then gaps doubling up to every"),
+    ] = None,
+    autotune_noise: Annotated[
+        float | None,
+        typer.Option(help="auto-tune: standard errors the held-out gain must exceed too"),
+    ] = None,
     no_autotune: Annotated[bool, typer.Option("--no-autotune", help="turn auto-tuning off")] = (
         False
     ),
@@ -134,6 +154,8 @@ def pool_set(
             ("fit", autotune_fit),
             ("holdout", autotune_holdout),
             ("margin", autotune_margin),
+            ("first", autotune_first),
+            ("noise", autotune_noise),
         )
         if value is not None
     }

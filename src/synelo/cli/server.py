@@ -32,6 +32,7 @@ def init_cmd() -> None:
     database without pools and, when no token is configured, the data folder's admin and
     server token files, each known to the database (see docs/operators/install.md)."""
     from synelo.cli.token_files import settle_token_files
+    from synelo.rerate.autotune import default_autotune
     from synelo.store.repository import Store
 
     settings = load_settings()
@@ -40,13 +41,17 @@ def init_cmd() -> None:
     make_private(settings.data_dir, 0o700)
     store = Store(migrated_database(settings))
     if not store.list_pools():
+        params = settings.rating_params(settings.pool_theta(settings.team_size))
+        autotune = default_autotune("synelo", params.to_dict())
         pool = store.create_pool(
             "default",
             settings.team_size,
-            settings.rating_params(settings.pool_theta(settings.team_size)),
+            params,
+            autotune=None if autotune is None else autotune.to_json(),
         )
         console.print(
-            f"created pool [bold]default[/] (team size {pool.team_size}, Θ {pool.params.theta:g})"
+            f"created pool [bold]default[/] (team size {pool.team_size}, Θ {pool.params.theta:g}, "
+            f"auto-tuning {'on' if pool.autotune else 'off'})"
         )
     if settings.admin_tokens or settings.server_tokens:
         console.print("tokens come from SYNELO_ADMIN_TOKENS / SYNELO_SERVER_TOKENS")

@@ -84,6 +84,13 @@ def simulate_cmd(
             "or convergence=seed"
         ),
     ] = None,
+    autotune: Annotated[
+        bool,
+        typer.Option(
+            help="the new pool's auto-tuning: the service's default (on: its Θ), checked "
+            "before each round; --no-autotune: off"
+        ),
+    ] = True,
     progress: Annotated[bool, typer.Option(help="show the progress bar")] = True,
 ) -> None:
     """A closed loop: players with hidden skill on game servers (synelo.game + synelo.client)
@@ -133,6 +140,7 @@ def simulate_cmd(
         world_theta=world_theta,
         pool_theta=pool_theta,
         pool_params=params,
+        autotune=autotune,
         progress=progress,
     )
     try:

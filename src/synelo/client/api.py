@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import Any, TypedDict, Unpack
+from typing import Any, Literal, TypedDict, Unpack
 from urllib.parse import quote
 
 import httpx
@@ -278,14 +278,19 @@ class SyneloClient:
         theta: float | None = None,
         player_ids: str = "steam",
         params: dict[str, Any] | None = None,
+        autotune: dict[str, Any] | Literal["default", "off"] = "default",
     ) -> PoolInfo:
-        body = {
+        """A new pool; `autotune`: the service's default ("default", on for most models),
+        "off", or a setting."""
+        body: dict[str, Any] = {
             "name": name,
             "team_size": team_size,
             "theta": theta,
             "player_ids": player_ids,
             "params": params,
         }
+        if autotune != "default":
+            body["autotune"] = None if autotune == "off" else autotune
         return PoolInfo.model_validate(self.request("POST", "/v1/pools", body).json())
 
     def pools(self) -> list[PoolInfo]:

@@ -24,7 +24,7 @@ import numpy as np
 
 from synelo.evaluation.adapters import HistoryInfo, OptionValue, create_replay
 from synelo.evaluation.history import Match
-from synelo.evaluation.metrics import Scores, outcome, score
+from synelo.evaluation.metrics import Scores, log_losses, outcome, score
 from synelo.evaluation.replay import frozen_heap, predict_all, replay, scored_mask
 from synelo.models import MODELS, Param, Scaling
 
@@ -93,6 +93,9 @@ class TuneResult:
     trace: list[tuple[dict[str, float], float | None]] = field(default_factory=list)
     held: list[Held] = field(default_factory=list)
     on_bound: list[OnBound] = field(default_factory=list)
+    # per decided test match, the log loss of the defaults' and of the fit's prediction, in
+    # the same order (a paired comparison: rerate.autotune)
+    test_losses: dict[str, np.ndarray] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -263,10 +266,11 @@ def tune(  # noqa: C901
         b for name in names if (b := _on_bound(name, tunable[name], brackets[name], best[name]))
     ]
     test_mask_of = scored_mask(matches, max(warmup, n_train))
-    results = {}
+    results, losses = {}, {}
     for label, point in (("default", {}), ("fitted", fitted_point)):
         r = replay(create_replay(model, {**base, **point}, info), matches)
         results[label] = score(r.predictions[test_mask_of], r.outcomes[test_mask_of])
+        losses[label] = log_losses(r.predictions[test_mask_of], r.outcomes[test_mask_of])
     return TuneResult(
         model,
         best,
@@ -281,6 +285,7 @@ def tune(  # noqa: C901
         trace,
         held,
         on_bound,
+        losses,
     )
 
 

@@ -1,19 +1,32 @@
-"""Auto-tuning, opt-in per pool: re-fit some of the pool's parameters on its own rounds every
-N rounds, and adopt the fit (by re-rating the pool) only when it predicts the rounds it was
-not fitted on better by a stated margin.
+"""Auto-tuning: re-fit some of the pool's parameters on its own rounds from time to time,
+and adopt the fit (by re-rating the pool) only when it predicts the rounds it was not fitted
+on better, beyond the noise. A new pool has it on by default (`default_autotune`: the
+model's scale, the one parameter that makes its predictions calibrated); a pool created
+before kept its setting.
+
+When: the first fit once `first` rounds are rated, then each after twice the rounds of the
+one before, until the gaps reach `every` (A1: the k-th start is at F·2^(k−1) while that is
+below `every`, then `every` apart). The rounds before the first change most, and a pool
+gets its scale right early without refitting a large history often.
 
 The fit is `synelo tune`'s (`evaluation.tune.tune`): the first 1 − holdout of the pool's
 rounds, in order, are the training part, on which each parameter is searched to minimise the
 log loss of a fresh replay; then the whole history is replayed with the pool's parameters and
 with the fitted ones, and both are scored on the held-out rounds only (after the training
-part). The fit is adopted when the held-out log loss falls by at least `margin`.
+part). A2, the adoption rule, is a paired test on the held-out rounds: with d_r the pool's
+log loss minus the fit's on held-out round r, d̄ their mean and SE = sd(d)/√n its standard
+error, the fit is adopted when d̄ ≥ `margin` and d̄ > `noise`·SE (two standard errors by
+default: a gain the rounds' own noise would make about one time in forty-four).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from synelo.evaluation.adapters import HistoryInfo, create_replay
 from synelo.evaluation.history import Match
@@ -22,17 +35,42 @@ from synelo.evaluation.tune import expand_fit, tune
 MIN_EVERY = 100  # rounds between fits, at least
 DEFAULT_HOLDOUT = 0.2
 DEFAULT_MARGIN = 0.002  # nats of held-out log loss per round
+# A new pool's setting (`default_autotune`): the first fit at 200 rounds, then at 400, 800,
+# 1600…, at most 5,000 rounds apart; the newest 40 % held out (one parameter needs few
+# rounds to fit, while the paired test's standard error falls as 1/√(held-out rounds)); a
+# gain of 0.001 nats a round at least, and of two standard errors of the paired differences.
+DEFAULT_FIRST = 200
+DEFAULT_EVERY = 5000
+DEFAULT_NEW_HOLDOUT = 0.4
+DEFAULT_NEW_MARGIN = 0.001
+DEFAULT_NOISE = 2.0
+# Each model's scale, fitted by default: the parameter that divides the rating gap in its
+# win probability, which a pool's rounds pin down soonest and which calibrates it.
+SCALE = {
+    "synelo": "theta",
+    "elo": "theta",
+    "hive": "theta",
+    "trueskill": "beta",
+    "openskill-pl": "beta",
+    "openskill-bt": "beta",
+    "openskill-tm": "beta",
+}
 
 
 @dataclass(frozen=True, slots=True)
 class AutoTune:
-    """A pool's auto-tuning: fit `fit` every `every` rounds, hold out the newest `holdout`
-    of the rounds, adopt when the held-out log loss improves by `margin` or more."""
+    """A pool's auto-tuning: fit `fit` first at `first` rounds (None: at `every`), then at
+    growing gaps up to `every` rounds (A1), hold out the newest `holdout` of the rounds,
+    adopt when the held-out log loss improves by `margin` or more and by more than `noise`
+    standard errors (A2; 0: the margin alone, the rule before auto-tuning was on by
+    default)."""
 
     every: int
     fit: tuple[str, ...]
     holdout: float = DEFAULT_HOLDOUT
     margin: float = DEFAULT_MARGIN
+    first: int | None = None
+    noise: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -40,11 +78,40 @@ class AutoTune:
             "fit": list(self.fit),
             "holdout": self.holdout,
             "margin": self.margin,
+            "first": self.first,
+            "noise": self.noise,
         }
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> AutoTune:
-        return cls(data["every"], tuple(data["fit"]), data["holdout"], data["margin"])
+        return cls(
+            data["every"],
+            tuple(data["fit"]),
+            data["holdout"],
+            data["margin"],
+            data.get("first"),
+            data.get("noise", 0.0),
+        )
+
+
+def default_autotune(model: str, params: Mapping[str, Any]) -> AutoTune | None:
+    """A new pool's auto-tuning: its model's scale (`SCALE`) with the defaults above; None
+    for a model without one, or whose scale the pool's parameters leave inert."""
+    scale = SCALE.get(model)
+    if scale is None:
+        return None
+    setting = AutoTune(
+        DEFAULT_EVERY,
+        (scale,),
+        DEFAULT_NEW_HOLDOUT,
+        DEFAULT_NEW_MARGIN,
+        DEFAULT_FIRST,
+        DEFAULT_NOISE,
+    )
+    try:
+        return check_autotune(model, params, setting)
+    except AutoTuneError:
+        return None
 
 
 class AutoTuneError(ValueError):
@@ -74,8 +141,10 @@ def check_autotune(model: str, params: Mapping[str, Any], setting: AutoTune) -> 
 
 @dataclass(frozen=True, slots=True)
 class Fit:
-    """The outcome of one auto-tune: the parameters fitted, the held-out log loss of the
-    pool's parameters and of the fitted ones, the rounds each part had, and the verdict."""
+    """The outcome of one auto-tune: the parameters fitted and what they were, the held-out
+    log loss of the pool's parameters and of the fitted ones, the rounds each part had, the
+    paired gain and its standard error (A2), the rule's margin and noise, and the
+    verdict."""
 
     fitted: dict[str, float]
     heldout_current: float | None
@@ -84,17 +153,46 @@ class Fit:
     heldout_rounds: int
     margin: float
     adopted: bool
+    before: dict[str, float] | None = None
+    gain: float | None = None
+    standard_error: float | None = None
+    noise: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
         return {
             "fitted": self.fitted,
+            "before": self.before,
             "heldout_log_loss_current": self.heldout_current,
             "heldout_log_loss_fitted": self.heldout_fitted,
             "train_rounds": self.train_rounds,
             "heldout_rounds": self.heldout_rounds,
+            "gain": self.gain,
+            "standard_error": self.standard_error,
             "margin": self.margin,
+            "noise": self.noise,
             "adopted": self.adopted,
         }
+
+
+def paired_gain(current: np.ndarray, fitted: np.ndarray) -> tuple[float | None, float | None]:
+    """A2's d̄ and SE: the mean of the per-round differences d_r = current_r − fitted_r and
+    its standard error sd(d)/√n (sample sd, n − 1); None for what fewer rounds leave
+    undefined (no round: both; one round: the SE)."""
+    d = np.asarray(current, dtype=float) - np.asarray(fitted, dtype=float)
+    if d.size == 0:
+        return None, None
+    if d.size == 1:
+        return float(d[0]), None
+    return float(d.mean()), float(d.std(ddof=1) / math.sqrt(d.size))
+
+
+def adopts(gain: float | None, se: float | None, setting: AutoTune) -> bool:
+    """A2: d̄ ≥ margin and, when the setting asks for it, d̄ > noise·SE."""
+    if gain is None or gain < setting.margin:
+        return False
+    if setting.noise <= 0:
+        return True
+    return se is not None and gain > setting.noise * se
 
 
 def fit_pool(
@@ -106,12 +204,12 @@ def fit_pool(
     result = tune(model, matches, setting.fit, info=info, train_fraction=1 - setting.holdout)
     current, fitted = result.test_default.log_loss, result.test_fitted.log_loss
     moved = any(result.fitted[name] != result.defaults[name] for name in result.fitted)
-    adopted = (
-        moved  # the pool's own values won: nothing to adopt, whatever the margin
-        and current is not None
-        and fitted is not None
-        and current - fitted >= setting.margin
+    gain, se = paired_gain(
+        result.test_losses.get("default", np.empty(0)),
+        result.test_losses.get("fitted", np.empty(0)),
     )
+    # the pool's own values won: nothing to adopt, whatever the margin
+    adopted = moved and current is not None and fitted is not None and adopts(gain, se, setting)
     return Fit(
         dict(result.fitted),
         current,
@@ -120,4 +218,8 @@ def fit_pool(
         result.test_matches,
         setting.margin,
         adopted,
+        dict(result.defaults),
+        gain,
+        se,
+        setting.noise,
     )

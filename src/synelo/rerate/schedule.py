@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Collection
 
 from synelo.domain import JobRunning
 from synelo.rerate.job import JobRunner
@@ -38,11 +39,14 @@ class AutoTuneSchedule:
             except Exception:  # a database hiccup: try again next time
                 log.exception("looking for pools due an auto-tune failed")
 
-    def check(self) -> list[int]:
-        """Start the auto-tunes and refits that are due; the ids of the jobs started."""
+    def check(self, only: Collection[str] | None = None) -> list[int]:
+        """Start the auto-tunes and refits that are due (of the pools named in `only`, if
+        given: a test's own, among the other tests' pools); the ids of the jobs started."""
         rerate, started = self.runner.rerate, []
         due = [(pool, "tune") for pool in rerate.due_tunes()]
         due += [(pool, "refit") for pool in rerate.due_refits()]
+        if only is not None:
+            due = [(pool, kind) for pool, kind in due if pool.name in only]
         for pool, kind in due:
             try:
                 actor = "autotune" if kind == "tune" else "schedule"

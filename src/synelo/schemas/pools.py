@@ -59,9 +59,10 @@ class ParamsIn(BaseModel):
 
 
 class AutoTuneIn(BaseModel):
-    """Auto-tuning: re-fit `fit` on the pool's own rounds every `every` rounds; adopt the fit
-    (re-rating the pool) when the newest `holdout` of the rounds, which the fit did not see,
-    get a log loss lower by `margin` or more."""
+    """Auto-tuning: re-fit `fit` on the pool's own rounds (first at `first` rounds, then at
+    gaps that double up to `every`); adopt the fit (re-rating the pool) when the newest
+    `holdout` of the rounds, which the fit did not see, get a log loss lower by `margin` or
+    more and by more than `noise` standard errors."""
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
@@ -72,6 +73,20 @@ class AutoTuneIn(BaseModel):
     holdout: Number = Field(0.2, gt=0, lt=0.5, description="share of the newest rounds held out")
     margin: Number = Field(
         0.002, ge=0, le=1, description="held-out log-loss gain (nats per round) to adopt"
+    )
+    first: StrictInt | None = Field(
+        None,
+        ge=100,
+        le=10_000_000,
+        description="rounds at the first fit, then gaps that double up to `every` (null: "
+        "the first at `every`, then `every` apart)",
+    )
+    noise: Number = Field(
+        2.0,
+        ge=0,
+        le=10,
+        description="standard errors of the paired held-out log-loss differences the gain "
+        "must exceed too (0: the margin alone)",
     )
 
 
@@ -111,7 +126,11 @@ class PoolIn(BaseModel):
         description="the model's parameters over its defaults, each within its bounds (GET "
         "/v1/models); every model also takes t_shadow and t_stale_days. For synelo: ParamsIn",
     )
-    autotune: AutoTuneIn | None = Field(None, description="auto-tuning (default: off)")
+    autotune: AutoTuneIn | None = Field(
+        None,
+        description="auto-tuning; left out: on, fitting the model's scale (docs: the "
+        "operator's guide); null: off",
+    )
     public: StrictBool = Field(
         False, description="anyone may read its public endpoints (/v1/public/…) without a token"
     )

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import random
 import secrets
 import time
@@ -22,11 +23,12 @@ from synelo.client import SyneloClient
 from synelo.evaluation.stats import spearman
 from synelo.game import GameSettings
 from synelo.ratings import seed_theta
+from synelo.ratings.team_map import team_map
 from synelo.sim.faults import FaultProxy, Verdict
 from synelo.sim.metrics import brier_terms, rounds_to_within
 from synelo.sim.plots import write_plots
 from synelo.sim.service import LocalService
-from synelo.sim.world import SimPlayer, SimServer, World, steam_id
+from synelo.sim.world import RoundRecord, SimPlayer, SimServer, World, steam_id
 
 
 @dataclass
@@ -61,6 +63,7 @@ class SimConfig:
     throw_rounds: int = 200
     smurf_above_r0: float = 600.0
     pool_params: dict[str, float | str] = field(default_factory=dict)  # the pool's overrides
+    autotune: bool = True  # the new pool's auto-tuning: the service's default, else off
     snapshots: int = 40  # rating snapshots (Spearman over time)
     recent: int = 2000  # rounds in brier_recent
     progress: bool = True
@@ -169,7 +172,11 @@ def simulate(config: SimConfig, console: Console | None = None) -> dict[str, Any
         clients.append(admin)
         pool = f"sim-{config.seed}-{secrets.token_hex(4)}"
         admin.create_pool(
-            pool, config.team_size, theta=config.pool_theta, params=config.pool_params or None
+            pool,
+            config.team_size,
+            theta=config.pool_theta,
+            params=config.pool_params or None,
+            autotune="default" if config.autotune else "off",
         )
         admin.pool = pool
         players, plan = make_players(config, rng)
@@ -189,12 +196,15 @@ def simulate(config: SimConfig, console: Console | None = None) -> dict[str, Any
         )
         every = max(1, config.rounds // max(config.snapshots, 1))
         snapshots: list[dict[str, Any]] = []
+        tunes: list[int] = []
 
         def before_round(r: int) -> None:
             if proxy is not None:
                 proxy.down = faults.down(r)
             if service is not None and r in config.restarts:
                 service.restart()
+            if service is not None and config.autotune:  # deterministic: by rounds
+                tunes.extend(service.tune_due({pool}))
 
         with Progress(
             TextColumn("[bold]simulating"),
@@ -340,7 +350,7 @@ def measure(
             for k, v in asdict(config).items()
             if k not in ("token", "progress")
         },
-        "pool_theta": admin.pool_info().theta,
+        "pool_theta": admin.pool_info().theta,  # at the end (an adopted auto-tune's)
         "world_theta": world.theta,
     }
     adversaries = [
@@ -357,6 +367,13 @@ def measure(
     summary["adversaries"] = [
         {k: v for k, v in a.items() if k != "trajectory"} for a in adversaries
     ]
+    summary.update(map_bound(config, world, players, looked, answered))
+    log = admin.request("GET", f"/v1/pools/{admin.pool}/changes").json()["changes"]
+    summary["autotunes"] = [  # each auto-tune's verdict (`rerate.autotune.Fit`)
+        {"after_round": c["seq"], **{k: v for k, v in (c["value"] or {}).items() if k != "params"}}
+        for c in log
+        if c["kind"] == "tune"
+    ]
     summary["spearman_over_time"] = snapshots
     data = {
         "brier_terms": terms,
@@ -370,6 +387,64 @@ def measure(
         "adversaries": adversaries,
     }
     return summary, data
+
+
+MAP_REFITS = 20  # prequential MAP fits over the recent rounds (each predicts 1/20 of them)
+
+
+def map_bound(
+    config: SimConfig,
+    world: World,
+    players: list[SimPlayer],
+    looked: dict[str, Any],
+    answered: list[RoundRecord],
+) -> dict[str, Any]:
+    """The information bound: the whole-history MAP of the answered rounds (M1–M3 of
+    `synelo.ratings.team_map`, with the world's link and scale and a prior of the configured
+    skill mean and sd), its Spearman's ρ with the hidden skills and the pool's ρ over it,
+    both over the players the pool rated in ≥ 100 rounds; and the prequential MAP's Brier
+    over the recent rounds (in MAP_REFITS blocks, each round predicted from the MAP of the
+    rounds before its block only: what a rating that knew the world's model could score
+    online)."""
+    index = {p.id: i for i, p in enumerate(players)}
+    rounds = [
+        (
+            [index[pid] for pid in r.teams[0]],
+            [index[pid] for pid in r.teams[1]],
+            1.0 if r.winner == "A" else 0.0 if r.winner == "B" else 0.5,
+        )
+        for r in answered
+        if r.teams[0] and r.teams[1]
+    ]
+
+    def fit(upto: int) -> np.ndarray:
+        return team_map(
+            rounds[:upto], len(players), world.theta, config.skill_mean, config.skill_sd
+        )
+
+    fitted = fit(len(rounds))
+    chosen = [p for p in players if looked[p.id].rounds_played >= 100]
+    skills = [p.skill for p in chosen]
+    bound = spearman(skills, [float(fitted[index[p.id]]) for p in chosen])
+    pool = spearman(skills, [looked[p.id].rating for p in chosen])
+    first = max(len(rounds) - config.recent, 0)
+    edges = np.linspace(first, len(rounds), MAP_REFITS + 1).astype(int)
+    p_a: list[float] = []
+    for start, stop in zip(edges[:-1], edges[1:], strict=True):
+        if stop > start:
+            s = fit(int(start))
+            p_a += [
+                1.0 / (1.0 + math.exp(-(s[a].sum() - s[b].sum()) / world.theta))
+                for a, b, _ in rounds[start:stop]
+            ]
+    terms = brier_terms(p_a, [o for *_, o in rounds[first:]])
+    return {
+        "map_spearman": bound,
+        "map_rounds": len(rounds),
+        "pool_spearman_same_players": pool,
+        "spearman_over_map": pool / bound if pool is not None and bound else None,
+        "map_brier_recent": float(terms.mean()) if len(terms) else None,
+    }
 
 
 def adversary(world: World, role: str, pid: str, throw_rounds: int) -> dict[str, Any]:
@@ -432,6 +507,20 @@ def _fmt(value: float | None) -> str:
     return "–" if value is None else f"{value:.3f}"
 
 
+def _tune_line(tune: dict[str, Any]) -> str:
+    """One auto-tune's row: each parameter before → fitted, the paired gain ± its standard
+    error, and the verdict."""
+    if tune.get("error"):
+        return f"failed: {tune['error']}"
+    before = tune.get("before") or {}
+    moves = ", ".join(
+        f"{k} {before.get(k, float('nan')):.4g} → {v:.4g}" for k, v in tune["fitted"].items()
+    )
+    gain, se = tune.get("gain"), tune.get("standard_error")
+    paired = "" if gain is None else f", gain {gain:.4f}" + ("" if se is None else f" ± {se:.4f}")
+    return f"{moves}{paired}: {'adopted' if tune['adopted'] else 'not adopted'}"
+
+
 def print_summary(console: Console, summary: dict[str, Any]) -> None:
     table = Table(title="synelo simulate", show_header=False)
     for key in (
@@ -442,6 +531,8 @@ def print_summary(console: Console, summary: dict[str, Any]) -> None:
         "duplicate_rows",
         "spearman",
         "spearman_players",
+        "map_spearman",
+        "spearman_over_map",
         "mean_k",
         "median_k_500",
         "smurf_rounds_to_settle_median",
@@ -452,7 +543,10 @@ def print_summary(console: Console, summary: dict[str, Any]) -> None:
         "median_abs_rating_minus_skill",
         "brier_recent",
         "brier_truth_recent",
+        "map_brier_recent",
         "brier_all",
+        "pool_theta",
+        "world_theta",
         "mean_abs_p_gap",
         "scrambles",
         "scrambles_pending",
@@ -464,6 +558,8 @@ def print_summary(console: Console, summary: dict[str, Any]) -> None:
     ):
         value = summary.get(key)
         table.add_row(key, _fmt(value) if isinstance(value, float) else str(value))
+    for tune in summary.get("autotunes", []):
+        table.add_row(f"auto-tune after round {tune['after_round']}", _tune_line(tune))
     for who in summary["adversaries"]:
         table.add_row(
             who["role"], ", ".join(f"{k} {v}" for k, v in who.items() if k not in ("role", "id"))

@@ -6,9 +6,11 @@ from __future__ import annotations
 import socket
 import threading
 import time
+from collections.abc import Collection
 from pathlib import Path
 
 import uvicorn
+from fastapi import FastAPI
 
 from synelo.config import Settings
 from synelo.service.app import create_app
@@ -40,6 +42,9 @@ class LocalService:
             admin_tokens=[admin_token],
             server_tokens=[server_token],
             database_url=database_url or f"sqlite:///{(folder / 'synelo.db').resolve()}",
+            # no auto-tune by the clock: the simulator starts those due itself (`tune_due`),
+            # by rounds, so that a run is the same every time
+            autotune_check_s=0,
         )
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
@@ -47,6 +52,7 @@ class LocalService:
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
         self._store: Store | None = None
+        self._app: FastAPI | None = None
         migrate(create_store_engine(self.settings.sqlalchemy_url, pool_size=1))
 
     def start(self) -> None:
@@ -54,7 +60,7 @@ class LocalService:
             create_store_engine(self.settings.sqlalchemy_url, pool_size=self.settings.db_pool_size),
             window_cache=self.settings.window_cache,
         )
-        app = create_app(self.settings, store=self._store)
+        app = self._app = create_app(self.settings, store=self._store)
         # log_config=None: uvicorn must not reconfigure logging (dictConfig closes every
         # handler, e.g. the simulator's client log, on each restart).
         config = uvicorn.Config(
@@ -69,13 +75,23 @@ class LocalService:
                 raise RuntimeError("the in-process service did not start")
             time.sleep(0.01)
 
+    def tune_due(self, only: Collection[str] | None = None) -> list[int]:
+        """Start the auto-tunes and refits due now (of the pools in `only`, if given; the
+        service's schedule, checked by rounds rather than every `autotune_check_s`) and wait
+        for them to end; their job ids."""
+        assert self._app is not None, "the service is not running"
+        started: list[int] = self._app.state.autotune.check(only)
+        if started:
+            self._app.state.jobs.wait()
+        return started
+
     def stop(self) -> None:
         if self._server is not None and self._thread is not None:
             self._server.should_exit = True
             self._thread.join(20)
         if self._store is not None:
             self._store.engine.dispose()
-        self._server = self._thread = self._store = None
+        self._server = self._thread = self._store = self._app = None
 
     def restart(self) -> None:
         self.stop()

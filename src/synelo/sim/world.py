@@ -49,6 +49,8 @@ class RoundRecord:
     true_p: float
     participants: int
     result: RoundResult | None = None
+    # the round-start teams the winner was drawn from (the MAP bound's rounds)
+    teams: tuple[list[str], list[str]] = field(default_factory=lambda: ([], []))
 
 
 @dataclass
@@ -77,6 +79,7 @@ class SimServer:
         self.started = False
         self.known: dict[str, int] = {}  # ratings this server was told
         self.round_p = 0.5  # P(A wins) the current round's winner is drawn from
+        self.round_teams: tuple[list[str], list[str]] = ([], [])  # its round-start teams
 
     @property
     def slots(self) -> dict[str, Slot]:
@@ -232,6 +235,7 @@ class World:
         length = float(rng.uniform(120, 480))
         end = t + length
         p_a = server.round_p = self.round_p(team_a, team_b)
+        server.round_teams = (list(team_a), list(team_b))
         winner = "A" if rng.random() < p_a else "B"
         loser = "B" if winner == "A" else "A"
         p_loser = p_a if loser == "A" else 1 - p_a
@@ -330,6 +334,7 @@ class World:
             action["winner"],
             server.round_p,  # the P the winner was drawn from (0 or 1 in a thrown round)
             len(participants[0]) + len(participants[1]),
+            teams=server.round_teams,
         )
         for result in results:
             self.record(server, result)

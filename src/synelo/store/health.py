@@ -79,7 +79,7 @@ class PoolHealth:
     with the pool's newest round; none before `block` rounds), the reliability bins,
     the rounds of each day of the last DAYS (a day without rounds: 0), each active
     player's uncertainty figure (the model's `uncertainty` field, SynElo's K; empty if the
-    model keeps none) and the newest auto-tunes."""
+    model keeps none), the newest auto-tunes and the newest adopted one."""
 
     pool: Pool
     rounds: int
@@ -89,6 +89,7 @@ class PoolHealth:
     days: list[tuple[date, int]]
     uncertainty: list[float]
     tunes: list[Change]
+    last_change: Change | None = None  # the newest auto-tune adopted, however old
 
 
 def outcome_a() -> ColumnElement[float]:
@@ -132,6 +133,17 @@ def read_health(conn: Connection, pool: Pool, now: datetime) -> PoolHealth:
         .order_by(changes.c.id.desc())
         .limit(TUNES)
     ).all()
+    # an adopted fit's entry holds its verdict as json.dumps writes it (`rerate.autotune.Fit`)
+    adopted = conn.execute(
+        select(changes)
+        .where(
+            changes.c.pool_id == pool.id,
+            changes.c.kind == "tune",
+            changes.c.value.like('%"adopted": true%'),
+        )
+        .order_by(changes.c.id.desc())
+        .limit(1)
+    ).first()
     return PoolHealth(
         pool,
         sum(b.rounds for b in bins),
@@ -141,6 +153,7 @@ def read_health(conn: Connection, pool: Pool, now: datetime) -> PoolHealth:
         days,
         uncertainty,
         [as_change(row) for row in tunes],
+        None if adopted is None else as_change(adopted),
     )
 
 

@@ -239,15 +239,26 @@ def record_fit(core: Core, job: Job, value: Mapping[str, Any]) -> None:
             log_change(conn, as_pool(row), "tune", job.actor, None, at=now, value=value)
 
 
+def next_tune_at(setting: Mapping[str, Any], since: int) -> int:
+    """The rounds rated at which an auto-tune is due (`rerate.autotune`'s A1), given the
+    rounds its last one started at (`since`, 0: none yet): `first`, then twice the last
+    start while that gap is below `every`; a setting without `first` (before auto-tuning
+    was on by default), at `every`, then `every` apart."""
+    every, first = int(setting["every"]), setting.get("first")
+    if since <= 0:
+        return int(first) if first is not None else every
+    return since + (every if first is None else min(since, every))
+
+
 def due_tunes(core: Core) -> list[Pool]:
-    """The pools with auto-tuning whose rounds rated since their last auto-tune (by the
-    rounds it started at, whatever became of it) reach its `every`."""
+    """The pools with auto-tuning whose rounds rated reach their next auto-tune
+    (`next_tune_at`, from the rounds the last one started at, whatever became of it)."""
     due = []
     with core.engine.connect() as conn:
         for row in conn.execute(select(pools).where(pools.c.autotune.is_not(None))):
             pool = as_pool(row)
             since = last_started_at(conn, pool, "tune")
-            if pool.autotune is not None and pool.rated - since >= pool.autotune["every"]:
+            if pool.autotune is not None and pool.rated >= next_tune_at(pool.autotune, since):
                 due.append(pool)
     return due
 

@@ -19,7 +19,13 @@ from synelo.domain import POOL_RULES, Pool, encode_params, pool_model
 from synelo.models import MODELS, Model, ParameterError, pool_models, resolve_params
 from synelo.models.synelo import SynElo
 from synelo.ratings import SynEloParams
-from synelo.rerate.autotune import AutoTune, AutoTuneError, check_autotune
+from synelo.rerate.autotune import (
+    SCALE,
+    AutoTune,
+    AutoTuneError,
+    check_autotune,
+    default_autotune,
+)
 from synelo.schemas import AutoTuneIn, ParamsIn, PoolPatchIn
 from synelo.service.ids import invalid
 from synelo.store.repository import Store
@@ -83,13 +89,25 @@ def autotune_setting(
     it was)."""
     if given is None:
         return None
-    setting = AutoTune(given.every, tuple(given.fit), given.holdout, given.margin)
+    setting = AutoTune(
+        given.every, tuple(given.fit), given.holdout, given.margin, given.first, given.noise
+    )
     own = params.to_dict() if model == "synelo" else model_params
     try:
         return check_autotune(model, own, setting).to_json()
     except AutoTuneError as exc:
         where = loc or ("body", "autotune", exc.field)
         raise invalid(where, f"the pool's auto-tuning: {exc}", value=given.fit) from None
+
+
+def default_setting(
+    model: str, params: SynEloParams, model_params: dict[str, Any]
+) -> dict[str, Any] | None:
+    """A new pool's auto-tuning when the body leaves it out (`rerate.autotune.
+    default_autotune`): on, fitting the model's scale; None for a model without one."""
+    own = params.to_dict() if model == "synelo" else model_params
+    setting = default_autotune(model, own)
+    return None if setting is None else setting.to_json()
 
 
 def pool_rules(settings: Settings, given: dict[str, Any]) -> SynEloParams:
@@ -209,16 +227,18 @@ def plan_patch(settings: Settings, store: Store, current: Pool, body: PoolPatchI
     )
     sets_autotune = "autotune" in body.model_fields_set
     autotune = None
+    follows, scale = False, None  # the pool's own setting, moved to the new model's scale
     if sets_autotune:
         autotune = autotune_setting(model, params, model_params, body.autotune)
     elif current.autotune:  # the pool's own, which must still work with the new model
-        autotune = autotune_setting(
-            model,
-            params,
-            model_params,
-            AutoTuneIn.model_validate(current.autotune),
-            loc=("body", "autotune"),
-        )
+        own = {"first": None, "noise": 0.0, **current.autotune}  # as stored, however old
+        if model != current.model and list(own["fit"]) == [SCALE.get(current.model)]:
+            # a setting that fits the old model's scale (a new pool's default) fits the new
+            # model's, or stops if that has none: a model switch needs no autotune of its own
+            follows, scale = True, SCALE.get(model)
+            own["fit"] = [scale]
+        given = None if follows and scale is None else AutoTuneIn.model_validate(own)
+        autotune = autotune_setting(model, params, model_params, given, loc=("body", "autotune"))
     check_logged_sets(store, current, model, params, model_params)
     if "public" in body.model_fields_set and body.public is None:
         raise invalid(("body", "public"), "true or false", value=None)
@@ -236,7 +256,7 @@ def plan_patch(settings: Settings, store: Store, current: Pool, body: PoolPatchI
     }
     if body.public is not None and body.public != current.public:  # set at once: said so
         spec["public"] = body.public
-    if sets_autotune:  # set with the new model, at the swap
+    if sets_autotune or follows:  # set with the new model, at the swap
         spec["autotune"] = autotune
     if body.reason is not None:
         spec["reason"] = body.reason

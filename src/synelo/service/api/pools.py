@@ -17,7 +17,7 @@ from synelo.domain import (
 from synelo.ratings.brier import BRIER_TARGET
 from synelo.schemas import POOL_NAME, PoolIn, PoolOut, QualityOut, SeasonIn, SeasonOut
 from synelo.service.api import actions
-from synelo.service.api.pool_settings import autotune_setting, model_settings
+from synelo.service.api.pool_settings import autotune_setting, default_setting, model_settings
 from synelo.service.api.responses import COMMON, errors
 from synelo.service.api.views import pool_out
 from synelo.service.auth import actor
@@ -37,7 +37,10 @@ def create_pool(body: PoolIn, request: Request, store: StoreDep) -> PoolOut:
     params, model_params = model_settings(
         settings, team_size, body.model, body.theta, body.params or {}
     )
-    autotune = autotune_setting(body.model, params, model_params, body.autotune)
+    if "autotune" in body.model_fields_set:
+        autotune = autotune_setting(body.model, params, model_params, body.autotune)
+    else:  # on by default: the model's scale, when it has one
+        autotune = default_setting(body.model, params, model_params)
     try:
         pool = store.create_pool(
             body.name,

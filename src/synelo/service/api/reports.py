@@ -232,6 +232,7 @@ def figures(health: PoolHealth, quality: PoolQuality) -> dict[str, Any]:
         ),
         "theta": _theta(pool, quality),
         "tunes": [_tune(c) for c in health.tunes],
+        "last_change": None if health.last_change is None else _tune(health.last_change),
         "days": health.days,
         "day_rounds": sum(n for _, n in health.days),
         "days_chart": bar_chart(
@@ -279,15 +280,27 @@ def _theta(pool: Pool, quality: PoolQuality) -> dict[str, Any]:
 
 
 def _tune(change: Change) -> dict[str, Any]:
-    """An auto-tune of the pool's log: when, at which round, the fit and its verdict."""
+    """An auto-tune of the pool's log: when, at which round, what it fitted (each parameter
+    before → fitted), the held-out log losses, the paired gain with its standard error and
+    the rule it was held to (`rerate.autotune`'s A2), and its verdict."""
     value = dict(change.value or {})
     fitted = value.get("fitted") or {}
+    before = value.get("before") or {}
     return {
         "at": change.created_at,
         "seq": change.seq,
         "adopted": bool(value.get("adopted")),
         "fitted": ", ".join(f"{k} = {v:.4g}" for k, v in sorted(fitted.items())),
+        "moves": ", ".join(
+            f"{k} {before[k]:.4g} → {v:.4g}" if k in before else f"{k} → {v:.4g}"
+            for k, v in sorted(fitted.items())
+        ),
         "current": value.get("heldout_log_loss_current"),
         "fitted_loss": value.get("heldout_log_loss_fitted"),
+        "heldout_rounds": value.get("heldout_rounds"),
+        "gain": value.get("gain"),
+        "se": value.get("standard_error"),
+        "margin": value.get("margin"),
+        "noise": value.get("noise"),
         "error": value.get("error"),
     }

@@ -39,7 +39,14 @@ from synelo.store.advice import advice_of
 
 router = APIRouter(include_in_schema=False)
 PARAM = "params."  # a model parameter's field in the form: params.k_min, params.sigma…
-AUTOTUNE = ("every", "fit", "holdout", "margin")  # the auto-tuning's fields: autotune.every…
+AUTOTUNE = (
+    "every",
+    "fit",
+    "holdout",
+    "margin",
+    "first",
+    "noise",
+)  # the auto-tuning's fields: autotune.every…
 REFRESH_S = 2  # a running job's page reloads this often
 
 
@@ -130,14 +137,18 @@ def _autotune(form: Mapping[str, str]) -> dict[str, Any] | None:
         "fit": [f.strip() for f in form.get("autotune.fit", "").split(",") if f.strip()],
         "holdout": _read(form.get("autotune.holdout", ""), 0.0),
         "margin": _read(form.get("autotune.margin", ""), 0.0),
+        # blank: the first fit at `every` rounds
+        "first": _read(first, 0) if (first := form.get("autotune.first", "").strip()) else None,
+        "noise": _read(form.get("autotune.noise", ""), 0.0),
     }
 
 
 def _same_autotune(given: dict[str, Any] | None, current: Mapping[str, Any] | None) -> bool:
     if given is None or current is None:
         return given is None and current is None
+    stored = {"first": None, "noise": 0.0, **current}  # a setting from before they were
     return all(
-        _same(given[k], current.get(k)) if k != "fit" else list(given[k]) == list(current[k])
+        _same(given[k], stored.get(k)) if k != "fit" else list(given[k]) == list(stored[k])
         for k in AUTOTUNE
     )
 
