@@ -24,7 +24,7 @@ from synelo.ratings import (
     k_factor,
     linear_theta,
     new_window,
-    win_probability,
+    roster_probability,
 )
 from synelo.ratings.params import (
     MAX_K,
@@ -81,6 +81,11 @@ def _parameters() -> dict[str, Param]:
             tune=(50.0, 5_000.0),
         ),
         "convergence": Param("revised", choices=("revised", "seed"), doc="F3's version"),
+        "uneven": Param(
+            "headcount",
+            choices=("headcount", "sums"),
+            doc="F1 for rosters of unequal size: F1u (headcount) or the seed's sums",
+        ),
     }
 
 
@@ -116,7 +121,9 @@ class SynElo(Model[PlayerRecord]):
         def total(players: tuple[str, ...]) -> int:
             return sum(states[p].rating if p in states else r0 for p in players)
 
-        return win_probability(total(round.team_a), total(round.team_b), self.synelo.theta)
+        a, b = round.team_a, round.team_b
+        headcount = self.synelo.uneven == "headcount"
+        return roster_probability(total(a), len(a), total(b), len(b), self.synelo.theta, headcount)
 
     def rate(
         self,

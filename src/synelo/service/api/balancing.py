@@ -28,7 +28,7 @@ from synelo.balance.solver import Split, SplitSet
 from synelo.config import Settings
 from synelo.domain import Pool, UnknownPool, pool_model
 from synelo.models import Model, RoundFacts, model_class
-from synelo.ratings import win_probability
+from synelo.ratings import roster_probability
 from synelo.schemas import (
     AutobalanceIn,
     AutobalanceOut,
@@ -425,7 +425,14 @@ def predict_win(pool: Pool, body: PredictIn, store: Store) -> PredictOut:
         ratings = dict(zip(roster.keys, roster.ratings(store), strict=True))
         strength_a = float(sum(ratings[k] for k in team_a))
         strength_b = float(sum(ratings[k] for k in team_b))
-        p_a = win_probability(strength_a, strength_b, pool.params.theta)
+        p_a = roster_probability(
+            strength_a,
+            len(team_a),
+            strength_b,
+            len(team_b),
+            pool.params.theta,
+            pool.params.uneven == "headcount",
+        )
     else:
         model, states = roster.states(store)
         check_round(model, facts, rated=False)
