@@ -53,7 +53,10 @@ class Rated:
             r = server.post(f"/v1/pools/{self.name}/rounds", json=report)
             assert r.status_code == 201, r.text
             rated = self.model.rate(
-                self.states, RoundFacts(tuple(teams[0]), tuple(teams[1]), winner), self.context
+                self.states,
+                # the service dates them by their arrival: all on one day, as here
+                RoundFacts(tuple(teams[0]), tuple(teams[1]), winner, extras={"day": 0}),
+                self.context,
             )
             assert r.json()["p_a"] == rated.p_a
             self.states.update(rated.states)
