@@ -550,3 +550,22 @@ def test_f6_brier_score() -> None:
     ]
     assert terms == [0.25, 0.5625, 0.0]
     assert close(brier_score(iter(terms)), 0.2708333333333333)
+
+
+def test_w12_on_f1u_a_headcount_pools_split_logit_is_its_prediction() -> None:
+    """A headcount pool's all-play split is scored by F1u's logit, so the balancer and the
+    prediction agree; the seed's sums keep F1's least sum gap (no split logit)."""
+    from synelo.models import create_model
+
+    model = create_model("synelo", {"theta": 600.0, "uneven": "headcount"})
+    assert model.has_split_logit()
+    # 7 at 1500 against 6 at 1550 (test above): logit −0.429182653506075
+    logit = model.split_logit([1500.0] * 7, [1550.0] * 6, {})
+    assert close(logit, -0.429182653506075)
+    assert close(1 / (1 + math.exp(-logit)), roster_probability(10500, 7, 9300, 6, 600))
+    # the linear form the exact solver uses: c·(mean_A − mean_B) + b, c = 7/600, b = ln(7/6)
+    c, b = model.split_line(7, 6, {}) or (0.0, 0.0)
+    assert close(c, 7 / 600) and close(b, math.log(7 / 6))
+    # even rosters: F1 itself
+    assert close(model.split_logit([1600.0, 1400.0], [1400.0, 1400.0], {}), 200 / 600)
+    assert not create_model("synelo", {"theta": 600.0, "uneven": "sums"}).has_split_logit()

@@ -82,11 +82,6 @@ class _Asked(NamedTuple):
     mode: SplitMode
 
 
-def _has_all_play(model: Model[Any]) -> bool:
-    """Whether the model scores a split by its own logit (`Model.split_logit`)."""
-    return type(model).split_logit is not Model.split_logit
-
-
 def _checked(pool: Pool, body: SplitsIn) -> _Asked:
     """The request's players as indices, or a 422 naming the field that does not fit."""
     # the model's class says its split mode: building the model (its parameters encoded
@@ -256,7 +251,7 @@ def _all_play(
     roster = asked.roster
     pool = roster.read(store)
     budget_s = max(0.0, deadline - time.perf_counter())
-    if not _has_all_play(pool_model(pool)):
+    if not pool_model(pool).has_split_logit():
         found = all_play_by_sums(
             roster.ratings(store),
             theta=pool.params.theta,  # SynElo's Θ; the model's own P replaces it otherwise
@@ -377,7 +372,7 @@ def _joiner_logit(
     if pool.is_synelo:
         return None
     model, _ = roster.states(store)
-    if model.split_mode != "all-play" or not _has_all_play(model):
+    if model.split_mode != "all-play" or not model.has_split_logit():
         return None
     keys = roster.keys
     team_a, team_b = [keys[i] for i in a], [keys[i] for i in b]
