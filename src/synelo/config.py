@@ -177,4 +177,5 @@ class Settings(BaseSettings):
             wre_scale=self.wre_scale,
             sigma=self.sigma,
             convergence=self.convergence,
+            uneven="headcount",  # F1u for every new pool (the dataclass keeps the seed's)
         ).with_changes(**overrides)

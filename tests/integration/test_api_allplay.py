@@ -53,7 +53,10 @@ class Rated:
             r = server.post(f"/v1/pools/{self.name}/rounds", json=report)
             assert r.status_code == 201, r.text
             rated = self.model.rate(
-                self.states, RoundFacts(tuple(teams[0]), tuple(teams[1]), winner), self.context
+                self.states,
+                # the service dates them by their arrival: all on one day, as here
+                RoundFacts(tuple(teams[0]), tuple(teams[1]), winner, extras={"day": 0}),
+                self.context,
             )
             assert r.json()["p_a"] == rated.p_a
             self.states.update(rated.states)
@@ -144,10 +147,10 @@ def test_the_mode_can_be_chosen_and_is_checked(
     assert [s["k"] for s in even.json()["splits"]] == [2, 3]  # k v k, the bench as before
     for s in even.json()["splits"]:
         assert s["logit"] is None and s["p_a"] == whr.predict(s["A"], s["B"])
-    # a model without a split logit (SynElo here) splits all-play by sums, when asked to
+    # a SynElo pool splits all-play when asked to, by F1u's logit (a new pool's `uneven`)
     r = server.post(f"/v1/pools/{pool}/splits", json={"players": players, "mode": "all-play"})
     assert r.status_code == 200, r.text
-    assert r.json()["mode"] == "all-play" and r.json()["splits"][0]["logit"] is None
+    assert r.json()["mode"] == "all-play" and r.json()["splits"][0]["logit"] is not None
     assert server.post(f"/v1/pools/{pool}/splits", json={"players": players}).json()["mode"] == (
         "even"
     )
@@ -220,11 +223,16 @@ def test_the_odd_joiner_goes_where_the_logit_is_least(
         assert r.json()["moves"][0] == {"steam_id": joiner, "from": "none", "to": side}
 
 
-def sums_pool(admin: httpx.Client, model: str, ratings: dict[str, int]) -> str:
-    """A pool of a model without a split logit, its players set to these ratings by an admin
-    (SynElo's rating, Elo's: the strength the splits balance)."""
+def sums_pool(
+    admin: httpx.Client, model: str, ratings: dict[str, int], uneven: str = "sums"
+) -> str:
+    """A pool of a model without a split logit (SynElo with the seed's sums), its players set
+    to these ratings by an admin (SynElo's rating, Elo's: the strength the splits balance);
+    `uneven` "headcount": a SynElo pool that has one (F1u)."""
     name = f"s{uuid.uuid4().hex[:12]}"
     body: dict[str, Any] = {"name": name, "team_size": 64, "model": model}
+    if model == "synelo":
+        body["params"] = {"uneven": uneven}
     r = admin.post("/v1/pools", json=body)
     assert r.status_code == 201, r.text
     for player, rating in ratings.items():
@@ -288,6 +296,43 @@ def test_a_model_without_a_logit_splits_every_player_by_sums(
         (split,) = client.splits(everyone[:7], mode="all-play")
         assert split.k == 3 and split.bench == [] and split.logit is None
         assert split.gap == least_gap(ratings, everyone[:7], []) and split.optimal
+
+
+def test_a_headcount_synelo_pool_splits_every_player_by_f1u(
+    admin: httpx.Client, server: httpx.Client
+) -> None:
+    """A new SynElo pool predicts k + 1 against k by F1u, so its all-play split is the least
+    |logit| of F1u (W12 on its line), not F1's least sum gap: the balancer and the
+    prediction agree."""
+    rng = random.Random("headcount")
+    ratings = {p: round(rng.gauss(1500, 350)) for p in PLAYERS + [steam(n) for n in (210, 211)]}
+    name = sums_pool(admin, "synelo", ratings, uneven="headcount")
+    model = service_model("synelo", {"theta": 100.0 * 64, "uneven": "headcount"})
+    everyone = list(ratings)
+    for n in (5, 9, 11):
+        players = everyone[:n]
+        r = server.post(f"/v1/pools/{name}/splits", json={"players": players, "mode": "all-play"})
+        assert r.status_code == 200, r.text
+        (split,) = r.json()["splits"]
+        assert split["bench"] == [] and split["optimal"] is True
+        logit = model.split_logit(
+            [float(ratings[p]) for p in split["A"]], [float(ratings[p]) for p in split["B"]], {}
+        )
+        assert split["logit"] == pytest.approx(logit, abs=1e-9)
+        least = min(
+            abs(
+                model.split_logit(
+                    [float(ratings[p]) for p in small],
+                    [float(ratings[p]) for p in players if p not in small],
+                    {},
+                )
+            )
+            for small in itertools.combinations(players, n // 2)
+        )
+        assert abs(logit) == pytest.approx(least, abs=1e-9)
+        # and F1's least sum gap is another split here: the rule changed what is chosen
+        if n == 11:
+            assert split["gap"] != least_gap(ratings, players, [])
 
 
 def test_a_trueskill_pool_splits_all_play_by_its_strengths(

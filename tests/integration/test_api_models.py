@@ -66,7 +66,8 @@ def facts(body: dict[str, Any]) -> RoundFacts:
         body["winner"],
         None if part is None else tuple(part["A"]),
         None if part is None else tuple(part["B"]),
-        {key: body[key] for key in ("positions", "player_scores")},
+        # the service dates these rounds by their arrival: all on one day (whr's W11), as here
+        {"day": 0, **{key: body[key] for key in ("positions", "player_scores")}},
     )
 
 
@@ -292,8 +293,9 @@ def test_prediction_checks_its_body_and_answers_synelo_pools_too(
     teams = {"A": [steam(1), steam(2)], "B": [steam(3)]}
     r = server.post(f"/v1/pools/{pool}/predict", json={"teams": teams})
     assert r.status_code == 200
-    # Θ 2400, everyone at R_0 1000: 2000 against 1000
-    assert r.json()["p_a"] == pytest.approx(1 / (1 + pow(2.718281828459045, -1000 / 2400)))
+    # everyone at R_0 1000, two against one: F1u, the sums at two players (2000 against
+    # 2000) and ln(2/1) for the larger side: 1/(1 + 1/2) = 2/3
+    assert r.json()["p_a"] == pytest.approx(2 / 3)
     bad = [
         ({"teams": teams, "score": [10, 4]}, ["body", "score"]),
         ({"teams": {"A": [steam(1)], "B": [steam(1)]}}, ["body", "teams", "B", 0]),

@@ -64,6 +64,17 @@ def run_import(
     return done.returncode, done.stdout, done.stderr
 
 
+def export_journal(live: LiveServer, folder: Path, pool: str) -> Path:
+    """`synelo import journal` of the pool into `folder`/export.jsonl, run to its end."""
+    exported = folder / "export.jsonl"
+    url = live.store.engine.url.render_as_string(hide_password=False)
+    done = run_in(
+        folder, ["import", "journal", "--pool", pool, "-o", str(exported)], SYNELO_DATABASE_URL=url
+    )
+    assert done.returncode == 0, done.stderr
+    return exported
+
+
 def write_lines(path: Path, lines: list[Any]) -> Path:
     path.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
     return path
@@ -168,14 +179,7 @@ def test_a_pools_journal_export_imports_into_another_pool(
     for i, times in enumerate([{"ended_at": ended.isoformat()}, {}]):
         body = {**as_report(season(2)[i]), **times}
         assert server.post(f"/v1/pools/{source}/rounds", json=body).status_code == 201
-    exported = tmp_path / "export.jsonl"
-    url = live.store.engine.url.render_as_string(hide_password=False)
-    done = run_in(
-        tmp_path,
-        ["import", "journal", "--pool", source, "-o", str(exported)],
-        SYNELO_DATABASE_URL=url,
-    )
-    assert done.returncode == 0, done.stderr
+    exported = export_journal(live, tmp_path, source)
     code, out, err = run_import(live, tmp_path, copy, exported)
     assert code == 0, err
     assert "rated 2 new rounds" in out
@@ -281,3 +285,40 @@ def test_an_import_beside_a_running_serve_loses_no_update(
     assert imported == sorted(imported)  # in the file's order
     assert any(imported[0] < seq[r["round_id"]] < imported[-1] for r in posted)  # interleaved
     assert_stored_as_replayed(live, pool, events, sent)
+
+
+def test_a_history_without_times_imports_into_a_whr_pool_on_the_virtual_clock(
+    live: LiveServer, admin: httpx.Client, server: httpx.Client, tmp_path: Path
+) -> None:
+    """Rounds imported without a time are received in one go, but are not one day: they are
+    marked `undated` and W11's virtual clock dates them, as the model rates them offline and
+    as a replay of the pool's export does (which gives them no time either)."""
+    from synelo.models import RoundFacts
+    from synelo.models.whr import Whr
+
+    name = f"i{uuid.uuid4().hex[:12]}"
+    body = {"name": name, "team_size": 1, "model": "whr", "public": True}
+    assert admin.post("/v1/pools", json=body).status_code == 201
+    rng = random.Random(11)
+    players = [steam(n) for n in range(1, 5)]
+    matches = []
+    for i in range(16):
+        a, b = rng.sample(players, 2)
+        matches.append({"id": f"m{i}", "teams": {"A": [a], "B": [b]}, "winner": "A"})
+    code, _, err = run_import(live, tmp_path, name, write_lines(tmp_path / "h.jsonl", matches))
+    assert code == 0, err
+    model, states, context = Whr(), {}, {}
+    for match in matches:
+        facts = RoundFacts((match["teams"]["A"][0],), (match["teams"]["B"][0],), "A")
+        keys = model.context_keys(facts)
+        rated = model.rate(states, facts, {k: context[k] for k in keys if k in context})
+        states.update(rated.states)
+        context.update(rated.context)
+    shown = server.post(f"/v1/pools/{name}/players/lookup", json={"steam_ids": players})
+    assert shown.status_code == 200, shown.text
+    for player in shown.json()["players"]:
+        assert player["skill"] == model.fields(states[player["steam_id"]])
+    assert max(len(s.days) for s in states.values()) > 4  # 16 rounds of 4 players: 8 days
+    exported = export_journal(live, tmp_path, name)
+    rows = [orjson.loads(line) for line in exported.read_bytes().splitlines()[1:]]
+    assert len(rows) == 16 and not any("time" in row for row in rows)

@@ -130,3 +130,38 @@ def test_an_uneven_world_shows_what_whrs_epad_learns(tmp_path: Path) -> None:
     assert scores["simple"]["2v2"]["log_loss"] == pytest.approx(
         scores["none"]["2v2"]["log_loss"], abs=0.02
     )
+
+
+def test_the_shape_switches_write_a_1v1_without_times_sides_or_commanders(
+    tmp_path: Path,
+) -> None:
+    """--team-size 1 --no-commanders --no-sides --no-times: rows without `time`, `sides`
+    and `commanders`, one player a side, which a replay reads; a 1v1 with commanders and a
+    switch another world does not have are refused with a message."""
+    history, truth = tmp_path / "h.jsonl", tmp_path / "t.json"
+    runner = CliRunner()
+    base = ["simulate-history", str(history), "--truth", str(truth), "--matches", "300"]
+    made = runner.invoke(
+        app,
+        [*base, "--players", "12", "--team-size", "1", "--no-commanders", "--no-sides"]
+        + ["--no-times", "--scores"],
+    )
+    assert made.exit_code == 0, made.output
+    said = " ".join(made.output.split())
+    assert "(1v1, with scores, no sides, no commanders, no times, seed 1)" in said
+    rows = [json.loads(line) for line in history.read_text().splitlines()[1:]]
+    assert len(rows) == 300
+    assert all(len(r["teams"]["A"]) == len(r["teams"]["B"]) == 1 for r in rows)
+    assert not any({"time", "sides", "commanders"} & set(r) for r in rows)
+    assert all("scores" in r for r in rows)
+    replayed = runner.invoke(app, ["replay", str(history), "--model", "whr"])
+    assert replayed.exit_code == 0, replayed.output
+
+    chair = runner.invoke(app, [*base, "--team-size", "1"])
+    assert chair.exit_code == 1 and "--no-commanders" in " ".join(chair.output.split())
+    assert "Traceback" not in chair.output
+    for switch in ("--no-times", "--no-sides", "--no-commanders"):
+        other = runner.invoke(app, [*base, "--world", "foosball", switch])
+        assert other.exit_code == 1 and f"does not take {switch}" in other.output
+    zero = runner.invoke(app, [*base, "--team-size", "0"])
+    assert zero.exit_code == 2 and "--team-size" in zero.output

@@ -173,6 +173,7 @@ PUBLIC = {
         "rate_player",
         "rate_round",
         "revised_convergence",
+        "roster_probability",
         "round_half_even",
         "round_score",
         "seed_convergence",

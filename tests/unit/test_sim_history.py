@@ -265,7 +265,8 @@ def test_the_default_world_has_no_uneven_round() -> None:
         ({"players": 7}, "cannot fill a 4v4"),
         ({"players": 8, "uneven_share": 0.1}, "cannot fill a 5v4"),
         ({"uneven_share": 1.5}, "uneven_share"),
-        ({"team_size": 1, "players": 10}, "at least 2"),
+        ({"team_size": 1, "players": 10}, "turn commanders off"),
+        ({"team_size": 0, "players": 10, "commanders": False}, "at least 1"),
         ({"leave_rate": 1.5}, "leave_rate"),
         ({"matches": 0}, "at least 1"),
     ],
@@ -273,3 +274,49 @@ def test_the_default_world_has_no_uneven_round() -> None:
 def test_bad_configs_are_refused(change: dict[str, Any], message: str) -> None:
     with pytest.raises(ValueError, match=message):
         generate(HistoryWorldConfig(**{**SMALL.to_json(), **change}))
+
+
+def _without(line: dict[str, Any], *keys: str) -> dict[str, Any]:
+    return {k: v for k, v in line.items() if k not in keys}
+
+
+def test_a_world_without_times_is_the_default_world_without_its_times() -> None:
+    """`times=False` draws nothing of its own: every row is the default's but its `time`."""
+    lines, truth = generate(SMALL)
+    bare, bare_truth = generate(HistoryWorldConfig(**{**SMALL.to_json(), "times": False}))
+    assert all("time" not in x for x in bare[1:])
+    assert bare[1:] == [_without(x, "time") for x in lines[1:]]
+    assert bare_truth["players"] == truth["players"] and bare_truth["config"]["times"] is False
+    assert "no times" in bare[0]["notes"][-1] and "times" not in truth["config"]
+
+
+def test_a_symmetric_world_has_no_sides_offsets_biases_nor_commanders() -> None:
+    """`sides=False` and `commanders=False`: the same rosters, maps and lengths as the
+    default world, every offset, bias and commanding skill 0, no `sides` nor `commanders`."""
+    lines, _ = generate(SMALL)
+    config = HistoryWorldConfig(**{**SMALL.to_json(), "sides": False, "commanders": False})
+    plain, truth = generate(config)
+    same = ("teams", "map", "duration", "time")
+    assert [{k: x[k] for k in same} for x in plain[1:]] == [
+        {k: x[k] for k in same} for x in lines[1:]
+    ]
+    assert all("sides" not in x and "commanders" not in x for x in plain[1:])
+    assert {p["offset"] for p in truth["players"].values()} == {0.0}
+    assert {p["command"] for p in truth["players"].values()} == {0.0}
+    assert set(truth["maps"].values()) == {0.0}
+
+
+def test_a_1v1_world_without_commanders() -> None:
+    """A 1v1 has one player a side and no chair; skill decides most rounds."""
+    config = HistoryWorldConfig(
+        players=20, matches=800, team_size=1, maps=2, commanders=False, leave_rate=0.0, seed=4
+    )
+    lines, truth = generate(config)
+    assert all(len(x["teams"]["A"]) == len(x["teams"]["B"]) == 1 for x in lines[1:])
+    assert all("commanders" not in x for x in lines[1:])
+    skill = {p: v["skill"] for p, v in truth["players"].items()}
+    better = sum(
+        (skill[x["teams"]["A"][0]] > skill[x["teams"]["B"][0]]) == (x["winner"] == "A")
+        for x in lines[1:]
+    )
+    assert better / config.matches > 0.7  # σ(Δs/2) with Δs of sd 2.5·√2: 0.75 expected

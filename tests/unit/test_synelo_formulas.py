@@ -25,6 +25,7 @@ from synelo.ratings import (
     k_factor,
     rate_player,
     rate_round,
+    roster_probability,
     round_score,
     seed_theta,
     updated_rating,
@@ -150,6 +151,36 @@ def test_f1_rate_round_uses_roster_sums() -> None:
     assert (rr.sum_a, rr.sum_b) == (2200, 2000)
     assert close(rr.p_a, 0.520821285372743)
     assert rr.changes == ()
+
+
+def test_f1u_an_extra_player_is_worth_the_headcount_log_ratio() -> None:
+    # 2 against 1, every rating 1500: each sum at 2 players, 3000 − 3000 = 0, + ln(2/1):
+    # P_A = 1/(1 + 1/2) = 2/3 (F1 would say 1/(1 + e^−7.5) = 0.99945)
+    assert close(roster_probability(3000, 2, 1500, 1, 200), 2 / 3)
+    assert close(roster_probability(1500, 1, 3000, 2, 200), 1 / 3)
+    # 3200 against 1500: (3200 − 3000)/200 + ln 2 = 1.6931471805599454,
+    # P_A = 1/(1 + e^−1/2) = 1/1.1839397205857212 = 0.8446375965030364
+    assert close(roster_probability(3200, 2, 1500, 1, 200), 0.8446375965030364)
+    # 7 at 1500 against 6 at 1550, Θ 600: (10500 − 7·9300/6)/600 + ln(7/6)
+    # = −350/600 + 0.15415067982725836 = −0.429182653506075 → 0.39432152324402037
+    assert close(roster_probability(10500, 7, 9300, 6, 600), 0.39432152324402037)
+    # rosters of one size: F1 itself
+    assert roster_probability(2200, 2, 2000, 2, 2400) == win_probability(2200, 2000, 2400)
+
+
+def test_f1u_rates_an_uneven_round_of_a_headcount_pool_only() -> None:
+    """New pools take `uneven` "headcount"; stored parameters without it load as the seed's
+    "sums" (the dataclass's default), and rate as they did: 1500/Θ 2400 → σ(0.625)."""
+    rr = rate_round([1600, 1400], [1500], [], "A", P.with_changes(uneven="headcount"))
+    assert (rr.sum_a, rr.sum_b) == (3000, 1500)
+    assert close(rr.p_a, 2 / 3)
+    assert P.uneven == SynEloParams.from_dict({"theta": 2400.0}).uneven == "sums"
+    seed = rate_round([1600, 1400], [1500], [], "A", P)
+    # exp(−0.625) = 0.5352614285189903 → 1/1.5352614285189903 = 0.6513548646660542
+    assert close(seed.p_a, 0.6513548646660542)
+    assert roster_probability(3000, 2, 1500, 1, 2400, headcount=False) == seed.p_a
+    with pytest.raises(ParameterError):
+        SynEloParams(uneven="mean")  # type: ignore[arg-type]
 
 
 def test_f1_mid_round_joiner_does_not_change_p() -> None:
@@ -519,3 +550,22 @@ def test_f6_brier_score() -> None:
     ]
     assert terms == [0.25, 0.5625, 0.0]
     assert close(brier_score(iter(terms)), 0.2708333333333333)
+
+
+def test_w12_on_f1u_a_headcount_pools_split_logit_is_its_prediction() -> None:
+    """A headcount pool's all-play split is scored by F1u's logit, so the balancer and the
+    prediction agree; the seed's sums keep F1's least sum gap (no split logit)."""
+    from synelo.models import create_model
+
+    model = create_model("synelo", {"theta": 600.0, "uneven": "headcount"})
+    assert model.has_split_logit()
+    # 7 at 1500 against 6 at 1550 (test above): logit −0.429182653506075
+    logit = model.split_logit([1500.0] * 7, [1550.0] * 6, {})
+    assert close(logit, -0.429182653506075)
+    assert close(1 / (1 + math.exp(-logit)), roster_probability(10500, 7, 9300, 6, 600))
+    # the linear form the exact solver uses: c·(mean_A − mean_B) + b, c = 7/600, b = ln(7/6)
+    c, b = model.split_line(7, 6, {}) or (0.0, 0.0)
+    assert close(c, 7 / 600) and close(b, math.log(7 / 6))
+    # even rosters: F1 itself
+    assert close(model.split_logit([1600.0, 1400.0], [1400.0, 1400.0], {}), 200 / 600)
+    assert not create_model("synelo", {"theta": 600.0, "uneven": "sums"}).has_split_logit()

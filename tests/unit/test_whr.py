@@ -11,7 +11,8 @@ import pytest
 import scipy.optimize
 
 from synelo.models import ParameterError, RoundFacts
-from synelo.models.whr import EPAD, Whr, round_day
+from synelo.models.rounds import UNDATED
+from synelo.models.whr import CLOCK, EPAD, VirtualClock, Whr, round_day, virtual_days
 from synelo.ratings.whr import (
     NATURAL,
     Anchor,
@@ -255,8 +256,9 @@ def test_an_uneven_prediction_carries_the_epad() -> None:
     b = PlayerDays(anchor=Anchor(to_natural(1500.0), 1.0))
     c = PlayerDays(anchor=Anchor(to_natural(2000.0), 1.0))
     states = {"a": a, "b": b, "c": c}
-    f = RoundFacts(("a", "b"), ("c",), "A")
+    f = RoundFacts(("a", "b"), ("c",), "A", extras={"day": 1})
     assert model.context_keys(f) == (EPAD + "1",)
+    assert model.context_keys(RoundFacts(("a", "b"), ("c",), "A")) == (EPAD + "1", CLOCK)
     assert model.predict(states, f) == pytest.approx(0.5)
     ctx = {EPAD + "1": {"mean": 0.4, "precision": 10.0}}
     assert model.predict(states, f, ctx) == pytest.approx(1 / (1 + math.exp(-0.4)))
@@ -264,12 +266,56 @@ def test_an_uneven_prediction_carries_the_epad() -> None:
 
 
 def test_a_rounds_day_comes_from_its_times() -> None:
-    """W11: `day`, else the UTC date of started_at, ended_at, then received_at."""
-    assert round_day({}) == 0
+    """W11: `day`, else the UTC date of started_at, ended_at, then received_at (not for a
+    round imported without a time); None without any (the virtual clock's)."""
+    assert round_day({}) is None
+    assert round_day({"received_at": "1970-01-03T23:59:59+00:00", UNDATED: True}) is None
+    assert round_day({"ended_at": "1970-01-02T01:00:00Z", UNDATED: True}) == 1
     assert round_day({"day": 12}) == 12
     assert round_day({"received_at": "1970-01-03T23:59:59+00:00"}) == 2
     assert round_day({"ended_at": "1970-01-02T01:00:00Z", "received_at": "1971-01-01"}) == 1
     assert round_day({"started_at": "1970-01-01T23:30:00-02:00", "ended_at": "1970-01-05"}) == 1
+
+
+def test_the_virtual_clock_gives_a_typical_player_a_round_a_day() -> None:
+    """W11 without a time, worked by hand: with n players seen, the day is ⌊t⌋, then t
+    moves on by m/n. a–b (n 2): day 0, t 1; a–b: day 1, t 2; c–d (n 4): day 2, t 2.5;
+    ab–cd: day 2, t 3.5; a–c: day 3, t 4."""
+    clock = VirtualClock()
+    days = []
+    for played, new in ((2, 2), (2, 0), (2, 2), (4, 0), (2, 0)):
+        day, clock = clock.tick(played, new)
+        days.append(day)
+    assert days == [0, 1, 2, 2, 3]
+    assert clock == VirtualClock(4.0, 4)
+    rounds = [("a", "b"), ("a", "b"), ("c", "d"), ("a", "b", "c", "d"), ("a", "c")]
+    assert virtual_days([(r, None) for r in rounds]) == [0, 1, 2, 2, 3]
+    # a dated round keeps its day and moves no clock; its players are not new after it
+    assert virtual_days([(("a", "b"), 7), (("a", "c"), None), (("a", "c"), None)]) == [7, 0, 2]
+
+
+def test_rounds_without_a_time_are_dated_by_the_clock_online_and_in_the_fit() -> None:
+    """The online rounds and the full fit give a history without times the same days
+    (W11), and the clock sits in the pool's context."""
+    model = Whr()
+    states: dict[str, PlayerDays] = {}
+    context: dict[str, object] = {}
+    sides = [(("a",), ("b",)), (("a",), ("b",)), (("c",), ("d",)), (("a", "b"), ("c", "d"))]
+    rounds = [RoundFacts(a, b, "A") for a, b in sides]
+    for facts in rounds:
+        assert CLOCK in model.context_keys(facts)
+        rated = model.rate(states, facts, {CLOCK: context[CLOCK]} if context else {})
+        states.update(rated.states)
+        context.update(rated.context)
+    assert context[CLOCK] == {"time": 3.5, "players": 4}
+    assert {p: states[p].days for p in "abcd"} == {
+        "a": [0, 1, 2],
+        "b": [0, 1, 2],
+        "c": [2],
+        "d": [2],
+    }
+    fitted = model.fit(states, rounds, {})
+    assert {p: fitted.players[p].days for p in "abcd"} == {p: states[p].days for p in "abcd"}
 
 
 def test_a_round_with_a_side_that_did_not_play_teaches_nothing() -> None:

@@ -180,7 +180,10 @@ def simulate_history_cmd(
         ),
     ] = None,
     team_size: Annotated[
-        int, typer.Option(min=2, max=32, help="players a team (8: 8v8; ns2 only)")
+        int,
+        typer.Option(
+            min=1, max=32, help="players a team (8: 8v8; 1 needs --no-commanders; ns2 only)"
+        ),
     ] = 8,
     seed: Annotated[int, typer.Option(help="random seed")] = 1,
     uneven_share: Annotated[
@@ -204,10 +207,29 @@ def simulate_history_cmd(
             help="each round reports both sides' points from its latent margin (ns2 only)",
         ),
     ] = False,
+    sides: Annotated[
+        bool,
+        typer.Option(
+            "--sides/--no-sides",
+            help="side offsets and map biases; --no-sides: a symmetric game (ns2 only)",
+        ),
+    ] = True,
+    commanders: Annotated[
+        bool,
+        typer.Option(
+            "--commanders/--no-commanders",
+            help="a commander a team, in a chair; --no-commanders: everyone fights (ns2 only)",
+        ),
+    ] = True,
+    times: Annotated[
+        bool,
+        typer.Option("--times/--no-times", help="--no-times: the rows carry no `time` (ns2 only)"),
+    ] = True,
 ) -> None:
     """An open-loop simulated world: write its history and the hidden truth for `synelo
     replay --truth`. ns2 (the default): side offsets, maps, commanders, late joiners and
-    leavers, optionally k + 1 against k rounds; foosball: 2v2 to 10 goals with offense and
+    leavers, optionally k + 1 against k rounds, scores, a symmetric game, no commanders
+    or no times; foosball: 2v2 to 10 goals with offense and
     defense skills; scoreboard: Sector's Edge-like modes with parties and points."""
     import time
     from dataclasses import replace
@@ -220,6 +242,9 @@ def simulate_history_cmd(
             "--extra-player-bonus": extra_player_bonus != 0.0,
             "--leave-rate": leave_rate != 0.15,
             "--scores": scores,
+            "--no-sides": not sides,
+            "--no-commanders": not commanders,
+            "--no-times": not times,
         }
         if given := [name for name, changed in ns2_only.items() if changed]:
             raise fail(f"--world {world} does not take {', '.join(given)} (ns2 only)")
@@ -267,6 +292,9 @@ def simulate_history_cmd(
         extra_player_bonus=extra_player_bonus,
         leave_rate=leave_rate,
         scores=scores,
+        sides=sides,
+        commanders=commanders,
+        times=times,
     )
     try:
         n = write(config, out, truth)
@@ -276,6 +304,9 @@ def simulate_history_cmd(
         f"{team_size}v{team_size}"
         + (f", {uneven_share:.0%} {team_size + 1}v{team_size}" if uneven_share > 0 else "")
         + (", with scores" if scores else "")
+        + (", no sides" if not sides else "")
+        + (", no commanders" if not commanders else "")
+        + (", no times" if not times else "")
     )
     console.print(
         f"wrote {n:,} matches of {players:,} players ({shape}, seed {seed}) "

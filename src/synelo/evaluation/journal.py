@@ -2,8 +2,8 @@
 
 Each rated round becomes a match, in `seq` order, from the report the pool stored: the
 rosters at round start as the teams, the participants where they differ, the winner, the
-map, the time (`started_at` if reported, else `ended_at`, else when it was rated) and every
-optional field.
+map, the time (`started_at` if reported, else `ended_at`, else when it was rated, none for a
+round imported without one) and every optional field.
 The history's header names the pool's rating model and carries its parameters, so that
 `synelo replay --model <the pool's model>` replays with the pool's own parameters (SynElo's
 Θ, K_max, window…; Elo's K…) and reproduces the stored ratings.
@@ -29,6 +29,7 @@ from typing import Any
 
 from synelo.domain import Change, JournalRound
 from synelo.evaluation.history import DETAIL_KEYS, AdminEvent, Match
+from synelo.models.rounds import UNDATED
 from synelo.store.repository import Store
 
 
@@ -72,7 +73,7 @@ def _from_report(rnd: JournalRound, report: dict[str, Any]) -> Match:
         team_a,
         team_b,
         rnd.winner,
-        time=datetime.fromisoformat(played) if played else rnd.created_at,
+        time=datetime.fromisoformat(played) if played else _received(rnd, report),
         scores=None if scores is None else (scores["A"], scores["B"]),
         map=rnd.map or None,
         mode=report.get("mode"),
@@ -80,6 +81,12 @@ def _from_report(rnd: JournalRound, report: dict[str, Any]) -> Match:
         participants=None if participants == (team_a, team_b) else participants,
         details={key: report[key] for key in DETAIL_KEYS if key in report} or None,
     )
+
+
+def _received(rnd: JournalRound, report: dict[str, Any]) -> datetime | None:
+    """When the round was rated, as its time, unless it was imported without one (`UNDATED`):
+    then it has none, as in the history it came from."""
+    return None if report.get(UNDATED) else rnd.created_at
 
 
 def import_journal(store: Store, pool_name: str) -> JournalImport:

@@ -340,6 +340,11 @@ class Model(ABC, Generic[S]):
         (an all-play model's objective: the solver minimises its absolute value)."""
         raise NotImplementedError(f"model {self.name!r} has no all-play splits")
 
+    def has_split_logit(self) -> bool:
+        """Whether `split_logit` scores this pool's all-play splits (W12): a model that
+        defines it, unless its parameters leave it out (SynElo's seed sums)."""
+        return type(self).split_logit is not Model.split_logit
+
     def split_line(
         self, size_a: int, size_b: int, context: Mapping[str, Any]
     ) -> tuple[float, float] | None:

@@ -16,6 +16,9 @@ from synelo.ratings.synelo import Side
 
 # The keys of a stored report (RoundReport.stored) that are not optional round fields.
 REPORT_BASE = ("round_id", "server_id", "winner", "teams", "participants")
+# A stored report's mark that it was imported from a history without a time for it
+# (`synelo pool import`): its received_at says when it was imported, not when it was played.
+UNDATED = "undated"
 INT_LIMIT = 2**31 - 1
 
 

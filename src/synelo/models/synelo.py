@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import math
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from synelo.models.base import (
@@ -24,7 +25,7 @@ from synelo.ratings import (
     k_factor,
     linear_theta,
     new_window,
-    win_probability,
+    roster_probability,
 )
 from synelo.ratings.params import (
     MAX_K,
@@ -81,6 +82,11 @@ def _parameters() -> dict[str, Param]:
             tune=(50.0, 5_000.0),
         ),
         "convergence": Param("revised", choices=("revised", "seed"), doc="F3's version"),
+        "uneven": Param(
+            "headcount",
+            choices=("headcount", "sums"),
+            doc="F1 for rosters of unequal size: F1u (headcount) or the seed's sums",
+        ),
     }
 
 
@@ -117,7 +123,9 @@ class SynElo(Model[PlayerRecord]):
         def total(players: tuple[str, ...]) -> int:
             return sum(states[p].rating if p in states else r0 for p in players)
 
-        return win_probability(total(round.team_a), total(round.team_b), self.synelo.theta)
+        a, b = round.team_a, round.team_b
+        headcount = self.synelo.uneven == "headcount"
+        return roster_probability(total(a), len(a), total(b), len(b), self.synelo.theta, headcount)
 
     def rate(
         self,
@@ -145,6 +153,32 @@ class SynElo(Model[PlayerRecord]):
 
     def is_new(self, state: PlayerRecord) -> bool:
         return is_new_record(state, self.synelo)
+
+    # --- all-play splits (W12 on F1u) ---------------------------------------------------------
+    def has_split_logit(self) -> bool:
+        """A headcount pool balances k + 1 against k by F1u's logit, the P it predicts; with
+        the seed's sums, the all-play split is F1's least sum gap (`all_play_by_sums`)."""
+        return self.synelo.uneven == "headcount"
+
+    def split_logit(
+        self,
+        strengths_a: Sequence[float],
+        strengths_b: Sequence[float],
+        context: Mapping[str, Any] = NO_CONTEXT,
+    ) -> float:
+        """logit P(A) of F1u (`roster_probability`): (n·Σ_A/n_A − n·Σ_B/n_B)/Θ + ln(n_A/n_B),
+        n the larger roster's size."""
+        c, b = self._line(len(strengths_a), len(strengths_b))
+        return c * (mean_of(strengths_a) - mean_of(strengths_b)) + b
+
+    def split_line(
+        self, size_a: int, size_b: int, context: Mapping[str, Any]
+    ) -> tuple[float, float] | None:
+        return self._line(size_a, size_b)
+
+    def _line(self, size_a: int, size_b: int) -> tuple[float, float]:
+        """F1u as c·(mean_A − mean_B) + b: c = n/Θ, b = ln(n_A/n_B)."""
+        return max(size_a, size_b) / self.synelo.theta, math.log(size_a / size_b)
 
     def season(
         self,

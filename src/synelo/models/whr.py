@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from datetime import UTC, date, datetime
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, NamedTuple
 
 import numpy as np
 
@@ -32,6 +32,7 @@ from synelo.models.base import (
     pulled,
     score_a,
 )
+from synelo.models.rounds import UNDATED
 from synelo.ratings.whr import (
     EPAD_PRIOR_SD,
     NATURAL,
@@ -50,18 +51,22 @@ from synelo.ratings.whr import (
 from synelo.ratings.whr_fit import FitGame, FitResult, fit
 
 EPAD = "epad:"  # a context entry per epad: {"mean": natural, "precision": 1/natural²}
+CLOCK = "whr.clock"  # W11's virtual clock, for rounds without a time
+TIME_KEYS = ("started_at", "ended_at", "received_at")
 EPOCH = date(1970, 1, 1)
 # W5 online: the sweeps over a round's players stop early once none moves more than this
 # (natural units: 0.002 Elo); `iterations` bounds them
 SETTLED = 1e-5
 
 
-def round_day(extras: Mapping[str, Any]) -> int:
+def round_day(extras: Mapping[str, Any]) -> int | None:
     """W11: the round's day: `day` when a history gives one, else the UTC date of
-    `started_at`, `ended_at` or `received_at`, as days since 1970-01-01 (0 without any)."""
+    `started_at`, `ended_at` or `received_at` (not an `undated` round's: an import's), as
+    days since 1970-01-01; None without any (W11's virtual clock dates it)."""
     if extras.get("day") is not None:
         return int(extras["day"])
-    for key in ("started_at", "ended_at", "received_at"):
+    keys = ("started_at", "ended_at") if extras.get(UNDATED) else TIME_KEYS
+    for key in keys:
         value = extras.get(key)
         if value:
             instant = (
@@ -72,7 +77,42 @@ def round_day(extras: Mapping[str, Any]) -> int:
             if instant.tzinfo is not None:
                 instant = instant.astimezone(UTC)
             return (instant.date() - EPOCH).days
-    return 0
+    return None
+
+
+class VirtualClock(NamedTuple):
+    """W11's clock for rounds without a time: `time` in virtual days, `players` seen."""
+
+    time: float = 0.0
+    players: int = 0
+
+    def tick(self, played: int, newcomers: int) -> tuple[int, VirtualClock]:
+        """W11, a round without a time: with n the players seen, this round's `newcomers`
+        included, its day is ⌊t⌋ and the clock moves on by m/n days, m the players who
+        `played` it; so the typical player plays about one round a virtual day."""
+        seen = self.players + newcomers
+        return math.floor(self.time), VirtualClock(self.time + played / max(seen, 1), seen)
+
+    def encode(self) -> dict[str, float]:
+        return {"time": self.time, "players": self.players}
+
+    @classmethod
+    def decode(cls, entry: Mapping[str, Any] | None) -> VirtualClock:
+        return cls(float(entry["time"]), int(entry["players"])) if entry else cls()
+
+
+def virtual_days(rounds: Sequence[tuple[Sequence[str], int | None]]) -> list[int]:
+    """W11 over a whole history, as the online rounds date it: each round's day, given each
+    round's players and its own day (None: the virtual clock's; a player is new the first
+    time they play)."""
+    clock, seen, out = VirtualClock(), set[str](), []
+    for players, day in rounds:
+        if day is None:
+            newcomers = len(set(players) - seen)
+            day, clock = clock.tick(len(players), newcomers)
+        seen.update(players)
+        out.append(day)
+    return out
 
 
 class Whr(Model[PlayerDays]):
@@ -173,7 +213,8 @@ class Whr(Model[PlayerDays]):
             *self._names(len(round.team_a), len(round.team_b)),
             *self._names(len(round.rated_a), len(round.rated_b)),
         }
-        return tuple(EPAD + n for n in sorted(names))
+        clock = (CLOCK,) if round_day(round.extras) is None else ()
+        return (*(EPAD + n for n in sorted(names)), *clock)
 
     def epads(self, context: Mapping[str, Any]) -> dict[str, float]:
         """The epads in natural units, by name, from the pool's context."""
@@ -215,6 +256,11 @@ class Whr(Model[PlayerDays]):
         players = {p: self.state_of(states, p).copy() for p in (*side_a, *side_b)}
         if not side_a or not side_b:  # nobody played against them: nothing to learn
             return Rated(p_a, players)
+        ticked: dict[str, Any] = {}
+        if day is None:
+            newcomers = sum(not players[p].days for p in players)
+            day, clock = VirtualClock.decode(context.get(CLOCK)).tick(len(players), newcomers)
+            ticked[CLOCK] = clock.encode()
         today = {p: players[p].open_day(day) for p in players}
         epad = self.epads(context)
         ra = [float(players[p].r[today[p]]) for p in side_a]
@@ -253,7 +299,7 @@ class Whr(Model[PlayerDays]):
             state = players[p]
             state.variance = variance
             fold_days(state, self.drift, self.window)
-        return Rated(p_a, players, changed)
+        return Rated(p_a, players, {**changed, **ticked})
 
     def _learn_epad(
         self,
@@ -345,10 +391,11 @@ class Whr(Model[PlayerDays]):
         """W10 over `rounds` (the sides as played), starting from the current ratings; the
         game weight each player played before them (`weights`) and the epads' prior
         (`epad_prior`) when a season came before them (S4)."""
+        played = [r for r in rounds if r.rated_a and r.rated_b]
+        days = virtual_days([((*r.rated_a, *r.rated_b), round_day(r.extras)) for r in played])
         games = [
-            FitGame(tuple(r.rated_a), tuple(r.rated_b), round_day(r.extras), score_a(r.winner))
-            for r in rounds
-            if r.rated_a and r.rated_b
+            FitGame(tuple(r.rated_a), tuple(r.rated_b), day, score_a(r.winner))
+            for r, day in zip(played, days, strict=True)
         ]
         start = {p: s.rating for p, s in states.items()}
         return fit(

@@ -8,6 +8,8 @@ from typing import Any, Final, Literal
 
 Convergence = Literal["seed", "revised"]
 CONVERGENCES: Final = ("seed", "revised")  # F3's versions, by name (docs/maths/rating.md)
+Uneven = Literal["sums", "headcount"]
+UNEVENS: Final = ("sums", "headcount")  # F1 or F1u for rosters of unequal size
 
 # Bounds on new parameter values (settings, a new pool's overrides): past them a pool's later
 # rounds would break (a rating or count overflowing its column, a date before year 1) or the
@@ -95,6 +97,10 @@ class SynEloParams:
     # field existed (pools, journal headers) load as they rated; new pools get the
     # setting SYNELO_CONVERGENCE ("revised" unless set), the replay's model "revised".
     convergence: Convergence = "seed"
+    # F1 for rosters of unequal size: the seed's sums, or F1u's "headcount". The dataclass
+    # keeps the seed's, so that stored parameters from before it load as they rated; new
+    # pools and the replay of a history that is not a pool's export take "headcount".
+    uneven: Uneven = "sums"
 
     def __post_init__(self) -> None:
         """The model's own invariants (stored pools are loaded through this too)."""
@@ -112,6 +118,8 @@ class SynEloParams:
             )
         if self.convergence not in CONVERGENCES:
             raise ParameterError(("convergence",), "must be 'seed' or 'revised'")
+        if self.uneven not in UNEVENS:
+            raise ParameterError(("uneven",), "must be 'sums' or 'headcount'")
 
     def within_bounds(self) -> SynEloParams:  # noqa: C901
         """These parameters, if every one is a finite number inside the bounds above; else

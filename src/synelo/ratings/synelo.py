@@ -52,6 +52,29 @@ def win_probability(sum_a: float, sum_b: float, theta: float) -> float:
     return e / (1.0 + e)
 
 
+def roster_probability(
+    sum_a: float, size_a: int, sum_b: float, size_b: int, theta: float, headcount: bool = True
+) -> float:
+    """F1 over rosters of any size: P_A = σ((Σ_A − Σ_B)/Θ) when they have as many players
+    (F1 itself), or without `headcount` (the seed's F1: a pool's `uneven` "sums"); for
+    k + j against k, each sum is taken at the larger roster's size n,
+    n·Σ/size (the smaller roster's mean filling its empty places), and the larger side is
+    ahead by the log-ratio of the headcounts (F1u):
+
+        P_A = σ((n·Σ_A/n_A − n·Σ_B/n_B)/Θ + ln(n_A/n_B)).
+
+    A rating sum carries the ratings' origin (k·R_0), which Θ was never scaled for: an extra
+    player would otherwise count R_0/Θ logits, 7.5 at 2v2's defaults."""
+    if not headcount or size_a == size_b or size_a <= 0 or size_b <= 0:
+        return win_probability(sum_a, sum_b, theta)
+    n = max(size_a, size_b)
+    x = (n * sum_a / size_a - n * sum_b / size_b) / theta + math.log(size_a / size_b)
+    if x >= 0:
+        return 1.0 / (1.0 + math.exp(-x))
+    e = math.exp(x)
+    return e / (1.0 + e)
+
+
 def expected_score(p_a: float, side: Side) -> float:
     """F2: P_i = P_A on team A, 1 − P_A on team B (the same for mid-round joiners)."""
     return p_a if side == "A" else 1.0 - p_a
@@ -291,6 +314,7 @@ class Rater:
         self.w_vel, self.w_wre, self.w_vol = params.w_vel, params.w_wre, params.w_vol
         self.k_max, self.wre_scale = params.k_max, params.wre_scale
         self.revised = params.convergence == "revised"
+        self.headcount = params.uneven == "headcount"
 
     def rate(self, rec: PlayerRecord, p: float, s: float) -> tuple[float, int]:
         """(K, R') for one participant with expected score `p` and score `s`.
@@ -336,7 +360,7 @@ class Rater:
         sum_b = 0
         for rec in recs_b:
             sum_b += rec.rating
-        p_a = win_probability(sum_a, sum_b, self.theta)
+        p_a = roster_probability(sum_a, len(recs_a), sum_b, len(recs_b), self.theta, self.headcount)
         self._move(recs_a, recs_b, p_a, winner)
         return p_a
 
@@ -352,7 +376,14 @@ class Rater:
         """`play` for a round whose participants differ from its round-start rosters, as
         the service rates it: P_A from the rosters' sums (F1), then F2–F5 for each
         participant on their side. Returns P_A."""
-        p_a = win_probability(book.rating_sum(team_a), book.rating_sum(team_b), self.theta)
+        p_a = roster_probability(
+            book.rating_sum(team_a),
+            len(team_a),
+            book.rating_sum(team_b),
+            len(team_b),
+            self.theta,
+            self.headcount,
+        )
         self._move(book.team(participants_a), book.team(participants_b), p_a, winner)
         return p_a
 
@@ -431,12 +462,16 @@ def rate_round(
     winner: Winner,
     params: SynEloParams,
 ) -> RoundRating:
-    """Rate a round: P from the round-start rosters' ratings (F1), then F2–F5 per participant.
+    """Rate a round: P from the round-start rosters' ratings (F1, F1u), then F2–F5 per
+    participant.
 
     Pure apart from caching each record's C; call `apply_change` to move a record forward.
     """
-    sum_a, sum_b = sum(roster_a), sum(roster_b)
-    p_a = win_probability(sum_a, sum_b, params.theta)
+    ratings_a, ratings_b = list(roster_a), list(roster_b)
+    sum_a, sum_b = sum(ratings_a), sum(ratings_b)
+    p_a = roster_probability(
+        sum_a, len(ratings_a), sum_b, len(ratings_b), params.theta, params.uneven == "headcount"
+    )
     return RoundRating(p_a, sum_a, sum_b, rate_participants(participants, p_a, winner, params))
 
 

@@ -56,6 +56,12 @@ class ParamsIn(BaseModel):
         description="F3's version: 'revised' (default SYNELO_CONVERGENCE) or 'seed', the "
         "seed design's (with an explicit theta, rates exactly as pools made before it)",
     )
+    uneven: Literal["headcount", "sums"] | None = Field(
+        None,
+        description="F1 for rosters of unequal size: 'headcount' (F1u, new pools' default: "
+        "each sum at the larger roster's size, plus ln(n_A/n_B)) or 'sums', the seed's "
+        "(pools made before F1u)",
+    )
 
 
 class AutoTuneIn(BaseModel):

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +31,7 @@ from pydantic import ValidationError
 from synelo.domain import Pool, RoundConflict, RoundReport, SubmitResult, pool_model
 from synelo.evaluation.history import AdminEvent, HistoryError, Match, read_history
 from synelo.models import RoundError
-from synelo.models.rounds import report_facts
+from synelo.models.rounds import UNDATED, report_facts
 from synelo.schemas import RoundIn
 from synelo.service.api.round_body import check_round, to_report
 from synelo.store.repository import Store
@@ -125,6 +125,8 @@ def plan_import(path: Path, pool: Pool, server_id: str) -> ImportPlan:
             continue
         try:
             report = to_report(RoundIn.model_validate(report_body(match, server_id)), pool)
+            if match.time is None:  # received now, but played at no time the history says
+                report = replace(report, extras={**report.extras, UNDATED: True})
             if model is not None:
                 check_round(model, report_facts(report.stored()))
         except (ValidationError, RequestValidationError) as exc:

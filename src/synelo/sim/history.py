@@ -26,6 +26,15 @@ the uniform number the winner is drawn with (A wins when u < σ(L), that is when
 z is L plus a standard logistic noise and P(A wins) stays σ(L); the scores are
 100 + SCORE_UNIT·z/2 for A and 100 − SCORE_UNIT·z/2 for B. The winner and every other draw
 are those of the world without scores.
+
+Other shapes, for checking models on every shape of history (docs/evaluation.md, "History
+shapes"), each off by default and drawing the same random numbers as the default world, so a
+seed gives the same rounds with or without them:
+- `sides=False`: a symmetric game. Nobody has a side offset and no map favours a side
+  (both 0 in the truth), and the rows carry no `sides`.
+- `commanders=False`: nobody sits in a chair; everyone fights, and the rows carry no
+  `commanders`. A 1v1 (`team_size` 1) needs it: its only player cannot both command and fight.
+- `times=False`: the rows carry no `time` (a history with no dates, as FRC's).
 """
 
 from __future__ import annotations
@@ -33,7 +42,7 @@ from __future__ import annotations
 import bisect
 import math
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime, timedelta
 from itertools import accumulate
 from pathlib import Path
@@ -51,6 +60,7 @@ BREAK = 60  # seconds between one round's end and the next one's start
 SHORTEST, LONGEST = 120, 3600  # a round's length is clipped to these (seconds)
 LIKES_COMMAND_WEIGHT = 10.0  # how much likelier a "likes to command" player takes the chair
 SCORE_BASE, SCORE_UNIT = 100.0, 10.0  # a round's scores: 100 ± 10·z/2 (see the module)
+SHAPE_SWITCHES = ("sides", "commanders", "times")  # on by default (see the module)
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +90,9 @@ class HistoryWorldConfig:
     uneven_share: float = 0.0  # rounds that start k + 1 against k (0: every round k against k)
     extra_player_bonus: float = 0.0  # logit for the larger side of an uneven round, beyond L
     scores: bool = False  # each round reports both sides' points (see the module)
+    sides: bool = True  # side offsets and map biases, and the rows' `sides`
+    commanders: bool = True  # one player a team commands from a chair
+    times: bool = True  # the rows carry a `time`
     seed: int = 1
 
     @property
@@ -101,8 +114,13 @@ class HistoryWorldConfig:
 
     def check(self) -> None:
         """ValueError naming what cannot make a world."""
-        if self.team_size < 2:
-            raise ValueError("team_size must be at least 2 (one commander and one more)")
+        if self.team_size < 1:
+            raise ValueError("team_size must be at least 1")
+        if self.team_size < 2 and self.commanders:
+            raise ValueError(
+                "a team of 1 cannot have a commander besides a fighter: turn commanders off "
+                "(--no-commanders)"
+            )
         if self.players < self.largest_roster:
             k = self.team_size
             shape = f"{k}v{k}" if self.largest_roster == 2 * k else f"{k + 1}v{k}"
@@ -123,6 +141,9 @@ class HistoryWorldConfig:
             command_sd=self.command_spread,
             command_weight=self.kappa,
         )
+        for name in SHAPE_SWITCHES:  # written only when off: the default truth stays as it was
+            if out[name]:
+                del out[name]
         return out
 
 
@@ -196,8 +217,9 @@ def generate(config: HistoryWorldConfig) -> tuple[list[dict[str, Any]], dict[str
     was before they existed."""
     config.check()
     rng = np.random.default_rng(config.seed)
-    pop = draw_population(config, rng)
-    biases = rng.normal(0.0, config.map_bias_sd, config.maps)
+    pop, biases = _switched_off(
+        config, draw_population(config, rng), rng.normal(0.0, config.map_bias_sd, config.maps)
+    )
     by_arrival = np.argsort(pop.arrival, kind="stable")
     arrivals = pop.arrival[by_arrival]
     skill, offset, command = pop.skill.tolist(), pop.offset.tolist(), pop.command.tolist()
@@ -218,9 +240,14 @@ def generate(config: HistoryWorldConfig) -> tuple[list[dict[str, Any]], dict[str
         a_marines = bool(rng.random() < 0.5)
         u_a, u_b = rng.random(2).tolist()
         chairs = (
-            _pick([chair_weight[p] for p in roster[:size_a]], u_a),
-            size_a + _pick([chair_weight[p] for p in roster[size_a:]], u_b),
+            (
+                _pick([chair_weight[p] for p in roster[:size_a]], u_a),
+                size_a + _pick([chair_weight[p] for p in roster[size_a:]], u_b),
+            )
+            if config.commanders
+            else ()
         )
+        seated = {roster[c] for c in chairs}  # in the chair, not fighting
         length = rng.lognormal(math.log(config.median_length), config.length_sigma)
         duration = float(min(max(round(length), SHORTEST), LONGEST))
         leaves = (rng.random(size) < config.leave_rate).tolist()
@@ -246,10 +273,10 @@ def generate(config: HistoryWorldConfig) -> tuple[list[dict[str, Any]], dict[str
                     skill[p] + offset[p] * (1 if on_a == a_marines else -1),
                 )
                 for p, on_a, start, end in played
-                if p not in (roster[chairs[0]], roster[chairs[1]])  # in the chair, not fighting
+                if p not in seated
             ],
             float(biases[m] if a_marines else -biases[m]),
-            command[roster[chairs[0]]] - command[roster[chairs[1]]],
+            command[roster[chairs[0]]] - command[roster[chairs[1]]] if chairs else 0.0,
             kappa,
         )
         u = float(rng.random())
@@ -273,10 +300,8 @@ def generate(config: HistoryWorldConfig) -> tuple[list[dict[str, Any]], dict[str
                 if a_marines
                 else {"A": OTHER_SIDE, "B": REFERENCE_SIDE}
             ),
-            "commanders": {"A": ids[roster[chairs[0]]], "B": ids[roster[chairs[1]]]},
         }
-        if config.scores:
-            line["scores"] = round_scores(logit, u)
+        _shape_row(config, line, [ids[roster[c]] for c in chairs], logit, u)
         partial = {
             ids[p]: {"from": start, "to": end}
             for p, _, start, end in played
@@ -287,6 +312,33 @@ def generate(config: HistoryWorldConfig) -> tuple[list[dict[str, Any]], dict[str
         lines.append(line)
         clock += int(duration) + BREAK
     return lines, truth(config, pop, biases)
+
+
+def _switched_off(
+    config: HistoryWorldConfig, pop: Population, biases: np.ndarray
+) -> tuple[Population, np.ndarray]:
+    """The world's figures with its switched-off features at 0: drawn all the same, so that
+    every later draw is the default world's."""
+    if not config.sides:
+        pop = replace(pop, offset=np.zeros_like(pop.offset))
+        biases = np.zeros_like(biases)
+    if not config.commanders:
+        pop = replace(pop, command=np.zeros_like(pop.command))
+    return pop, biases
+
+
+def _shape_row(
+    config: HistoryWorldConfig, line: dict[str, Any], chairs: list[str], logit: float, u: float
+) -> None:
+    """A row's commanders and scores, and no `sides` nor `time` when they are switched off."""
+    if chairs:
+        line["commanders"] = {"A": chairs[0], "B": chairs[1]}
+    if not config.sides:
+        del line["sides"]
+    if not config.times:
+        del line["time"]
+    if config.scores:
+        line["scores"] = round_scores(logit, u)
 
 
 def round_scores(logit: float, u: float) -> dict[str, float]:
@@ -317,6 +369,16 @@ def header(config: HistoryWorldConfig) -> dict[str, Any]:
         if config.uneven_share > 0
         else ""
     )
+    off = [
+        what
+        for what, on in (
+            ("side offsets or map biases (no `sides`)", config.sides),
+            ("commanders", config.commanders),
+            ("times", config.times),
+        )
+        if not on
+    ]
+    shape = [f"this world has no {', no '.join(off)}"] if off else []
     return {
         "synelo_history": FORMAT_VERSION,
         "source": "synelo extended world",
@@ -330,6 +392,7 @@ def header(config: HistoryWorldConfig) -> dict[str, Any]:
             "teams are the round-start rosters; participants add the late joiners; "
             "time_played gives the span of everyone who missed part of a round",
             "the hidden truth is in the file written beside this one (--truth)",
+            *shape,
         ],
     }
 

@@ -19,20 +19,21 @@ from synelo.ratings import (
     default_k_min,
     linear_theta,
     new_window,
-    win_probability,
+    roster_probability,
 )
 
 
 def _defaults() -> dict[str, float]:
     """The numeric parameters with their defaults, and `revised`: F3's version as a number
-    (options are numbers), 1 for "revised", 0 for the seed's."""
+    (options are numbers), 1 for "revised", 0 for the seed's; `headcount` the same for
+    `uneven`, 1 for F1u's "headcount", 0 for the seed's "sums"."""
     seed = SynEloParams()
     numeric: dict[str, float] = {
         f.name: getattr(seed, f.name)
         for f in fields(SynEloParams)
         if isinstance(getattr(seed, f.name), int | float)
     }
-    return {**numeric, "k_min": default_k_min("revised"), "revised": 1}
+    return {**numeric, "k_min": default_k_min("revised"), "revised": 1, "headcount": 1}
 
 
 class SynEloReplay(RatingModel):
@@ -87,10 +88,16 @@ class SynEloReplay(RatingModel):
         if "theta" not in base:
             base["theta"] = linear_theta(int(team_size or info.first_team_size))
         if stored is None:
-            base["convergence"] = "revised"
-        else:  # a pool's journal: the pool's own F3 (the seed's before there was a choice)
+            base["convergence"], base["uneven"] = "revised", "headcount"
+        else:  # a pool's journal: the pool's own F3 and F1 (the seed's before a choice)
             base.setdefault("convergence", "seed")
+            base.setdefault("uneven", "sums")
         chosen = dict(options)
+        if "headcount" in chosen:
+            headcount = chosen.pop("headcount")
+            if headcount not in (0, 1):
+                raise ValueError(f"parameter 'headcount': {headcount!r} is not 0 or 1")
+            base["uneven"] = "headcount" if headcount else "sums"
         if "revised" in chosen:
             revised = chosen.pop("revised")
             if revised not in (0, 1):
@@ -103,10 +110,13 @@ class SynEloReplay(RatingModel):
     def predict(self, match: Match) -> float:
         if self._largest_team is not None:
             self._grow(match)
-        return win_probability(
+        return roster_probability(
             self._book.rating_sum(match.team_a),
+            len(match.team_a),
             self._book.rating_sum(match.team_b),
+            len(match.team_b),
             self.params.theta,
+            self.params.uneven == "headcount",
         )
 
     def update(self, match: Match) -> None:

@@ -1,7 +1,7 @@
 """`whr`: Whole History Rating (`synelo.models.whr`) under replay, predict-then-update like
 every model: each match is predicted from the ratings before it, then learned with the
-online Newton steps (W5). The day of a match is the UTC date of its time; a history without
-times (FRC) makes each event one day, in file order, the event being the id before `_`.
+online Newton steps (W5). The day of a match is the UTC date of its time; a match without
+one is dated by the model's own virtual clock (W11), as the service dates such a round.
 
 `-p refit_every=N` (0, the default: never) also fits the whole history so far (W10,
 `Whr.refit`) after every N-th match and replaces the players' states and the epads with the
@@ -45,7 +45,6 @@ class WhrReplay(ModelReplay):
         if self.refit_every < 0:
             raise ValueError("refit_every must be >= 0 (0: never)")
         super().__init__(model, rest)
-        self.events: dict[str, int] = {}  # event → day, for matches without a time
         self.history: list[RoundFacts] = []  # the matches learned so far, when refitting
         self.seasons: list[SeasonMark] = []  # where seasons fell among them
         self.refits = 0
@@ -58,9 +57,6 @@ class WhrReplay(ModelReplay):
         extras = dict(facts.extras)
         if match.time is not None:
             extras["day"] = round_day({"received_at": match.time.isoformat()})
-        else:
-            event = match.id.split("_", 1)[0]
-            extras["day"] = self.events.setdefault(event, len(self.events))
         return RoundFacts(
             facts.team_a,
             facts.team_b,

@@ -28,7 +28,7 @@ from synelo.balance.solver import Split, SplitSet
 from synelo.config import Settings
 from synelo.domain import Pool, UnknownPool, pool_model
 from synelo.models import Model, RoundFacts, model_class
-from synelo.ratings import win_probability
+from synelo.ratings import roster_probability
 from synelo.schemas import (
     AutobalanceIn,
     AutobalanceOut,
@@ -80,11 +80,6 @@ class _Asked(NamedTuple):
     must: list[int]
     max_k: int
     mode: SplitMode
-
-
-def _has_all_play(model: Model[Any]) -> bool:
-    """Whether the model scores a split by its own logit (`Model.split_logit`)."""
-    return type(model).split_logit is not Model.split_logit
 
 
 def _checked(pool: Pool, body: SplitsIn) -> _Asked:
@@ -256,7 +251,7 @@ def _all_play(
     roster = asked.roster
     pool = roster.read(store)
     budget_s = max(0.0, deadline - time.perf_counter())
-    if not _has_all_play(pool_model(pool)):
+    if not pool_model(pool).has_split_logit():
         found = all_play_by_sums(
             roster.ratings(store),
             theta=pool.params.theta,  # SynElo's Θ; the model's own P replaces it otherwise
@@ -377,7 +372,7 @@ def _joiner_logit(
     if pool.is_synelo:
         return None
     model, _ = roster.states(store)
-    if model.split_mode != "all-play" or not _has_all_play(model):
+    if model.split_mode != "all-play" or not model.has_split_logit():
         return None
     keys = roster.keys
     team_a, team_b = [keys[i] for i in a], [keys[i] for i in b]
@@ -425,7 +420,14 @@ def predict_win(pool: Pool, body: PredictIn, store: Store) -> PredictOut:
         ratings = dict(zip(roster.keys, roster.ratings(store), strict=True))
         strength_a = float(sum(ratings[k] for k in team_a))
         strength_b = float(sum(ratings[k] for k in team_b))
-        p_a = win_probability(strength_a, strength_b, pool.params.theta)
+        p_a = roster_probability(
+            strength_a,
+            len(team_a),
+            strength_b,
+            len(team_b),
+            pool.params.theta,
+            pool.params.uneven == "headcount",
+        )
     else:
         model, states = roster.states(store)
         check_round(model, facts, rated=False)
