@@ -182,6 +182,15 @@ def test_too_few_rounds_is_an_answer_not_a_crash() -> None:
         advise(team_world(rounds=MIN_ROUNDS)[1], models=["nope"])
 
 
+def test_only_the_newest_rounds_are_replayed_on_a_large_pool() -> None:
+    header, matches = team_world(rounds=MIN_ROUNDS + 30)
+    capped = advise(matches, header, models=["synelo"], max_rounds=MIN_ROUNDS + 10)
+    assert (capped.rounds, capped.skipped) == (MIN_ROUNDS + 10, 20)
+    assert capped.to_json()["skipped_rounds"] == 20
+    newest = advise(matches[20:], header, models=["synelo"])
+    assert capped.best.scores.log_loss == newest.best.scores.log_loss
+
+
 def test_side_offsets_and_commanders_pick_hive() -> None:
     """An NS2-like world (`synelo simulate-history`'s) with strong side offsets and
     commanders: Hive, the one model that learns both, is picked, or is within the noise of

@@ -54,6 +54,12 @@ def advise_cmd(
         except ValueError as exc:  # TooFewRounds among them
             raise fail(f"{source}: {exc}") from None
     show(advice_table(advice))
+    if advice.skipped:
+        console.print(
+            f"Only the newest {advice.rounds:,} rounds were replayed: the oldest "
+            f"{advice.skipped:,} were left out (MAX_ROUNDS).",
+            markup=False,
+        )
     console.print(advice.verdict(), markup=False, highlight=False, soft_wrap=True)
     if advice.current_model is not None and advice.over_current is not None:
         m = advice.over_current

@@ -41,6 +41,11 @@ from synelo.models import MODELS
 
 TRAIN_FRACTION = 0.7  # the older part: what each model is tuned on
 MIN_ROUNDS = 200  # below this, the newer part (60 rounds) says nothing: no advice
+# Advise replays the newest this many rounds at most (every model starting afresh at the
+# first of them), so that a job on a large pool holds the pool's one job slot for minutes,
+# not hours: at the 22 s per 1,500 rounds of 6v6 measured on an idle core
+# (docs/evaluation.md), 20,000 rounds take about 5 minutes; larger teams, longer.
+MAX_ROUNDS = 20_000
 NOISE_SE = 2.0  # a margin is beyond the noise above this many standard errors
 POOR = 0.03  # a general model this much worse than Elo (log loss) is warned about
 REFERENCE = "elo"
@@ -250,6 +255,7 @@ class Advice:
     current_model: str | None
     warnings: list[str]
     autotuned: bool = False  # the pool auto-tunes: its own row has seen the newer rounds
+    skipped: int = 0  # the oldest rounds left out (`MAX_ROUNDS`)
 
     @property
     def keep(self) -> bool:
@@ -307,6 +313,7 @@ class Advice:
     def to_json(self) -> dict[str, Any]:
         return {
             "rounds": self.rounds,
+            "skipped_rounds": self.skipped,
             "older_rounds": self.older,
             "newer_rounds": self.newer,
             "current_model": self.current_model,
@@ -350,12 +357,16 @@ def advise(  # noqa: C901
     iterations: int = ITERATIONS,
     progress: Progress | None = None,
     autotuned: bool = False,
+    max_rounds: int = MAX_ROUNDS,
 ) -> Advice:
     """Replay and score every general model (or `models`), Elo and the pool's own (see the
     module); TooFewRounds below `min_rounds`, ValueError for an unknown model. `autotuned`:
     the pool auto-tunes, so its own parameters were fitted on rounds that include the newer
-    part (its row is then said to be optimistic)."""
+    part (its row is then said to be optimistic). Only the newest `max_rounds` are replayed
+    (`MAX_ROUNDS`): `Advice.skipped` says how many older ones were left out."""
     header = dict(header or {})
+    skipped = max(len(matches) - max_rounds, 0)
+    matches = matches[skipped:]
     if len(matches) < min_rounds:
         raise TooFewRounds(len(matches), min_rounds)
     names = list(models) if models is not None else general_models()
@@ -453,6 +464,7 @@ def advise(  # noqa: C901
             rows.append(row(current, "current", pooled, {}))
             tick(2)
     result = recommend(rows, len(matches), n_train, int(mask.sum()), current, autotuned)
+    result.skipped = skipped
     if progress is not None:
         progress(1.0)
     return result
