@@ -13,6 +13,7 @@ import typer
 from synelo.cli.app import app, console, err_console, fail, load_settings, open_store, show
 
 if TYPE_CHECKING:
+    from synelo.evaluation.advise import Advice
     from synelo.evaluation.history import Match
 
 
@@ -71,6 +72,23 @@ def advise_cmd(
             highlight=False,
             soft_wrap=True,
         )
+    _print_switch(advice, pool)
+    for warning in advice.warnings:
+        err_console.print(f"warning: {warning}", style="yellow", markup=False, soft_wrap=True)
+    if json_out is not None:
+        import orjson
+
+        try:
+            json_out.write_bytes(
+                orjson.dumps({"source": source, **advice.to_json()}, option=orjson.OPT_INDENT_2)
+            )
+        except OSError as exc:
+            raise fail(f"cannot write {json_out}: {exc.strerror or exc}") from None
+        console.print(f"wrote {json_out}")
+
+
+def _print_switch(advice: Advice, pool: str | None) -> None:
+    """The `synelo pool set` command that switches the pool to the pick, if there is one."""
     switch = advice.switch()
     if switch is not None and pool is not None:
         args = " ".join(
@@ -89,18 +107,6 @@ def advise_cmd(
         )
     elif advice.keep:
         console.print("No switch: the pool's own setup is the pick.", markup=False)
-    for warning in advice.warnings:
-        err_console.print(f"warning: {warning}", style="yellow", markup=False, soft_wrap=True)
-    if json_out is not None:
-        import orjson
-
-        try:
-            json_out.write_bytes(
-                orjson.dumps({"source": source, **advice.to_json()}, option=orjson.OPT_INDENT_2)
-            )
-        except OSError as exc:
-            raise fail(f"cannot write {json_out}: {exc.strerror or exc}") from None
-        console.print(f"wrote {json_out}")
 
 
 def _check_writable(path: Path) -> None:
