@@ -4,6 +4,7 @@ world built to suit one model."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -14,6 +15,7 @@ from synelo.evaluation.advise import (
     MIN_ROUNDS,
     NOISE_SE,
     Calibration,
+    NoDecidedRounds,
     Row,
     Setting,
     TooFewRounds,
@@ -180,6 +182,12 @@ def test_too_few_rounds_is_an_answer_not_a_crash() -> None:
         advise(matches, header)
     with pytest.raises(ValueError, match="unknown model"):
         advise(team_world(rounds=MIN_ROUNDS)[1], models=["nope"])
+    # enough rounds, but the newer part is all draws: said so, not "this history has 0"
+    header, matches = team_world(rounds=MIN_ROUNDS)
+    older = int(len(matches) * 0.7)
+    drawn = [*matches[:older], *(dataclasses.replace(m, winner="draw") for m in matches[older:])]
+    with pytest.raises(NoDecidedRounds, match="none of its 60 rounds has a winner"):
+        advise(drawn, header)
 
 
 def test_only_the_newest_rounds_are_replayed_on_a_large_pool() -> None:
