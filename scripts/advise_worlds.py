@@ -6,10 +6,11 @@ model's assumptions, and what `synelo advise` picks on each.
 - **drift** (suits `whr`): skills that drift as a random walk from one day to the next, with
   a few rounds a day, every round dated (`team_world` below).
 - **stationary** (said to suit `synelo`): the same world with skills that never move.
-- **arrivals**: stationary skills (sd 0.3), 6v6 among 120 players, all but 24 of whom arrive
-  over the first 60 % of the rounds.
-- **jumps**: the drift world's rounds, where each day a player's skill jumps by N(0, 1) with
-  chance 1 %, and is otherwise still.
+- **arrivals** (said to suit `synelo`: stationary skills, in a larger game): skill sd 0.3,
+  6v6 among 120 players, all but 24 of whom arrive over the first 60 % of the rounds.
+- **jumps** (suits `whr`, and `hive`: skills that change between dated rounds): the drift
+  world's rounds, where each day a player's skill jumps by N(0, 1) with chance 1 %, and is
+  otherwise still.
 
 In `team_world` each round draws 2k of the players at random and splits them at random; side
 A wins with P = σ(Σ_A s − Σ_B s), the skills in logits. Nothing else (no sides, maps,
@@ -109,7 +110,7 @@ WORLDS = {
         ),
     ),
     "jumps": (
-        "synelo",
+        "whr",
         lambda rounds, seed: team_world(rounds=rounds, jump_rate=0.01, jump_sd=1.0, seed=seed),
     ),
 }

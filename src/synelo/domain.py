@@ -242,10 +242,10 @@ class Job:
 
 
 class JobRunning(RuntimeError):
-    """A re-rate of the pool is running already: `job_id` is its id."""
+    """A job (a re-rate, an advise) of the pool is running already: `job_id` is its id."""
 
     def __init__(self, job_id: int) -> None:
-        super().__init__(f"job {job_id} is re-rating this pool")
+        super().__init__(f"job {job_id} is running on this pool")
         self.job_id = job_id
 
 

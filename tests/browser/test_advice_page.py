@@ -1,6 +1,7 @@
 """The advice page in a real browser: an admin advises on a pool, follows the job as the page
 reloads itself, reads the rows side by side with the recommendation and its noise verdict,
-and switches the pool to it from the settings form."""
+and switches the pool to it with the page's own button: every parameter the pick was scored
+with is then the pool's, and the advice is out of date, with no switch left to click."""
 
 from __future__ import annotations
 
@@ -47,16 +48,31 @@ def test_advice_is_followed_shown_and_switched_to(
     assert marked.get_attribute("data-setting") == best["setting"]
     assert page.inner_text("#verdict") == stored["verdict"]
     assert ("beyond the noise" in stored["verdict"]) == stored["runner_up"]["beyond_noise"]
-    # the settings form names the advice and switches to it
+    # the settings form names the advice and offers its switch
     page.goto(f"{live.url}/pools/{name}/settings")
     assert stored["verdict"] in page.inner_text("#advice-link")
+    switch = stored["switch"]
+    assert switch is not None, stored  # an Elo pool: a general model predicts better
+    assert page.locator("#switch-form").count() == 1
+    # the advice page's own button switches the pool to every parameter it scored
+    page.goto(live.url + advice)
     page.click("#switch-form button")
     page.wait_for_url(f"{live.url}/pools/{name}/jobs/*")
     page.wait_for_selector("#job-status[data-status=done]", timeout=60_000)
     pool = admin.get(f"/v1/pools/{name}").json()
-    assert pool["model"] == best["model"]
-    for key, value in (stored["switch"].get("params") or {}).items():
-        assert pool["params"][key] == value
+    assert pool["model"] == best["model"] == switch["model"]
+    if best["model"] == "synelo":
+        assert pool["theta"] == switch["theta"] == best["scored_params"]["theta"]
+    scored = {k: v for k, v in best["scored_params"].items() if k != "theta"}
+    assert switch.get("params", {}) == scored
+    for key, value in scored.items():
+        assert pool["params"][key] == value, key
     logged = admin.get(f"/v1/pools/{name}/changes").json()["changes"]
     assert [c["kind"] for c in logged][-2:] == ["advise", "patch"]
     assert logged[-1]["reason"].startswith("synelo advise")
+    # the advice is now out of date: no switch on either page
+    page.goto(live.url + advice)
+    assert page.locator("#advice-stale").count() == 1
+    assert page.locator("#switch-form").count() == 0
+    page.goto(f"{live.url}/pools/{name}/settings")
+    assert page.locator("#switch-form").count() == 0

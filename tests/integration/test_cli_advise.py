@@ -4,6 +4,8 @@ rounds, no such pool and a wrong choice of arguments are messages, never traceba
 
 from __future__ import annotations
 
+import os
+import shlex
 from pathlib import Path
 
 import orjson
@@ -46,8 +48,14 @@ def test_advise_on_a_pool_and_on_a_history_file(tmp_path: Path) -> None:
     assert advice["verdict"] in " ".join(done.stdout.split())
     for model in [*general_models(), "elo"]:
         assert model in done.stdout
-    if advice["switch"] is not None:
-        assert "synelo pool set ladder --model" in done.stdout
+    if advice["switch"] is not None:  # the command it prints is one `pool set` takes
+        line = next(x for x in done.stdout.splitlines() if x.startswith("To switch: "))
+        command = shlex.split(line.removeprefix("To switch: "))
+        assert command[:4] == ["synelo", "pool", "set", "ladder"]
+        switched = run(command[1:], tmp_path)
+        assert switched.returncode == 0, switched.stderr
+    else:
+        assert advice["keep"] or advice["recommended"]["setting"] != "current"
     # the same rounds from the file: the same rows at the defaults (no pool: no current row)
     from_file = tmp_path / "file.json"
     again = run(["advise", "--history", str(history), "--json", str(from_file)], tmp_path)
@@ -72,3 +80,25 @@ def test_advise_refuses_with_a_message(tmp_path: Path) -> None:
     both = run(["advise", "default", "--history", str(short)], tmp_path)
     assert both.returncode == 1 and "not both" in both.stderr
     assert run(["advise"], tmp_path).returncode == 1
+
+
+def test_advise_checks_its_json_path_before_it_runs(tmp_path: Path) -> None:
+    """A --json path that cannot be written stops the command at once, with a message."""
+    history = _history(tmp_path / "h.jsonl", MIN_ROUNDS + 10)
+    missing = run(["advise", "--history", str(history), "--json", "no/such/a.json"], tmp_path)
+    assert missing.returncode != 0 and "Traceback" not in missing.stderr
+    assert "no/such/a.json" in missing.stderr and "advising" not in missing.stdout
+    folder = run(["advise", "--history", str(history), "--json", str(tmp_path)], tmp_path)
+    assert folder.returncode != 0 and "Traceback" not in folder.stderr
+    if os.geteuid() == 0:  # root writes into any folder: no folder it may not write
+        return
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o500)
+    try:
+        denied = run(
+            ["advise", "--history", str(history), "--json", str(locked / "a.json")], tmp_path
+        )
+    finally:
+        locked.chmod(0o700)
+    assert denied.returncode != 0 and "not writable" in denied.stderr

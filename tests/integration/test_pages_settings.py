@@ -201,6 +201,33 @@ def test_a_running_re_rate_shows_its_progress_and_refuses_another(
         rerate.fail_id(job.id, "ended by the test")
 
 
+def test_a_running_advise_job_is_named_as_one_not_as_a_re_rate(
+    live: LiveServer, browser: httpx.Client, admin: httpx.Client, pool: str
+) -> None:
+    """An advise job re-rates nothing: its page is the advice page, and the form and the
+    refusal it causes name it for what it is."""
+    rerate = live.app.state.rerate
+    _, job = rerate.start(pool, "advise", {}, "test")
+    try:
+        moved = browser.get(f"/pools/{pool}/jobs/{job.id}", follow_redirects=False)
+        assert moved.status_code == 303
+        assert moved.headers["location"] == f"/pools/{pool}/advice?job={job.id}"
+        followed = browser.get(moved.headers["location"]).text
+        assert "Advising:" in followed and "Re-rate" not in followed
+        form = browser.get(f"/pools/{pool}/settings").text
+        notice = form.split('id="running"')[1].split("</p>")[0]
+        assert "An advise job of this pool is running" in notice and "re-rate" not in notice
+        before = state(admin, pool)
+        r = save(browser, pool, {"params.k_max": "80"})
+        assert (
+            r.status_code == 409
+            and f"An advise job of this pool is running (job {job.id})" in r.text
+        )
+        assert state(admin, pool) == before
+    finally:
+        rerate.fail_id(job.id, "ended by the test")
+
+
 def test_a_failed_re_rate_says_the_visibility_given_with_it_stays(
     live: LiveServer, browser: httpx.Client, admin: httpx.Client, pool: str
 ) -> None:

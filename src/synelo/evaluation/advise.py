@@ -30,7 +30,9 @@ from typing import Any, Literal
 
 import numpy as np
 
-from synelo.evaluation.adapters import HistoryInfo, create_replay
+from synelo.domain import POOL_RULES
+from synelo.evaluation.adapters import HistoryInfo, ModelReplay, RatingModel, create_replay
+from synelo.evaluation.adapters.synelo import SynEloReplay
 from synelo.evaluation.history import Match
 from synelo.evaluation.metrics import EPS, Scores, log_losses, outcome, score
 from synelo.evaluation.replay import frozen_heap, predict_all, scored_mask
@@ -39,6 +41,11 @@ from synelo.models import MODELS
 
 TRAIN_FRACTION = 0.7  # the older part: what each model is tuned on
 MIN_ROUNDS = 200  # below this, the newer part (60 rounds) says nothing: no advice
+# Advise replays the newest this many rounds at most (every model starting afresh at the
+# first of them), so that a job on a large pool holds the pool's one job slot for minutes,
+# not hours: at the 22 s per 1,500 rounds of 6v6 measured on an idle core
+# (docs/evaluation.md), 20,000 rounds take about 5 minutes; larger teams, longer.
+MAX_ROUNDS = 20_000
 NOISE_SE = 2.0  # a margin is beyond the noise above this many standard errors
 POOR = 0.03  # a general model this much worse than Elo (log loss) is warned about
 REFERENCE = "elo"
@@ -53,6 +60,10 @@ FIT: Mapping[str, tuple[str, ...]] = {
     "elo": ("k",),  # K (Θ only matters through K/Θ)
 }
 
+# The parameters that schedule the service's work and that no replay follows: WHR's
+# full-history refits, Hive's full solve at the end of a re-rate. A switch keeps the pool's.
+SCHEDULES = ("refit_every", "solve")
+
 Setting = Literal["defaults", "tuned", "current"]
 Progress = Callable[[float], None]  # the fraction of the work done, 0…1
 
@@ -66,6 +77,31 @@ class TooFewRounds(ValueError):
             f"and a newer part to score on; this history has {rounds:,}"
         )
         self.rounds, self.needed = rounds, needed
+
+
+class NoDecidedRounds(ValueError):
+    """The newer part has rounds, but none decided (draws only): nothing to score on."""
+
+    def __init__(self, newer: int) -> None:
+        super().__init__(
+            f"advise scores the newer part of the rounds, and none of its {newer:,} rounds "
+            "has a winner (draws only): nothing to tell the models apart by"
+        )
+        self.newer = newer
+
+
+def scored_params(replay: RatingModel) -> dict[str, Any]:
+    """Every parameter `replay` rated with, as a pool of its model keeps them (SynElo's
+    SynEloParams, another model's resolved parameters), but the pool's shadow and stale
+    rules (`POOL_RULES`, the pool's own whatever its model) and what the service schedules
+    but a replay never does (`SCHEDULES`): what a switch must set, explicitly."""
+    if isinstance(replay, SynEloReplay):
+        params: dict[str, Any] = replay.params.to_dict()
+    elif isinstance(replay, ModelReplay):
+        params = dict(replay.model.params)
+    else:
+        return {}
+    return {k: v for k, v in params.items() if k not in (*POOL_RULES, *SCHEDULES)}
 
 
 def general_models() -> list[str]:
@@ -131,6 +167,9 @@ class Row:
     general: bool
     losses: np.ndarray = field(repr=False)  # per decided newer-part round
     warning: str | None = None
+    # every parameter the replay rated with, as a pool keeps them (`scored_params`)
+    full: dict[str, Any] = field(default_factory=dict)
+    on_bound: tuple[str, ...] = ()  # a tuned value on the edge of its search range: why
 
     @property
     def label(self) -> str:
@@ -158,6 +197,8 @@ class Row:
             "accuracy": self.scores.accuracy,
             "calibration": self.calibration.to_json(),
             "warning": self.warning,
+            "scored_params": self.full,
+            "on_bound": list(self.on_bound),
         }
 
 
@@ -213,35 +254,55 @@ class Advice:
     gaps: list[Margin]  # over every other row
     current_model: str | None
     warnings: list[str]
+    autotuned: bool = False  # the pool auto-tunes: its own row has seen the newer rounds
+    skipped: int = 0  # the oldest rounds left out (`MAX_ROUNDS`)
+
+    @property
+    def keep(self) -> bool:
+        """The pool's own setup predicts the newer rounds best: keep it, switch nothing."""
+        return self.best.setting == "current"
 
     @property
     def within_noise(self) -> list[str]:
-        """The other general models whose gap to the best is within the noise."""
+        """The other general models whose gap behind the best is within the noise (from 0
+        up to NOISE_SE standard errors; a row that beats the best is never listed)."""
         general = {r.model for r in self.rows if r.general}
-        return [m.other for m in self.margins if m.other in general and not m.beyond_noise]
+        return [
+            m.other
+            for m in self.margins
+            if m.other in general and m.difference >= 0 and not m.beyond_noise
+        ]
 
     def switch(self) -> dict[str, Any] | None:
-        """The PATCH body that makes the pool rate with the recommendation: its model, and
-        its tuned parameters when the tuned setting won. None when the pick is the pool's
-        own model at its defaults: a model's defaults are no PATCH (its parameters are)."""
+        """The PATCH body that makes the pool rate with the recommendation: its model and
+        every parameter the replay scored it with, explicitly (`Row.full`: Θ apart for
+        SynElo), so that nothing of the pool's old setup or the operator's settings is kept
+        that advise did not score. None when the pool is to be kept (`keep`) or already
+        rates with exactly that: a switch that would change nothing."""
         best = self.best
-        if best.setting == "current" or (
-            best.model == self.current_model and best.setting == "defaults" and not best.params
-        ):
+        if self.keep:
+            return None
+        now = next((r for r in self.rows if r.setting == "current"), None)
+        if now is not None and now.model == best.model and now.full == best.full:
             return None
         body: dict[str, Any] = {"model": best.model}
-        if best.setting == "tuned" and best.params:
-            params = dict(best.params)
-            if best.model == "synelo" and "theta" in params:
-                body["theta"] = params.pop("theta")
-            if params:
-                body["params"] = params
+        params = dict(best.full)
+        if best.model == "synelo" and "theta" in params:
+            body["theta"] = params.pop("theta")
+        if params:
+            body["params"] = params
         return body
 
     def verdict(self) -> str:
         """The recommendation in a sentence."""
         best, up = self.best, self.runner_up
-        text = f"{best.model} ({best.setting}) predicts the newer rounds best"
+        if self.keep:
+            text = (
+                f"Keep the pool as it is: its own setup ({best.model}, as set up) predicts "
+                "the newer rounds best"
+            )
+        else:
+            text = f"{best.model} ({best.setting}) predicts the newer rounds best"
         if up is None:
             return text + "."
         gap = f"{up.difference:.4f} ± {up.se:.4f} nats a round over {up.other} ({up.setting})"
@@ -252,13 +313,17 @@ class Advice:
     def to_json(self) -> dict[str, Any]:
         return {
             "rounds": self.rounds,
+            "skipped_rounds": self.skipped,
             "older_rounds": self.older,
             "newer_rounds": self.newer,
             "current_model": self.current_model,
+            "keep": self.keep,
+            "autotuned": self.autotuned,
             "recommended": {
                 "model": self.best.model,
                 "setting": self.best.setting,
                 "params": self.best.params,
+                "scored_params": self.best.full,
                 "log_loss": self.best.scores.log_loss,
             },
             "verdict": self.verdict(),
@@ -291,10 +356,17 @@ def advise(  # noqa: C901
     min_rounds: int = MIN_ROUNDS,
     iterations: int = ITERATIONS,
     progress: Progress | None = None,
+    autotuned: bool = False,
+    max_rounds: int = MAX_ROUNDS,
 ) -> Advice:
     """Replay and score every general model (or `models`), Elo and the pool's own (see the
-    module); TooFewRounds below `min_rounds`, ValueError for an unknown model."""
+    module); TooFewRounds below `min_rounds`, ValueError for an unknown model. `autotuned`:
+    the pool auto-tunes, so its own parameters were fitted on rounds that include the newer
+    part (its row is then said to be optimistic). Only the newest `max_rounds` are replayed
+    (`MAX_ROUNDS`): `Advice.skipped` says how many older ones were left out."""
     header = dict(header or {})
+    skipped = max(len(matches) - max_rounds, 0)
+    matches = matches[skipped:]
     if len(matches) < min_rounds:
         raise TooFewRounds(len(matches), min_rounds)
     names = list(models) if models is not None else general_models()
@@ -313,7 +385,7 @@ def advise(  # noqa: C901
     outcomes = np.fromiter((outcome(m.winner) for m in matches), dtype=float, count=len(matches))
     o = outcomes[mask]
     if not (o != 0.5).any():
-        raise TooFewRounds(0, min_rounds)
+        raise NoDecidedRounds(int(mask.sum()))
     order = [*names, *([REFERENCE] if REFERENCE not in names else [])]
     # the work: per model a tune (1 + iterations + 2 replays of the older part per
     # parameter, then its two full replays) and our two full replays, in full replays
@@ -327,10 +399,26 @@ def advise(  # noqa: C901
         if progress is not None:
             progress(min(done / total, 0.999))
 
-    def row(name: str, setting: Setting, info: HistoryInfo, point: Mapping[str, float]) -> Row:
-        predictions, _ = predict_all(create_replay(name, dict(point), info), matches)
+    stored = dict(header.get("params") or {})
+    # the pool's shadow and stale rules stay the pool's whatever model it switches to
+    # (`service.api.pool_settings.model_settings`), so SynElo's rows replay with them
+    rules = {k: stored[k] for k in POOL_RULES if k in stored}
+
+    def fixed(name: str) -> dict[str, Any]:
+        return dict(rules) if name == "synelo" else {}
+
+    def row(
+        name: str,
+        setting: Setting,
+        info: HistoryInfo,
+        point: Mapping[str, float],
+        on_bound: tuple[str, ...] = (),
+    ) -> Row:
+        options = {} if setting == "current" else {**fixed(name), **point}
+        replay = create_replay(name, options, info)
+        predictions, _ = predict_all(replay, matches)
         p = np.frombuffer(predictions, dtype=float)[mask]
-        shown = dict(point) if setting != "current" else dict(header.get("params") or {})
+        shown = dict(point) if setting != "current" else stored
         return Row(
             name,
             setting,
@@ -339,6 +427,8 @@ def advise(  # noqa: C901
             calibration(p, o),
             MODELS[name].general,
             log_losses(p, o),
+            full=scored_params(replay),
+            on_bound=on_bound,
         )
 
     rows: list[Row] = []
@@ -359,6 +449,7 @@ def advise(  # noqa: C901
                     name,
                     matches,
                     fit,
+                    options=fixed(name),
                     info=plain,
                     train_fraction=train_fraction,
                     iterations=iterations,
@@ -366,12 +457,14 @@ def advise(  # noqa: C901
                 )
                 tick(max(units[name] - 2 - evaluated * train_fraction, 0))
                 moved = {k: v for k, v in fitted.fitted.items() if v != fitted.defaults.get(k)}
-                rows.append(row(name, "tuned", plain, moved))
+                edges = tuple(b.warning() for b in fitted.on_bound)
+                rows.append(row(name, "tuned", plain, moved, edges))
             tick(1)
         if current is not None:
             rows.append(row(current, "current", pooled, {}))
             tick(2)
-    result = recommend(rows, len(matches), n_train, int(mask.sum()), current)
+    result = recommend(rows, len(matches), n_train, int(mask.sum()), current, autotuned)
+    result.skipped = skipped
     if progress is not None:
         progress(1.0)
     return result
@@ -381,23 +474,35 @@ def _loss(r: Row) -> float:
     return math.inf if r.scores.log_loss is None else r.scores.log_loss
 
 
-def recommend(rows: list[Row], rounds: int, older: int, newer: int, current: str | None) -> Advice:
+def recommend(
+    rows: list[Row],
+    rounds: int,
+    older: int,
+    newer: int,
+    current: str | None,
+    autotuned: bool = False,
+) -> Advice:
     """The best general row of `rows` (`older` rounds tuned on, `newer` scored; the pool's
-    model `current`), its margins over the rest and the warnings (see the module)."""
+    model `current`), its margins over the rest and the warnings (see the module). When
+    the pool's own row beats every general row, the pool's own setup is the pick: keep it
+    (a lead never shows as negative, nor a switch to something worse). `autotuned`: the
+    pool auto-tunes, so its own row's parameters have seen the newer rounds (a warning)."""
     general = [r for r in rows if r.general and r.setting != "current"] or rows
     best = min(general, key=_loss)
+    now = next((r for r in rows if r.setting == "current"), None)
+    if now is not None and _loss(now) < _loss(best):
+        best = now
     per_model: dict[str, Row] = {}
     for r in rows:
-        if r.model != best.model and (
-            r.model not in per_model or _loss(r) < _loss(per_model[r.model])
-        ):
+        if r is best or (r.model == best.model and not (best is now and r.general)):
+            continue
+        if r.model not in per_model or _loss(r) < _loss(per_model[r.model]):
             per_model[r.model] = r
     margins = sorted(
         (paired_margin(best, r) for r in per_model.values()), key=lambda m: m.difference
     )
     general_names = {r.model for r in general}
     runner = next((m for m in margins if m.other in general_names), None)
-    now = next((r for r in rows if r.setting == "current"), None)
     over_current = None if now is None or now is best else paired_margin(best, now)
     reference = per_model.get(REFERENCE)
     over_reference = None if reference is None else paired_margin(best, reference)
@@ -416,6 +521,14 @@ def recommend(rows: list[Row], rounds: int, older: int, newer: int, current: str
                 f"{(mine / theirs - 1) * 100:.1f} % worse than plain Elo ({r.setting}): "
                 f"log loss {mine:.4f} against {theirs:.4f}"
             )
+    for r in rows:
+        warnings.extend(f"{r.model} ({r.setting}): {why}" for why in r.on_bound)
+    if autotuned and now is not None:
+        warnings.append(
+            f"the pool auto-tunes: its own parameters ({now.model}, as set up) were fitted "
+            "on rounds that include the newer part advise scores on, so its row is "
+            "optimistic against the others, tuned on the older part only"
+        )
     gaps = [paired_margin(best, r) for r in rows if r is not best]
     return Advice(
         rounds,
@@ -430,4 +543,5 @@ def recommend(rows: list[Row], rounds: int, older: int, newer: int, current: str
         gaps,
         current,
         warnings,
+        autotuned,
     )

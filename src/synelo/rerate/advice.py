@@ -10,7 +10,7 @@ import time
 from synelo.domain import Job, Pool
 from synelo.evaluation.advise import advise
 from synelo.evaluation.journal import import_journal
-from synelo.store.advice import record_advice
+from synelo.store.advice import record_advice, setup_of
 from synelo.store.generations import RerateStore
 
 PHASE = "advising"
@@ -30,6 +30,9 @@ def run_advice(rerate: RerateStore, pool: Pool, job: Job) -> Pool:
             last = time.monotonic()
             rerate.progress(job.id, PHASE, int(fraction * job.total))
 
-    advice = advise(exported.matches, exported.header, progress=progress)
-    record_advice(rerate.store, job, {**advice.to_json(), "job": job.id})
+    setup = setup_of(pool)
+    advice = advise(
+        exported.matches, exported.header, progress=progress, autotuned=bool(pool.autotune)
+    )
+    record_advice(rerate.store, job, {**advice.to_json(), "job": job.id, "pool": setup})
     return rerate.store.get_pool(pool.name)

@@ -21,8 +21,13 @@ class AdviceOut(BaseModel):
         "setting: defaults or tuned) with the lowest log loss on the newer rounds"
     )
     switch: dict[str, Any] | None = Field(
-        description="the PATCH body that makes the pool rate with it (null: the pick is the "
-        "pool's own model at its defaults)"
+        description="the PATCH body that makes the pool rate with it: its model and every "
+        "parameter it was scored with (null: keep the pool as it is, or the advice is stale)"
+    )
+    stale: str | None = Field(
+        None,
+        description="why the advice no longer fits the pool (its model or parameters "
+        "changed since it was made); null while it does",
     )
     runner_up: dict[str, Any] | None = Field(
         description="the best row of another general model: the mean paired per-round "
@@ -35,5 +40,8 @@ class AdviceOut(BaseModel):
         description="every model and setting: log loss, Brier, ECE, calibration-in-the-"
         "large and slope on the newer rounds"
     )
-    warnings: list[str] = Field(description="general models over 3 % worse than plain Elo")
+    warnings: list[str] = Field(
+        description="general models over 3 % worse than plain Elo, tuned values on their "
+        "search bound, and a note when the pool auto-tunes (its own row is then optimistic)"
+    )
     details: dict[str, Any] = Field(description="everything `synelo advise --json` writes")

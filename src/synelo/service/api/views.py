@@ -33,6 +33,7 @@ from synelo.schemas import (
     PublicRoundPlayerOut,
 )
 from synelo.service.ids import steam64_of
+from synelo.store.advice import stale
 from synelo.store.repository import Store
 
 # a chance is given to the percent: at full precision, a round's chance and the other
@@ -218,6 +219,7 @@ def job_out(job: Job) -> JobOut:
 def advice_out(pool: Pool, change: Change) -> AdviceOut:
     """A pool's advice as its admin log keeps it (`store.advice`)."""
     value = change.value or {}
+    why = stale(pool, value)
     return AdviceOut(
         pool=pool.name,
         job=value.get("job"),
@@ -225,7 +227,8 @@ def advice_out(pool: Pool, change: Change) -> AdviceOut:
         at=change.created_at,
         verdict=value.get("verdict", ""),
         recommended=value.get("recommended", {}),
-        switch=value.get("switch"),
+        switch=None if why is not None else value.get("switch"),
+        stale=why,
         runner_up=value.get("runner_up"),
         over_current=value.get("over_current"),
         rows=value.get("rows", []),

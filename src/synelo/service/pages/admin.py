@@ -174,8 +174,10 @@ async def _act(call: Callable[[], Any], back: str, done: str) -> Response:
         raise Refused(exc.status_code, _detail(exc.detail)) from None
     except ValidationError as exc:
         raise Refused(422, "; ".join(str(e["msg"]) for e in exc.errors())) from None
-    except JobRunning:
-        raise Refused(409, "a re-rate of this pool is running") from None
+    except JobRunning as exc:
+        raise Refused(
+            409, f"a job of this pool is running (job {exc.job_id}): wait for it to end"
+        ) from None
     return RedirectResponse(f"{back}?done={done}", status_code=303)
 
 

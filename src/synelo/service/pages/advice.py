@@ -28,7 +28,7 @@ from synelo.service.pages.access import PoolName, Refused
 from synelo.service.pages.admin import ActedOn
 from synelo.service.pages.settings import REFRESH_S, admin_pool, change_pool
 from synelo.service.pages.templating import problems, render
-from synelo.store.advice import advice_of
+from synelo.store.advice import advice_of, stale
 
 router = APIRouter(include_in_schema=False)
 T = TypeVar("T")
@@ -48,6 +48,7 @@ def _show(
 ) -> HTMLResponse:
     """The page: the latest advice, the job being followed, and an error if one."""
     store = request.app.state.store
+    pool = store.get_pool(pool.name)  # as it stands: a switch may have changed it
     change = advice_of(store, pool)
     advice: dict[str, Any] | None = None if change is None else dict(change.value or {})
     return render(
@@ -57,6 +58,7 @@ def _show(
         pool=pool,
         change=change,
         advice=advice,
+        stale=None if advice is None else stale(pool, advice),
         job=job,
         error=error,
         refresh=REFRESH_S,
@@ -110,13 +112,23 @@ async def advise_now(request: Request, pool: ActedOn) -> Response:
 @router.post("/pools/{pool}/advice/switch", response_class=HTMLResponse)
 async def switch(request: Request, pool: ActedOn, advice: Annotated[int, Form()]) -> Response:
     """Switch the pool to the advice's recommendation (the stored advice `advice`, an entry
-    of the admin log), as the settings form changes a model."""
+    of the admin log), as the settings form changes a model; refused (409) when the advice
+    is out of date (the pool's model or parameters changed since: `store.advice.stale`),
+    which also refuses a second click, and when it has no switch (keep the pool)."""
     state = request.app.state
     change = await run_in_threadpool(advice_of, state.store, pool, advice)
-    value = {} if change is None else (change.value or {})
+    if change is None:
+        raise Refused(404, f"Pool {pool.name} has no such advice to switch to.")
+    value = change.value or {}
     body = value.get("switch")
     if body is None:
-        raise Refused(404, f"Pool {pool.name} has no such advice to switch to.")
+        raise Refused(409, f"Advice {advice} of pool {pool.name} has no switch: keep the pool.")
+    now = await run_in_threadpool(state.store.get_pool, pool.name)
+    why = stale(now, value)
+    if why is not None:
+        return await run_in_threadpool(
+            _show, request, now, error=f"This advice is out of date: {why}.", status=409
+        )
     reason = f"synelo advise (job {value.get('job')}): {body['model']}"
 
     def switched() -> Job | Pool:

@@ -35,7 +35,7 @@ from synelo.service.auth import actor
 from synelo.service.pages.access import PoolName, Refused, admin_session
 from synelo.service.pages.admin import ActedOn
 from synelo.service.pages.templating import problems, render
-from synelo.store.advice import advice_of
+from synelo.store.advice import advice_of, stale
 
 router = APIRouter(include_in_schema=False)
 PARAM = "params."  # a model parameter's field in the form: params.k_min, params.sigma…
@@ -48,6 +48,14 @@ AUTOTUNE = (
     "noise",
 )  # the auto-tuning's fields: autotune.every…
 REFRESH_S = 2  # a running job's page reloads this often
+
+
+def running_text(job: Job | None) -> str:
+    """What runs on a pool, for a notice or a refusal: an advise job (which re-rates
+    nothing), else a re-rate."""
+    if job is not None and job.kind == "advise":
+        return f"An advise job of this pool is running (job {job.id})"
+    return "A re-rate of this pool is running" + ("" if job is None else f" (job {job.id})")
 
 
 def current_params(pool: Pool) -> dict[str, Any]:
@@ -161,6 +169,7 @@ def _form(
     error: str = "",
     sent: Mapping[str, str] | None = None,
     running: int | None = None,
+    running_note: str = "A re-rate of this pool is running",
     season: Mapping[str, str] | None = None,
     advice: Change | None = None,
 ) -> HTMLResponse:
@@ -192,6 +201,8 @@ def _form(
         sent=sent,
         error=error,
         running=running,
+        running_note=running_note,
+        advice_stale=None if advice is None else stale(pool, advice.value or {}),
         advice=advice,
     )
 
@@ -210,9 +221,17 @@ async def admin_pool(request: Request, name: str) -> Pool:
 @router.get("/pools/{pool}/settings", response_class=HTMLResponse)
 async def settings_form(request: Request, pool: PoolName) -> HTMLResponse:
     found = await admin_pool(request, pool)
-    running = await run_in_threadpool(request.app.state.rerate.running_job, found)
-    advice = await run_in_threadpool(advice_of, request.app.state.store, found)
-    return _form(request, found, running=running, advice=advice)
+    state = request.app.state
+    running = await run_in_threadpool(state.rerate.running_job, found)
+    job = None if running is None else await run_in_threadpool(_running_job, state, found, running)
+    advice = await run_in_threadpool(advice_of, state.store, found)
+    note = running_text(job).rsplit(" (job", 1)[0]
+    return _form(request, found, running=running, running_note=note, advice=advice)
+
+
+def _running_job(state: Any, pool: Pool, job_id: int) -> Job | None:
+    job: Job | None = state.rerate.job(pool, job_id)
+    return job
 
 
 def change_pool(state: Any, pool: Pool, body: PoolPatchIn, who: str) -> Job | Pool:
@@ -242,8 +261,18 @@ async def change_settings(request: Request, pool: ActedOn) -> Response:
     except HTTPException as exc:
         return _form(request, pool, status=exc.status_code, error=str(exc.detail), sent=form)
     except JobRunning as exc:
-        error = "A re-rate of this pool is running: wait for it to end, then try again."
-        return _form(request, pool, status=409, error=error, sent=form, running=exc.job_id)
+        job = await run_in_threadpool(_running_job, request.app.state, pool, exc.job_id)
+        error = f"{running_text(job)}: wait for it to end, then try again."
+        note = running_text(job).rsplit(" (job", 1)[0]
+        return _form(
+            request,
+            pool,
+            status=409,
+            error=error,
+            sent=form,
+            running=exc.job_id,
+            running_note=note,
+        )
     if isinstance(changed, Job):
         return RedirectResponse(f"{back}/jobs/{changed.id}", status_code=303)
     return RedirectResponse(f"{back}/settings?done=settings", status_code=303)
@@ -275,12 +304,16 @@ async def start_season(request: Request, pool: ActedOn) -> Response:
 @router.get("/pools/{pool}/jobs/{job_id}", response_class=HTMLResponse)
 async def job_page(
     request: Request, pool: PoolName, job_id: Annotated[int, Path(ge=1, le=2**63 - 1)]
-) -> HTMLResponse:
-    """A re-rate's progress, reloading itself while it runs (as `GET …/jobs/{id}`)."""
+) -> Response:
+    """A re-rate's progress, reloading itself while it runs (as `GET …/jobs/{id}`); an
+    advise job's is the advice page, which follows it."""
     found = await admin_pool(request, pool)
     job = await run_in_threadpool(request.app.state.rerate.job, found, job_id)
     if job is None:
         raise Refused(404, f"Pool {found.name} has no job {job_id}.")
+    if job.kind == "advise":  # it re-rates nothing: its page is the advice's
+        where = f"/pools/{quote(found.name, safe='')}/advice?job={job.id}"
+        return RedirectResponse(where, status_code=303)
     page = render(request, "job.html", pool=found, job=job, what=job_what(job), refresh=REFRESH_S)
     return page
 
