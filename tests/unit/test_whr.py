@@ -214,8 +214,9 @@ def test_the_model_learns_online_and_refits_to_the_map() -> None:
         states.update(rated.states)
         context.update(rated.context)
         assert all(len(s.days) <= 8 for s in rated.states.values())
-    assert sorted(context) == [EPAD + k for k in ("2", "3", "4")]
-    assert all(0.2 < v["mean"] < 1.2 for v in context.values())  # type: ignore[index]
+    # the clock keeps the latest real day (W11) beside the epads
+    assert sorted(context) == [*(EPAD + k for k in ("2", "3", "4")), CLOCK]
+    assert all(0.2 < v["mean"] < 1.2 for k, v in context.items() if k != CLOCK)  # type: ignore[index]
     refitted = model.refit(states, rounds, context)
     assert refitted is not None
     full = fit(games, model.drift, "simple", 15, start={p: s.rating for p, s in states.items()})
@@ -257,8 +258,7 @@ def test_an_uneven_prediction_carries_the_epad() -> None:
     c = PlayerDays(anchor=Anchor(to_natural(2000.0), 1.0))
     states = {"a": a, "b": b, "c": c}
     f = RoundFacts(("a", "b"), ("c",), "A", extras={"day": 1})
-    assert model.context_keys(f) == (EPAD + "1",)
-    assert model.context_keys(RoundFacts(("a", "b"), ("c",), "A")) == (EPAD + "1", CLOCK)
+    assert model.context_keys(f) == (EPAD + "1", CLOCK)
     assert model.predict(states, f) == pytest.approx(0.5)
     ctx = {EPAD + "1": {"mean": 0.4, "precision": 10.0}}
     assert model.predict(states, f, ctx) == pytest.approx(1 / (1 + math.exp(-0.4)))
@@ -284,14 +284,84 @@ def test_the_virtual_clock_gives_a_typical_player_a_round_a_day() -> None:
     clock = VirtualClock()
     days = []
     for played, new in ((2, 2), (2, 0), (2, 2), (4, 0), (2, 0)):
-        day, clock = clock.tick(played, new)
+        day, clock = clock.date(None, played, new)
         days.append(day)
     assert days == [0, 1, 2, 2, 3]
     assert clock == VirtualClock(4.0, 4)
     rounds = [("a", "b"), ("a", "b"), ("c", "d"), ("a", "b", "c", "d"), ("a", "c")]
     assert virtual_days([(r, None) for r in rounds]) == [0, 1, 2, 2, 3]
-    # a dated round keeps its day and moves no clock; its players are not new after it
-    assert virtual_days([(("a", "b"), 7), (("a", "c"), None), (("a", "c"), None)]) == [7, 0, 2]
+    # a dated round keeps its day and moves no time; its players are not new after it, and
+    # the clock goes on from its day: a–b day 7 (n 2); a–c (n 3): day 7, t 2/3; a–c: day 7,
+    # t 4/3; a–c: day 8
+    dated = [(("a", "b"), 7), (("a", "c"), None), (("a", "c"), None), (("a", "c"), None)]
+    assert virtual_days(dated) == [7, 7, 7, 8]
+    # a late report (a real day before the latest) keeps its place and moves no clock
+    late = [(("a", "b"), None), (("a", "b"), None), (("a", "b"), 9000), (("a", "b"), 8999)]
+    assert virtual_days(late) == [0, 1, 2, 1]
+
+
+# W11 on one axis, worked by hand (days since 1970 in the tens of thousands, as the service's)
+UNDATED_THEN_DATED = [
+    (("a", "b"), None, 0),  # n 2: day 0, t 1
+    (("a", "b"), None, 1),  # t 2
+    (("a", "b"), 20000, 2),  # the first real day lands on the clock's day 2: shift −19998
+    (("c", "d"), 20003, 5),  # n 4; three real days later
+    (("a", "c"), None, 5),  # anchored at day 5 (t 2): day 5, t 2.5
+    (("a", "d"), None, 5),  # t 3
+    (("b", "c"), None, 6),  # t 3.5
+    (("a", "b", "c", "d"), None, 6),  # 5 + ⌊3.5 − 2⌋ = 6, t 4.5
+    (("c", "d"), 20003, 7),  # the clock (5 + ⌊4.5 − 2⌋ = 7) is past 20003's day 5: day 7
+    (("a", "b"), 20010, 14),  # seven real days after 20003
+]
+DATED_THEN_UNDATED = [
+    (("a", "b"), 100, 100),  # n 2
+    (("a", "c"), 100, 100),  # n 3
+    (("a", "b"), None, 100),  # anchored at day 100: day 100, t 2/3
+    (("b", "c"), None, 100),  # t 4/3
+    (("a", "c"), None, 101),  # t 2
+    (("a", "b"), 101, 102),  # the clock's day 102 is past 101's place: shift 1
+    (("a", "b"), None, 102),  # anchored at 102 (t 2): day 102, t 8/3
+    (("a", "c"), 150, 151),  # real day 150, shifted by 1
+]
+
+
+@pytest.mark.parametrize("history", [UNDATED_THEN_DATED, DATED_THEN_UNDATED])
+def test_real_days_and_the_clock_share_one_axis_online_and_in_the_fit(
+    history: list[tuple[tuple[str, ...], int | None, int]],
+) -> None:
+    """W11: rounds with and without a time mixed, both ways: the clock is anchored at the
+    latest real day, a real day never goes back before the clock, and the service's rounds,
+    `virtual_days` and the full fit (with a season or not) give the days worked by hand."""
+    expected = [day for _, _, day in history]
+    assert virtual_days([(players, own) for players, own, _ in history]) == expected
+    model = Whr()
+    rounds = [
+        RoundFacts(
+            players[:1], players[1:], "AB"[i % 2], extras={} if own is None else {"day": own}
+        )
+        for i, (players, own, _) in enumerate(history)
+    ]
+    states: dict[str, PlayerDays] = {}
+    context: dict[str, object] = {}
+    for facts in rounds:
+        keys = model.context_keys(facts)
+        assert CLOCK in keys
+        rated = model.rate(states, facts, {k: context[k] for k in keys if k in context})
+        states.update(rated.states)
+        context.update(rated.context)
+    assert model.days(rounds) == expected
+    for player, state in states.items():
+        played = [day for (players, _, day) in history if player in players]
+        # a day not later than the player's last (a late report) counts on that last day
+        assert state.days == sorted({max(played[: i + 1]) for i in range(len(played))})
+        assert state.days[-1] - state.days[0] < 100  # no gap of ~20,000 days
+    fitted = model.fit(states, rounds, {})
+    assert {p: fitted.players[p].days for p in states} == {p: s.days for p, s in states.items()}
+    refitted = model.refit(states, rounds, context, seasons=[(5, 0.5)])
+    assert refitted is not None
+    for player, state in refitted.states.items():
+        assert set(state.days) <= set(states[player].days)
+        assert state.days[-1] == states[player].days[-1]
 
 
 def test_rounds_without_a_time_are_dated_by_the_clock_online_and_in_the_fit() -> None:

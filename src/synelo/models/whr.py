@@ -81,35 +81,70 @@ def round_day(extras: Mapping[str, Any]) -> int | None:
 
 
 class VirtualClock(NamedTuple):
-    """W11's clock for rounds without a time: `time` in virtual days, `players` seen."""
+    """W11's clock for rounds without a time, on the axis of the real days: `time` in
+    virtual days, `players` seen; `real` the latest real day seen (None: none yet), `shift`
+    what the axis adds to a real day, `mark` the time when `real` was seen."""
 
     time: float = 0.0
     players: int = 0
+    real: int | None = None
+    shift: int = 0
+    mark: float = 0.0
 
-    def tick(self, played: int, newcomers: int) -> tuple[int, VirtualClock]:
-        """W11, a round without a time: with n the players seen, this round's `newcomers`
-        included, its day is ⌊t⌋ and the clock moves on by m/n days, m the players who
-        `played` it; so the typical player plays about one round a virtual day."""
+    def today(self) -> int:
+        """W11: the clock's day on the axis, a + ⌊t − t_a⌋, with a the latest real day's
+        place on the axis (0 before any) and t_a the time then."""
+        base = 0 if self.real is None else self.real + self.shift
+        return base + math.floor(self.time - self.mark)
+
+    def date(self, day: int | None, played: int, newcomers: int) -> tuple[int, VirtualClock]:
+        """W11, a round's day on the axis and the clock after it, `newcomers` among the
+        `played`. Without a time (`day` None): the clock's day, then t moves on by m/n, n the
+        players seen (this round's newcomers included), m the players who played it, so the
+        typical player plays about one round a virtual day. With a real day d: d + shift,
+        but never before the clock's day, and a first real day after rounds without a time
+        on the clock's day; the axis is re-anchored at it unless d is earlier than the
+        latest real day (a late report)."""
         seen = self.players + newcomers
-        return math.floor(self.time), VirtualClock(self.time + played / max(seen, 1), seen)
+        if day is None:
+            step = played / max(seen, 1)
+            return self.today(), self._replace(time=self.time + step, players=seen)
+        if self.real is not None and day < self.real:
+            return day + self.shift, self._replace(players=seen)
+        if self.real is None:
+            shift = self.today() - day if self.time > 0 else 0
+        else:
+            shift = max(self.shift, self.today() - day)
+        return day + shift, VirtualClock(self.time, seen, day, shift, self.time)
 
     def encode(self) -> dict[str, float]:
-        return {"time": self.time, "players": self.players}
+        out: dict[str, float] = {"time": self.time, "players": self.players}
+        if self.real is not None:
+            out.update(real=self.real, shift=self.shift, mark=self.mark)
+        return out
 
     @classmethod
     def decode(cls, entry: Mapping[str, Any] | None) -> VirtualClock:
-        return cls(float(entry["time"]), int(entry["players"])) if entry else cls()
+        if not entry:
+            return cls()
+        real = entry.get("real")
+        return cls(
+            float(entry["time"]),
+            int(entry["players"]),
+            None if real is None else int(real),
+            int(entry.get("shift", 0)),
+            float(entry.get("mark", 0.0)),
+        )
 
 
 def virtual_days(rounds: Sequence[tuple[Sequence[str], int | None]]) -> list[int]:
-    """W11 over a whole history, as the online rounds date it: each round's day, given each
-    round's players and its own day (None: the virtual clock's; a player is new the first
-    time they play)."""
+    """W11 over a whole history, as the online rounds date it (`VirtualClock.date`): each
+    round's day on the axis, given each round's players and its own day (None: without a
+    time); a player is new the first time they play."""
     clock, seen, out = VirtualClock(), set[str](), []
-    for players, day in rounds:
-        if day is None:
-            newcomers = len(set(players) - seen)
-            day, clock = clock.tick(len(players), newcomers)
+    for players, own in rounds:
+        newcomers = len(set(players) - seen)
+        day, clock = clock.date(own, len(players), newcomers)
         seen.update(players)
         out.append(day)
     return out
@@ -213,8 +248,7 @@ class Whr(Model[PlayerDays]):
             *self._names(len(round.team_a), len(round.team_b)),
             *self._names(len(round.rated_a), len(round.rated_b)),
         }
-        clock = (CLOCK,) if round_day(round.extras) is None else ()
-        return (*(EPAD + n for n in sorted(names)), *clock)
+        return (*(EPAD + n for n in sorted(names)), CLOCK)
 
     def epads(self, context: Mapping[str, Any]) -> dict[str, float]:
         """The epads in natural units, by name, from the pool's context."""
@@ -250,17 +284,15 @@ class Whr(Model[PlayerDays]):
         """W5 over the round's rated players (the sides as played), then W8's fold and W9's
         uncertainty; W6's online epad step for an uneven round."""
         p_a = self.predict(states, round, context)
-        day = round_day(round.extras)
         s_a = score_a(round.winner)
         side_a, side_b = list(round.rated_a), list(round.rated_b)
         players = {p: self.state_of(states, p).copy() for p in (*side_a, *side_b)}
         if not side_a or not side_b:  # nobody played against them: nothing to learn
             return Rated(p_a, players)
-        ticked: dict[str, Any] = {}
-        if day is None:
-            newcomers = sum(not players[p].days for p in players)
-            day, clock = VirtualClock.decode(context.get(CLOCK)).tick(len(players), newcomers)
-            ticked[CLOCK] = clock.encode()
+        before = VirtualClock.decode(context.get(CLOCK))
+        newcomers = sum(not players[p].days for p in players)
+        day, clock = before.date(round_day(round.extras), len(players), newcomers)
+        ticked = {CLOCK: clock.encode()} if clock != before else {}
         today = {p: players[p].open_day(day) for p in players}
         epad = self.epads(context)
         ra = [float(players[p].r[today[p]]) for p in side_a]
@@ -352,11 +384,14 @@ class Whr(Model[PlayerDays]):
         weights: dict[str, float] = {}
         fitted: dict[str, PlayerDays] = {}  # each player as the fit so far leaves them
         epads: dict[str, tuple[float, float]] | None = None  # (mean, variance) by name
+        days = self.days(rounds)  # W11 over the whole history, seasons or not
         begin = 0
         for end, fraction in [*seasons, (len(rounds), None)]:
-            stretch, begin = rounds[begin:end], end
-            if stretch:
-                result = self.fit(states, stretch, context, anchors, weights, epads)
+            start, begin = begin, end
+            if stretch := rounds[start:end]:
+                result = self.fit(
+                    states, stretch, context, anchors, weights, epads, days[start:end]
+                )
                 for player, state in result.players.items():
                     state.anchor = anchors.get(player)
                     state.weight_before = weights.get(player, 0.0)
@@ -387,15 +422,17 @@ class Whr(Model[PlayerDays]):
         anchors: Mapping[str, Anchor] | None = None,
         weights: Mapping[str, float] | None = None,
         epad_prior: Mapping[str, tuple[float, float]] | None = None,
+        days: Sequence[int | None] | None = None,
     ) -> FitResult:
         """W10 over `rounds` (the sides as played), starting from the current ratings; the
         game weight each player played before them (`weights`) and the epads' prior
-        (`epad_prior`) when a season came before them (S4)."""
-        played = [r for r in rounds if r.rated_a and r.rated_b]
-        days = virtual_days([((*r.rated_a, *r.rated_b), round_day(r.extras)) for r in played])
+        (`epad_prior`) when a season came before them (S4); each round's day given (`days`)
+        when `rounds` are a stretch of a longer history, else W11's over `rounds`."""
+        days = self.days(rounds) if days is None else days
         games = [
             FitGame(tuple(r.rated_a), tuple(r.rated_b), day, score_a(r.winner))
-            for r, day in zip(played, days, strict=True)
+            for r, day in zip(rounds, days, strict=True)
+            if day is not None
         ]
         start = {p: s.rating for p, s in states.items()}
         return fit(
@@ -410,6 +447,15 @@ class Whr(Model[PlayerDays]):
             weights=weights,
             epad_prior=epad_prior,
         )
+
+    def days(self, rounds: Sequence[RoundFacts]) -> list[int | None]:
+        """W11: each round's day on the axis, as the online rounds from a new pool date them
+        (`virtual_days`); None for a round a side of which did not play (it teaches nothing)."""
+        played = [r for r in rounds if r.rated_a and r.rated_b]
+        dated = iter(
+            virtual_days([((*r.rated_a, *r.rated_b), round_day(r.extras)) for r in played])
+        )
+        return [next(dated) if r.rated_a and r.rated_b else None for r in rounds]
 
     # --- what the service shows ------------------------------------------------------------
     def rating(self, state: PlayerDays) -> float:
