@@ -292,7 +292,8 @@ def test_a_history_without_times_imports_into_a_whr_pool_on_the_virtual_clock(
 ) -> None:
     """Rounds imported without a time are received in one go, but are not one day: they are
     marked `undated` and W11's virtual clock dates them, as the model rates them offline and
-    as a replay of the pool's export does (which gives them no time either)."""
+    as a replay of the pool's export does (which gives them no time either). A live round
+    after them is dated on the same axis, in the service and in the export's replay."""
     from synelo.models import RoundFacts
     from synelo.models.whr import Whr
 
@@ -322,3 +323,25 @@ def test_a_history_without_times_imports_into_a_whr_pool_on_the_virtual_clock(
     exported = export_journal(live, tmp_path, name)
     rows = [orjson.loads(line) for line in exported.read_bytes().splitlines()[1:]]
     assert len(rows) == 16 and not any("time" in row for row in rows)
+    # the pool goes live: a dated round lands on the clock's day (W11's one axis), not some
+    # 20,000 days after the imported ones, in the service and in the replay of its export
+    live_round = {"id": "live", "teams": {"A": [players[0]], "B": [players[1]]}, "winner": "B"}
+    live_round["time"] = START.isoformat()
+    assert server.post(f"/v1/pools/{name}/rounds", json=as_report(live_round)).status_code == 201
+    facts = RoundFacts((players[0],), (players[1],), "B", extras={"started_at": START})
+    keys = model.context_keys(facts)
+    rated = model.rate(states, facts, {k: context[k] for k in keys if k in context})
+    states.update(rated.states)
+    for player in players[:2]:
+        days = states[player].days
+        assert days[-1] - days[-2] <= 1 and days[-1] < 100, days
+    shown = server.post(f"/v1/pools/{name}/players/lookup", json={"steam_ids": players})
+    for player in shown.json()["players"]:
+        assert player["skill"] == model.fields(states[player["steam_id"]])
+    from synelo.evaluation.adapters.whr import WhrReplay
+    from synelo.evaluation.history import read_history
+
+    replay = WhrReplay(Whr, {})
+    for match in read_history(export_journal(live, tmp_path, name)).matches:
+        replay.step(match)
+    assert {p: replay.states[p].days for p in players} == {p: states[p].days for p in players}
