@@ -304,6 +304,14 @@ def test_a_symmetric_world_has_no_sides_offsets_biases_nor_commanders() -> None:
     assert {p["offset"] for p in truth["players"].values()} == {0.0}
     assert {p["command"] for p in truth["players"].values()} == {0.0}
     assert set(truth["maps"].values()) == {0.0}
+    # the header says so, and names no reference side for offsets the world has not
+    assert "reference_side" in lines[0] and "reference_side" not in plain[0]
+    assert (
+        "σ(L) from hidden skills, side offsets, map biases and commanders'" in lines[0]["notes"][1]
+    )
+    assert plain[0]["notes"][1].startswith("P(A wins) = σ(L) from hidden skills; see")
+    sided = HistoryWorldConfig(**{**SMALL.to_json(), "commanders": False})
+    assert "from hidden skills, side offsets and map biases;" in generate(sided)[0][0]["notes"][1]
 
 
 def test_a_1v1_world_without_commanders() -> None:

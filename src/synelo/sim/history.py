@@ -379,16 +379,23 @@ def header(config: HistoryWorldConfig) -> dict[str, Any]:
         if not on
     ]
     shape = [f"this world has no {', no '.join(off)}"] if off else []
+    parts = [
+        "hidden skills",
+        *(("side offsets", "map biases") if config.sides else ()),
+        *(("commanders' skills",) if config.commanders else ()),
+    ]
+    sources = parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} and {parts[-1]}"
+    # the side the truth's offsets are for, in a world that has them
+    reference = {"reference_side": REFERENCE_SIDE} if config.sides else {}
     return {
         "synelo_history": FORMAT_VERSION,
         "source": "synelo extended world",
         "team_size": k,
-        "reference_side": REFERENCE_SIDE,  # the side the truth's offsets are for
+        **reference,
         "notes": [
             f"simulated (seed {config.seed}): {config.players} players, {config.matches} "
             f"matches of {k}v{k}{uneven} on {config.maps} maps",
-            "P(A wins) = σ(L) from hidden skills, side offsets, map biases and commanders' "
-            "skills; see docs/simulator.md",
+            f"P(A wins) = σ(L) from {sources}; see docs/simulator.md",
             "teams are the round-start rosters; participants add the late joiners; "
             "time_played gives the span of everyone who missed part of a round",
             "the hidden truth is in the file written beside this one (--truth)",
