@@ -33,3 +33,12 @@ def test_every_general_model_is_within_3_percent_of_elo_on_a_bare_history(size: 
     shape = check_shape(world(size, "bare", MATCHES, PLAYERS, 1), (BASELINE, *GENERAL), WARMUP)
     assert set(shape.loss) == {BASELINE, *GENERAL}
     assert shape.met(), {m: round(shape.ratio(m), 3) for m in GENERAL}
+
+
+def test_the_general_models_are_the_registrys() -> None:
+    """The check takes the models the registry marks `general`, peers and models that need
+    special fields left out, as `synelo advise` does."""
+    from synelo.models import MODELS
+
+    assert set(GENERAL) == {name for name, model in MODELS.items() if model.general}
+    assert "whr" in GENERAL and not {"elo", "trueskill", "epa", "positional"} & set(GENERAL)

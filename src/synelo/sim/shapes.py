@@ -20,12 +20,14 @@ from pathlib import Path
 import numpy as np
 
 from synelo.evaluation.adapters import HistoryInfo, create_replay
+from synelo.evaluation.advise import general_models
 from synelo.evaluation.history import read_history
 from synelo.evaluation.replay import replay
 from synelo.sim.history import HistoryWorldConfig, generate, save_world
 
-# the general models (`synelo models` but the peers and those needing special fields)
-GENERAL = ("synelo", "hive", "whr", "margin")
+# the general models (`synelo models` but the peers and those needing special fields): those
+# the registry marks `general`, as `synelo advise` takes them
+GENERAL = tuple(general_models())
 BASELINE = "elo"
 TOLERANCE = 0.03  # at most 3 % above Elo's log loss
 SIZES = (1, 2, 3, 6, 12)
