@@ -398,3 +398,30 @@ def test_a_full_server_is_split_within_the_budget(
         assert set(party) <= set(split["A"]) or set(party) <= set(split["B"])
     assert split["gap"] == sum(ratings.values()) % 2 and split["optimal"] is True
     assert out["solver"] == "exact"
+
+
+@pytest.mark.parametrize(("uneven", "side"), [("headcount", "B"), ("sums", "A")])
+def test_a_synelo_pools_odd_joiner_goes_where_its_own_f1_says(
+    admin: httpx.Client, server: httpx.Client, uneven: str, side: str
+) -> None:
+    """6 against 6, A five 1500s and a 1450, B six 1500s, a 1000 joiner, Θ 600 (6v6). The
+    seed's sums put the joiner on A (|−50 + 1000| = 950 < 1,050); F1u, which a headcount
+    pool predicts by, on B: on A, (9,950 − 7·9,000/6)/600 + ln(7/6) = −0.763; on B,
+    (7·8,950/6 − 10,000)/600 − ln(7/6) = +0.582. F11's transfer at 8 against 5 likewise
+    follows the pool's own F1 (tests/unit/test_balance_autobalance.py)."""
+    name = f"j{uuid.uuid4().hex[:12]}"
+    r = admin.post(
+        "/v1/pools",
+        json={"name": name, "team_size": 6, "model": "synelo", "params": {"uneven": uneven}},
+    )
+    assert r.status_code == 201, r.text
+    team_a, team_b = [steam(n) for n in range(300, 306)], [steam(n) for n in range(310, 316)]
+    joiner = steam(320)
+    ratings = {p: 1500 for p in team_a + team_b} | {team_a[-1]: 1450, joiner: 1000}
+    for player, rating in ratings.items():
+        r = admin.put(f"/v1/pools/{name}/players/{player}", json={"rating": rating})
+        assert r.status_code == 200, r.text
+    body = {"teams": {"A": team_a, "B": team_b}, "joiner": joiner}
+    r = server.post(f"/v1/pools/{name}/autobalance", json=body)
+    assert r.status_code == 200, r.text
+    assert r.json()["moves"][0] == {"steam_id": joiner, "from": "none", "to": side}

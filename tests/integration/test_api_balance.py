@@ -92,12 +92,18 @@ def test_autobalance_f11_and_joiner(server: httpx.Client, rated: str) -> None:
     assert r.json()["moves"] == [{"steam_id": k[6], "from": "none", "to": "A"}]
 
 
-def test_autobalance_prefers_dead_players(server: httpx.Client, rated: str) -> None:
-    """The dead-first rule on F1 with the pool's Θ = 2400. A: 1500 1400 1250 1200 v B: 700,
-    one move. The best, 1500, leaves gap 1650: P(A) 0.16541 from ½. 1400 leaves 1850:
-    0.18370, within 0.02 of it; 1250 leaves 2150: 0.21009, not."""
+def test_autobalance_prefers_dead_players(server: httpx.Client, admin: httpx.Client) -> None:
+    """The dead-first rule on the seed's F1 (a pool with `uneven` "sums") with Θ = 2400.
+    A: 1500 1400 1250 1200 v B: 700, one move. The best, 1500, leaves gap 1650: P(A) 0.16541
+    from ½. 1400 leaves 1850: 0.18370, within 0.02 of it; 1250 leaves 2150: 0.21009, not.
+    (A headcount pool judges the 3 against 2 that remains by F1u: test_api_allplay.py.)"""
+    name = f"d{uuid.uuid4().hex[:12]}"
+    body = {"name": name, "team_size": 12, "theta": 2400, "params": {"uneven": "sums"}}
+    assert admin.post("/v1/pools", json=body).status_code == 201
+    for key, rating in RATINGS.items():
+        assert admin.put(f"/v1/pools/{name}/players/{key}", json={"rating": rating}).is_success
     k = list(RATINGS)
-    url = f"/v1/pools/{rated}/autobalance"
+    url = f"/v1/pools/{name}/autobalance"
     teams = {"A": k[0:4], "B": [k[7]]}
     r = server.post(url, json={"teams": teams, "alive": [k[0]]})
     assert r.status_code == 200, r.text

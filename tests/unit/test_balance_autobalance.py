@@ -223,3 +223,51 @@ def test_min_swaps_never_swaps_locked_players() -> None:
     out = min_swaps([1000, 1200, 1800, 1000, 1000, 1400], [0, 1, 2], [3, 4, 5], locked=[2])
     assert out.gap_after == 200
     assert {(m.player, m.from_team, m.to_team) for m in out.moves} == {(1, "A", "B"), (3, "B", "A")}
+
+
+def test_f11_under_f1u_the_movers_sum_puts_f1us_logit_at_zero() -> None:
+    """f1u_transfer_sum, hand-worked: 7 against 6 after the move, Σ_L 10,000, Σ_S 9,000,
+    Θ 600: c = 600·ln(7/6)/7 = 13.2129…, M = (6·10,000 − 7·9,000 + c·42)/13
+    = (−3,000 + 554.94…)/13 = −188.08…; at equal sizes, F11's T = (Σ_L − Σ_S)/2."""
+    from synelo.balance.autobalance import f1u_transfer_sum
+
+    c = 600 * math.log(7 / 6) / 7
+    assert f1u_transfer_sum(10_000, 9_000, 7, 6, 600) == pytest.approx(
+        (6 * 10_000 - 7 * 9_000 + c * 42) / 13
+    )
+    assert f1u_transfer_sum(10_000, 9_000, 6, 6, 600) == pytest.approx(500)
+    # the logit at that sum is 0: (Σ_L − M)/7 − (Σ_S + M)/6 = −c
+    m = f1u_transfer_sum(10_000, 9_000, 7, 6, 600)
+    assert (10_000 - m) / 7 - (9_000 + m) / 6 == pytest.approx(-c)
+
+
+def test_f11_under_f1u_moves_the_player_f1u_calls_most_even() -> None:
+    """8 against 5 in a headcount pool: one player moves, the teams end 7 against 6, and
+    the mover is the one whose move leaves F1u's |logit| least (brute force); with the
+    seed's sums it is the one F1 calls most even, another player on these ratings."""
+    from synelo.ratings.synelo import roster_probability
+
+    rng = random.Random(11)
+    theta, differs = 600.0, 0
+    for _ in range(200):
+        ratings = [round(rng.gauss(1500, 300)) for _ in range(13)]
+        a, b = list(range(8)), list(range(8, 13))
+
+        def off(
+            mover: int, headcount: bool, r: list[int] = ratings, a: list[int] = a, b: list[int] = b
+        ) -> float:
+            stay = [r[i] for i in a if i != mover]
+            gain = [r[i] for i in b] + [r[mover]]
+            p = roster_probability(sum(stay), 7, sum(gain), 6, theta, headcount)
+            return abs(p - 0.5)
+
+        for headcount in (True, False):
+            out = transfer_moves(ratings, a, b, theta=theta, headcount=headcount)
+            (move,) = out.moves
+            assert (out.size_a, out.size_b) == (7, 6)
+            best = min(off(i, headcount) for i in a)
+            assert off(move.player, headcount) == pytest.approx(best, abs=1e-12)
+        by_f1u = transfer_moves(ratings, a, b, theta=theta, headcount=True).moves[0].player
+        by_sums = transfer_moves(ratings, a, b, theta=theta).moves[0].player
+        differs += by_f1u != by_sums
+    assert differs > 0  # the rule changes what is chosen

@@ -20,7 +20,8 @@ is |logit P(A)| of the split, from the players' strengths and the model's `split
   candidates, and swaps of players of equal size between the sides, scored with the true
   logit, finish it: not proven.
 
-- **Models without a logit** (SynElo, Elo, TrueSkill…: `all_play_by_sums`) balance F1's
+- **Models without a logit** (SynElo with the seed's sums, Elo, TrueSkill…:
+  `all_play_by_sums`; a SynElo pool with F1u has one) balance F1's
   sums, as the odd joiner does (F11, Δk = 1), over the whole split: the least |Σ_A − Σ_B|.
   With a phantom player of strength 0 added when n is odd, that is F7 for k = ⌈n/2⌉ with
   everyone made to play, so F7's solver (search, parity bound, exact program, preference)

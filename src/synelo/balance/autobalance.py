@@ -16,13 +16,14 @@ a transfer of dead players only replaces the best one when its win chance is at 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 from synelo.balance.exact import choose
 from synelo.balance.problem import Unit, integer_ratings, scaled
-from synelo.ratings.synelo import win_probability
+from synelo.ratings.synelo import roster_probability
 
 Team = Literal["A", "B"]
 Origin = Literal["A", "B", "none"]
@@ -63,8 +64,9 @@ def place_joiner(
     logit: Callable[[Sequence[float], Sequence[float]], float] | None = None,
 ) -> Team:
     """Odd joiner (SynElo): with equal teams, the side that leaves |Σ_A − Σ_B| smallest, or,
-    given an all-play model's `logit` of two teams' strengths, the least |logit P(A)| (W12:
-    k + 1 against k is not even at equal means when the model has an epad).
+    given a `logit` of two teams' strengths (an all-play model's, or F1u's for a SynElo
+    headcount pool), the least |logit P(A)| (W12: k + 1 against k is not even at equal sums
+    or means when the model gives the extra player a worth of its own).
 
     With unequal teams the joiner goes to the smaller one (a joiner that made the sizes differ
     by 2 would only trigger F11). Ties go to the team with the lower sum, then to A.
@@ -94,6 +96,7 @@ def transfer_moves(
     odds: Odds | None = None,
     tolerance: float = DEAD_TOLERANCE,
     resolution: float | None = None,
+    headcount: bool = False,
 ) -> Rebalance:
     """F11: when |k(A) − k(B)| ≥ 2, move ⌊|Δk|/2⌋ players from the larger team to the smaller.
 
@@ -106,6 +109,10 @@ def transfer_moves(
     of players not in `alive` (same tier, same objective) is taken instead if its predicted
     |P(A) − ½| is at most the best's plus `tolerance`. P(A) is `odds` of the teams after
     the move, or F1's 1/(1 + exp(−(Σ_A − Σ_B)/Θ)) with `theta`. Otherwise the best stands.
+
+    With `headcount` (a SynElo pool's F1u) and an odd size gap, the teams end k + 1 against
+    k, and the movers' Σ_M is the one nearest F1u's even point instead (`f1u_transfer_sum`);
+    P(A) is then F1u's too. An even size gap ends at equal sizes, where F1u is F1.
     """
     ints, step = integer_ratings(ratings, resolution)
     a, b = list(team_a), list(team_b)
@@ -120,7 +127,11 @@ def transfer_moves(
             list(big),
         )
         pool = next(t for t in tiers if len(t) >= count)
-        d = sum(ints[i] for i in big) - sum(ints[i] for i in small)
+        sum_big, sum_small = sum(ints[i] for i in big), sum(ints[i] for i in small)
+        d = sum_big - sum_small
+        if headcount:
+            sizes = (len(big) - count, len(small) + count)
+            d = round(2 * f1u_transfer_sum(sum_big, sum_small, *sizes, theta / step))
 
         def nearest(players: list[int]) -> list[int]:
             return [players[j] for j in _nearest_subset([ints[i] for i in players], count, d)]
@@ -128,7 +139,7 @@ def transfer_moves(
         movers = nearest(pool)
         dead = [i for i in pool if i not in alive]
         if any(i in alive for i in movers) and len(dead) >= count:
-            chance = odds or _f1_odds(ints, step, theta)
+            chance = odds or _f1_odds(ints, step, theta, headcount)
 
             def off_even(chosen: list[int]) -> float:
                 taken = set(chosen)
@@ -202,14 +213,29 @@ def min_swaps(
     return _outcome(ints, step, a, b, moves)
 
 
-def _f1_odds(ints: Sequence[int], step: float, theta: float) -> Odds:
-    """F1's P(A) = 1/(1 + exp(−(Σ_A − Σ_B)/Θ)) of two teams, by index."""
+def _f1_odds(ints: Sequence[int], step: float, theta: float, headcount: bool = False) -> Odds:
+    """F1's P(A) = 1/(1 + exp(−(Σ_A − Σ_B)/Θ)) of two teams, by index (F1u's with
+    `headcount`: `roster_probability`)."""
 
     def p_a(x: Sequence[int], y: Sequence[int]) -> float:
         sum_x, sum_y = (scaled(sum(ints[i] for i in t), step) for t in (x, y))
-        return win_probability(sum_x, sum_y, theta)
+        return roster_probability(sum_x, len(x), sum_y, len(y), theta, headcount)
 
     return p_a
+
+
+def f1u_transfer_sum(
+    sum_larger: float, sum_smaller: float, n_larger: int, n_smaller: int, theta: float
+) -> float:
+    """F11 under F1u: the Σ_M of the movers that puts F1u's logit at 0 once the teams are
+    n_larger against n_smaller (after the move). F1u's logit is zero when
+    (Σ_L − M)/n_L − (Σ_S + M)/n_S = −c, c = Θ·ln(n_L/n_S)/n_L, so
+    M = (n_S·Σ_L − n_L·Σ_S + c·n_L·n_S)/(n_L + n_S); at equal sizes, (Σ_L − Σ_S)/2 (F11's T).
+    """
+    c = theta * math.log(n_larger / n_smaller) / n_larger
+    return (n_smaller * sum_larger - n_larger * sum_smaller + c * n_larger * n_smaller) / (
+        n_larger + n_smaller
+    )
 
 
 def _nearest_subset(weights: Sequence[int], count: int, twice_target: int) -> list[int]:

@@ -343,13 +343,19 @@ def find_moves(pool: Pool, body: AutobalanceIn, store: Store) -> AutobalanceOut:
             alive=alive,
             theta=roster.read(store).params.theta,  # SynElo's Θ; other models: their own P
             odds=_transfer_odds(roster, store) if alive else None,
+            headcount=_headcount(roster.read(store)),
         )
     return _answer(body.method, roster.keys, placed, gap_before, outcome)
 
 
+def _headcount(pool: Pool) -> bool:
+    """Whether the pool rates k + 1 against k by F1u (a SynElo pool's `uneven`)."""
+    return pool.is_synelo and pool.params.uneven == "headcount"
+
+
 def _transfer_odds(roster: Roster, store: Store) -> Odds | None:
     """The pool's model's P(A) of two teams (indices into the roster), for the dead-first
-    rule; None for SynElo, whose F1 the balancing computes from the sums itself."""
+    rule; None for SynElo, whose F1 (F1u) the balancing computes from the sums itself."""
     pool = roster.read(store)
     if pool.is_synelo:
         return None
@@ -367,10 +373,14 @@ def _joiner_logit(
     roster: Roster, store: Store, a: list[int], b: list[int], joiner: int
 ) -> Callable[[Sequence[float], Sequence[float]], float] | None:
     """An all-play model's split logit for placing an odd joiner (W12), with the context
-    entries of either place; None for other models (the joiner goes by sums)."""
+    entries of either place, or a SynElo headcount pool's F1u logit (it predicts k + 1
+    against k by it); None for other models (the joiner goes by sums)."""
     pool = roster.read(store)
     if pool.is_synelo:
-        return None
+        synelo = pool_model(pool)
+        if not synelo.has_split_logit():
+            return None
+        return lambda x, y: synelo.split_logit(x, y, {})
     model, _ = roster.states(store)
     if model.split_mode != "all-play" or not model.has_split_logit():
         return None
