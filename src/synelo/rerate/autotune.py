@@ -24,13 +24,15 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+# The evaluation layer and numpy load when a fit or a check runs, not with the settings:
+# `synelo pool create` takes a new pool's default from here and loads no maths
+# (tests/unit/test_cli_startup.py).
+if TYPE_CHECKING:
+    import numpy as np
 
-from synelo.evaluation.adapters import HistoryInfo, create_replay
-from synelo.evaluation.history import Match
-from synelo.evaluation.tune import expand_fit, tune
+    from synelo.evaluation.history import Match
 
 MIN_EVERY = 100  # rounds between fits, at least
 DEFAULT_HOLDOUT = 0.2
@@ -96,11 +98,14 @@ class AutoTune:
 
 def default_autotune(model: str, params: Mapping[str, Any]) -> AutoTune | None:
     """A new pool's auto-tuning: its model's scale (`SCALE`) with the defaults above; None
-    for a model without one, or whose scale the pool's parameters leave inert."""
+    for a model without one."""
     scale = SCALE.get(model)
     if scale is None:
         return None
-    setting = AutoTune(
+    # No `check_autotune` here: a scale divides the rating gap in the win probability, so no
+    # parameter leaves it inert (tests/unit/test_autotune_rules.py checks each is tunable),
+    # and the check would load the evaluation layer into `synelo pool create`.
+    return AutoTune(
         DEFAULT_EVERY,
         (scale,),
         DEFAULT_NEW_HOLDOUT,
@@ -108,10 +113,6 @@ def default_autotune(model: str, params: Mapping[str, Any]) -> AutoTune | None:
         DEFAULT_FIRST,
         DEFAULT_NOISE,
     )
-    try:
-        return check_autotune(model, params, setting)
-    except AutoTuneError:
-        return None
 
 
 class AutoTuneError(ValueError):
@@ -126,6 +127,9 @@ def check_autotune(model: str, params: Mapping[str, Any], setting: AutoTune) -> 
     """The setting, if a pool of `model` with `params` can fit its parameters (AutoTuneError
     naming the field otherwise): each must be tunable, and not inert as the pool is set up
     (SynElo's F3 weights under the revised F3)."""
+    from synelo.evaluation.adapters import HistoryInfo, create_replay
+    from synelo.evaluation.tune import expand_fit
+
     try:
         names = expand_fit(model, setting.fit)
     except ValueError as exc:
@@ -178,6 +182,8 @@ def paired_gain(current: np.ndarray, fitted: np.ndarray) -> tuple[float | None, 
     """A2's d̄ and SE: the mean of the per-round differences d_r = current_r − fitted_r and
     its standard error sd(d)/√n (sample sd, n − 1); None for what fewer rounds leave
     undefined (no round: both; one round: the SE)."""
+    import numpy as np
+
     d = np.asarray(current, dtype=float) - np.asarray(fitted, dtype=float)
     if d.size == 0:
         return None, None
@@ -200,6 +206,11 @@ def fit_pool(
 ) -> Fit:
     """Fit the setting's parameters on a pool's export (its header carries the pool's model
     and parameters, the starting point) and decide whether to adopt them."""
+    import numpy as np
+
+    from synelo.evaluation.adapters import HistoryInfo
+    from synelo.evaluation.tune import tune
+
     info = HistoryInfo(max((max(len(m.team_a), len(m.team_b)) for m in matches), default=1), header)
     result = tune(model, matches, setting.fit, info=info, train_fraction=1 - setting.holdout)
     current, fitted = result.test_default.log_loss, result.test_fitted.log_loss
