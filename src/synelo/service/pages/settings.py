@@ -28,6 +28,7 @@ from starlette.concurrency import run_in_threadpool
 
 from synelo.domain import Change, Job, JobRunning, Pool, UnknownPool, pool_model
 from synelo.models import MODELS, pool_models
+from synelo.rerate.autotune import new_pool_setting
 from synelo.schemas import PoolPatchIn, SeasonIn
 from synelo.service.api import actions, pool_settings
 from synelo.service.api.views import pool_out
@@ -161,6 +162,18 @@ def _same_autotune(given: dict[str, Any] | None, current: Mapping[str, Any] | No
     )
 
 
+def autotune_shown(pool: Pool) -> dict[str, Any]:
+    """The auto-tuning the form shows: the pool's own (a setting stored before `first` and
+    `noise` existed, as it works: without them), or when it is off, what a new pool of
+    its model and parameters would have (`pool_settings.default_setting`; a model without
+    a scale: those defaults with nothing to fit), so that ticking the box turns on a new
+    pool's setting."""
+    if pool.autotune:
+        return {"first": None, "noise": 0.0, **pool.autotune}
+    default = pool_settings.default_setting(pool.model, pool.params, pool.model_params)
+    return new_pool_setting(()).to_json() if default is None else default
+
+
 def _form(
     request: Request,
     pool: Pool,
@@ -195,6 +208,7 @@ def _form(
         models=[(name, MODELS[name].summary) for name in pool_models()],
         params=params,
         autotune=autotune,
+        autotune_shown=autotune_shown(pool),
         theta=shown(pool.params.theta) if pool.is_synelo else None,
         season_default=shown(pool_model(pool).season_fraction()),
         season=season or {},
