@@ -110,12 +110,44 @@ def test_a_scale_autotune_follows_a_model_switch(admin: httpx.Client) -> None:
     r = admin.post("/v1/pools", json={"name": name, "player_ids": "text", "team_size": 2})
     default = r.json()["autotune"]
     assert default["fit"] == ["theta"]
-    wait(admin, name, admin.patch(f"/v1/pools/{name}", json={"model": "trueskill"}))
+    r = admin.patch(f"/v1/pools/{name}", json={"model": "trueskill"})
+    beta = {**default, "fit": ["beta"]}
+    assert r.json()["spec"]["changed"]["autotune"] == [default, beta]  # said so
+    wait(admin, name, r)
     shown = admin.get(f"/v1/pools/{name}").json()
-    assert shown["model"] == "trueskill" and shown["autotune"] == {**default, "fit": ["beta"]}
-    wait(admin, name, admin.patch(f"/v1/pools/{name}", json={"model": "whr"}))
+    assert shown["model"] == "trueskill" and shown["autotune"] == beta
+    r = admin.patch(f"/v1/pools/{name}", json={"model": "whr"})
+    assert r.json()["spec"]["changed"]["autotune"] == [beta, None]
+    wait(admin, name, r)
     shown = admin.get(f"/v1/pools/{name}").json()
     assert shown["model"] == "whr" and shown["autotune"] is None
+
+
+def test_a_switch_back_to_a_model_with_a_scale_turns_the_default_on(
+    admin: httpx.Client,
+) -> None:
+    """Off on a model without a scale (WHR), a switch to one with a scale turns a new
+    pool's default on, and says so; `"autotune": null` beside the switch keeps it off, and
+    a pool whose own model has a scale keeps its auto-tuning off through a switch."""
+    name = f"w{uuid.uuid4().hex[:10]}"
+    r = admin.post("/v1/pools", json={"name": name, "player_ids": "text", "team_size": 2})
+    default = r.json()["autotune"]
+    wait(admin, name, admin.patch(f"/v1/pools/{name}", json={"model": "whr"}))
+    assert admin.get(f"/v1/pools/{name}").json()["autotune"] is None
+    r = admin.patch(f"/v1/pools/{name}", json={"model": "synelo"})
+    assert r.status_code == 202, r.text
+    assert r.json()["spec"]["changed"]["autotune"] == [None, default]
+    wait(admin, name, r)
+    assert admin.get(f"/v1/pools/{name}").json()["autotune"] == default
+    wait(admin, name, admin.patch(f"/v1/pools/{name}", json={"model": "whr"}))
+    r = admin.patch(f"/v1/pools/{name}", json={"model": "elo", "autotune": None})
+    assert "autotune" not in r.json()["spec"]["changed"]
+    wait(admin, name, r)
+    assert admin.get(f"/v1/pools/{name}").json()["autotune"] is None  # asked to stay off
+    r = admin.patch(f"/v1/pools/{name}", json={"model": "trueskill"})  # from elo: a scale
+    assert "autotune" not in r.json()["spec"]["changed"]
+    wait(admin, name, r)
+    assert admin.get(f"/v1/pools/{name}").json()["autotune"] is None
 
 
 def test_turning_autotune_back_on_gives_a_new_pools_setting(admin: httpx.Client) -> None:

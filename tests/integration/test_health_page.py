@@ -362,7 +362,7 @@ def test_the_last_parameter_change_says_who_changed_what(
     said = " ".join(html.unescape(section(page(live, pool), "params-last")).split())
     at = log[-1]["at"][:16].replace("T", " ")
     assert said == (
-        'id="params-last">Last change of the model or its parameters: theta 200 → 300, by '
+        'id="params-last">Last change of the model or its parameters: Θ 200 → 300, by '
         f"PATCH, after round 4 ({at} UTC)."
     )
     with closing(log_in(live.url)) as browser:  # an admin sees who, and why
@@ -376,6 +376,7 @@ def test_the_last_parameter_change_says_who_changed_what(
     said = " ".join(html.unescape(section(text, "params-last")).split())
     assert said.startswith('id="params-last">Last change of the model or its parameters: ')
     assert "model synelo → whr" in said and "after round 5" in said
+    assert "autotune fitting theta → off" in said  # said in what changed, and after it
     assert said.endswith("; it turned auto-tuning off.")
     assert "Auto-tuning: off." in " ".join(section(text, "autotune").split())
 

@@ -32,6 +32,7 @@ from starlette.concurrency import run_in_threadpool
 from synelo.domain import Change, Pool, PoolQuality
 from synelo.models import MODELS
 from synelo.ratings.brier import BRIER_TARGET
+from synelo.service.api.views import change_steps
 from synelo.service.charts import (
     Bin,
     Point,
@@ -318,10 +319,7 @@ def _params_change(change: Change) -> dict[str, Any]:
     if change.kind == "tune":
         moves = _tune(change)["moves"]
     elif "changed" in value:
-        moves = ", ".join(
-            f"{k} {_shown(was)} → {_shown(new)}"
-            for k, (was, new) in sorted(value["changed"].items())
-        )
+        moves = change_steps(value["changed"])
     else:
         moves = f"model {value.get('model')}, its parameters set"
     autotune = None
@@ -337,12 +335,3 @@ def _params_change(change: Change) -> dict[str, Any]:
         "moves": moves or "nothing",
         "autotune": autotune,
     }
-
-
-def _shown(value: Any) -> str:
-    """A setting's value in a sentence: a number to 4 significant digits, none as —."""
-    if value is None:
-        return "—"
-    if isinstance(value, float):
-        return f"{value:.4g}"
-    return str(value)

@@ -31,7 +31,7 @@ from synelo.models import MODELS, pool_models
 from synelo.rerate.autotune import new_pool_setting
 from synelo.schemas import PoolPatchIn, SeasonIn
 from synelo.service.api import actions, pool_settings
-from synelo.service.api.views import pool_out
+from synelo.service.api.views import change_steps, pool_out
 from synelo.service.auth import actor
 from synelo.service.pages.access import PoolName, Refused, admin_session
 from synelo.service.pages.admin import ActedOn
@@ -337,11 +337,7 @@ def job_what(job: Job) -> str:
     (`patch: Θ 1200 → 900, k_max 72 → 60`), and the visibility set at once beside it."""
     spec = job.spec
     if spec.get("changed"):
-        steps = [
-            f"{'Θ' if key == 'theta' else key} {_shown(was)} → {_shown(becomes)}"
-            for key, (was, becomes) in spec["changed"].items()
-        ]
-        what = f"{job.kind}: {', '.join(steps)}"
+        what = f"{job.kind}: {change_steps(spec['changed'])}"
     elif spec.get("model"):
         what = f"{job.kind}: model {spec['model']}"  # nothing differs, or a job of before
     else:
@@ -351,14 +347,3 @@ def job_what(job: Job) -> str:
     if spec.get("public") is not None:
         what += f"; made {'public' if spec['public'] else 'private'} at once"
     return what
-
-
-def _shown(value: object) -> str:
-    """A parameter's value as people read it: 900 not 900.0, — for none."""
-    if value is None:
-        return "—"
-    if isinstance(value, bool):
-        return str(value).lower()
-    if isinstance(value, float):
-        return f"{value:g}"
-    return str(value)
