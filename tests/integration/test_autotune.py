@@ -110,12 +110,68 @@ def test_a_scale_autotune_follows_a_model_switch(admin: httpx.Client) -> None:
     r = admin.post("/v1/pools", json={"name": name, "player_ids": "text", "team_size": 2})
     default = r.json()["autotune"]
     assert default["fit"] == ["theta"]
-    wait(admin, name, admin.patch(f"/v1/pools/{name}", json={"model": "trueskill"}))
+    r = admin.patch(f"/v1/pools/{name}", json={"model": "trueskill"})
+    beta = {**default, "fit": ["beta"]}
+    assert r.json()["spec"]["changed"]["autotune"] == [default, beta]  # said so
+    wait(admin, name, r)
     shown = admin.get(f"/v1/pools/{name}").json()
-    assert shown["model"] == "trueskill" and shown["autotune"] == {**default, "fit": ["beta"]}
-    wait(admin, name, admin.patch(f"/v1/pools/{name}", json={"model": "whr"}))
+    assert shown["model"] == "trueskill" and shown["autotune"] == beta
+    r = admin.patch(f"/v1/pools/{name}", json={"model": "whr"})
+    assert r.json()["spec"]["changed"]["autotune"] == [beta, None]
+    wait(admin, name, r)
     shown = admin.get(f"/v1/pools/{name}").json()
     assert shown["model"] == "whr" and shown["autotune"] is None
+
+
+def test_a_switch_back_to_a_model_with_a_scale_turns_the_default_on(
+    admin: httpx.Client,
+) -> None:
+    """Off on a model without a scale (WHR), a switch to one with a scale turns a new
+    pool's default on, and says so; `"autotune": null` beside the switch keeps it off, and
+    a pool whose own model has a scale keeps its auto-tuning off through a switch."""
+    name = f"w{uuid.uuid4().hex[:10]}"
+    r = admin.post("/v1/pools", json={"name": name, "player_ids": "text", "team_size": 2})
+    default = r.json()["autotune"]
+    wait(admin, name, admin.patch(f"/v1/pools/{name}", json={"model": "whr"}))
+    assert admin.get(f"/v1/pools/{name}").json()["autotune"] is None
+    r = admin.patch(f"/v1/pools/{name}", json={"model": "synelo"})
+    assert r.status_code == 202, r.text
+    assert r.json()["spec"]["changed"]["autotune"] == [None, default]
+    wait(admin, name, r)
+    assert admin.get(f"/v1/pools/{name}").json()["autotune"] == default
+    wait(admin, name, admin.patch(f"/v1/pools/{name}", json={"model": "whr"}))
+    r = admin.patch(f"/v1/pools/{name}", json={"model": "elo", "autotune": None})
+    assert "autotune" not in r.json()["spec"]["changed"]
+    wait(admin, name, r)
+    assert admin.get(f"/v1/pools/{name}").json()["autotune"] is None  # asked to stay off
+    r = admin.patch(f"/v1/pools/{name}", json={"model": "trueskill"})  # from elo: a scale
+    assert "autotune" not in r.json()["spec"]["changed"]
+    wait(admin, name, r)
+    assert admin.get(f"/v1/pools/{name}").json()["autotune"] is None
+
+
+def test_turning_autotune_back_on_gives_a_new_pools_setting(admin: httpx.Client) -> None:
+    """Auto-tuning turned off and on again by naming what to fit (or the upgrade note's
+    `every`, `fit` and `first`) has a new pool's setting, not older rules; a stored
+    setting given whole keeps its own, and `every` below 200 brings the first fit with it."""
+    for model in ("synelo", "elo", "trueskill"):
+        name = f"o{uuid.uuid4().hex[:10]}"
+        body = {"name": name, "model": model, "player_ids": "text", "team_size": 2}
+        default = admin.post("/v1/pools", json=body).json()["autotune"]
+        assert admin.patch(f"/v1/pools/{name}", json={"autotune": None}).json()["autotune"] is None
+        for given in (
+            {"fit": default["fit"]},
+            {"every": 5000, "fit": default["fit"], "first": 200},
+        ):
+            r = admin.patch(f"/v1/pools/{name}", json={"autotune": given})
+            assert r.status_code == 200, r.text
+            assert r.json()["autotune"] == default, (model, given)
+    old = {"every": 300, "fit": ["beta"], "holdout": 0.2, "margin": 0.002, "first": None}
+    r = admin.patch(f"/v1/pools/{name}", json={"autotune": {**old, "noise": 0}})
+    assert r.status_code == 200, r.text
+    assert r.json()["autotune"] == {**old, "noise": 0}
+    r = admin.patch(f"/v1/pools/{name}", json={"autotune": {"every": 150, "fit": ["beta"]}})
+    assert r.json()["autotune"]["first"] == 150
 
 
 def test_the_autotune_setting_is_checked(admin: httpx.Client) -> None:
@@ -135,12 +191,12 @@ def test_the_autotune_setting_is_checked(admin: httpx.Client) -> None:
     assert admin.get(f"/v1/pools/{pool}").json()["autotune"] is None
     r = admin.patch(f"/v1/pools/{pool}", json={"autotune": {"every": 200, "fit": ["k"]}})
     assert r.status_code == 200, r.text
-    assert r.json()["autotune"] == {
+    assert r.json()["autotune"] == {  # what it leaves out: a new pool's
         "every": 200,
         "fit": ["k"],
-        "holdout": 0.2,
-        "margin": 0.002,
-        "first": None,
+        "holdout": 0.4,
+        "margin": 0.001,
+        "first": 200,
         "noise": 2.0,
     }
     wait(admin, pool, admin.post(f"/v1/pools/{pool}/autotune"))
@@ -175,7 +231,7 @@ def test_a_better_fit_is_adopted_by_rerating_the_pool(
     k = fit["fitted"]["k"]
     assert k > 5
     shown = admin.get(f"/v1/pools/{pool}").json()
-    assert shown["params"]["k"] == k and shown["autotune"] == {**setting, "first": None}
+    assert shown["params"]["k"] == k and shown["autotune"] == {**setting, "first": 100}
     fresh = elo_pool(admin, k, None)
     play(server, fresh, bodies)
     assert lookups(server, pool) == lookups(server, fresh)
@@ -191,7 +247,8 @@ def test_a_fit_short_of_the_margin_is_only_logged(
     wait(admin, pool, admin.post(f"/v1/pools/{pool}/autotune"))
     fit = admin.get(f"/v1/pools/{pool}/quality").json()["last_fit"]
     assert fit["adopted"] is False and fit["margin"] == 1.0
-    assert fit["heldout_rounds"] == 60 and fit["heldout_log_loss_current"] is not None
+    assert fit["heldout_rounds"] == 120  # 0.4 of 300, a new pool's holdout
+    assert fit["heldout_log_loss_current"] is not None
     assert admin.get(f"/v1/pools/{pool}").json()["params"]["k"] == 24
     assert lookups(server, pool) == before
     log = admin.get(f"/v1/pools/{pool}/changes").json()["changes"]

@@ -17,6 +17,7 @@ import httpx
 import pytest
 from sqlalchemy import Engine, text
 
+from synelo.rerate.autotune import default_autotune
 from synelo.store.engine import create_store_engine
 from synelo.store.repository import Store
 from tests.conftest import own_pg_schema, synelo_serve
@@ -65,8 +66,8 @@ def test_visibility_and_autotuning_are_set_at_once(initialised: Path, tmp_path: 
     assert store.get_pool("default").autotune == {
         "every": 200,
         "fit": ["theta"],
-        "holdout": 0.2,
-        "margin": 0.002,
+        "holdout": 0.4,  # a new pool's, as the rest left out
+        "margin": 0.001,
         "first": 150,
         "noise": 1.5,
     }
@@ -74,6 +75,16 @@ def test_visibility_and_autotuning_are_set_at_once(initialised: Path, tmp_path: 
     assert closed.returncode == 0, closed.stderr
     pool = store.get_pool("default")
     assert not pool.public and pool.autotune is None
+    # turned on again by naming the scale (or as the upgrade note says): a new pool's setting
+    new = default_autotune("synelo", pool.params.to_dict())
+    assert new is not None
+    for args in (
+        ["--autotune-fit", "theta"],
+        ["--autotune-every", "5000", "--autotune-fit", "theta", "--autotune-first", "200"],
+    ):
+        assert run(["pool", "set", "default", "--no-autotune"], tmp_path).returncode == 0
+        assert run(["pool", "set", "default", *args], tmp_path).returncode == 0
+        assert store.get_pool("default").autotune == new.to_json(), args
     store.engine.dispose()
 
 

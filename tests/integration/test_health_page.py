@@ -9,6 +9,7 @@ import html
 import re
 import statistics
 import uuid
+from contextlib import closing
 from datetime import date, timedelta
 from typing import Any
 
@@ -21,6 +22,7 @@ from synelo.service.api import reports
 from synelo.store import health as store_health
 from tests.conftest import LiveServer, MovableClock, steam
 from tests.integration.test_autotune import skilled_rounds
+from tests.integration.test_pages_admin import log_in
 from tests.integration.test_rerate import play as play_all
 from tests.integration.test_rerate import wait
 
@@ -325,7 +327,7 @@ def test_the_last_change_says_what_moved_and_why(
     assert fit["adopted"] is True  # K = 1 barely learns (test_autotune)
     said = " ".join(html.unescape(section(page(live, pool), "autotune-last")).split())
     k = fit["fitted"]["k"]
-    assert f"Last change: k 1 → {k:.4g}, after round 400" in said
+    assert f"Last auto-tune change: k 1 → {k:.4g}, after round 400" in said
     before = fit["heldout_log_loss_current"]
     assert f"on the 120 held-out rounds the log loss fell from {before:.4f}" in said
     assert f"a gain of {fit['gain']:.4f} ± {fit['standard_error']:.4f} a round" in said
@@ -337,8 +339,46 @@ def test_the_last_change_says_what_moved_and_why(
     assert r.status_code == 200, r.text
     wait(admin, pool, admin.post(f"/v1/pools/{pool}/autotune"))
     said = " ".join(html.unescape(section(page(live, pool), "autotune-last")).split())
-    assert f"Last change: k 1 → {k:.4g}, after round 400" in said
+    assert f"Last auto-tune change: k 1 → {k:.4g}, after round 400" in said
     assert said.endswith("not adopted.")
+    said = " ".join(html.unescape(section(page(live, pool), "params-last")).split())
+    lead = 'id="params-last">Last change of the model or its parameters'
+    assert said.startswith(f"{lead}: k 1 → {k:.4g}, by auto-tune")
+    assert "by auto-tune, after round 400" in said
+
+
+def test_the_last_parameter_change_says_who_changed_what(
+    live: LiveServer, admin: httpx.Client, server: httpx.Client
+) -> None:
+    """A PATCH of Θ, then a switch to WHR (which turns the auto-tuning off): the page names
+    the newest, old → new, when, and (to an admin) who and why, beside the auto-tuning."""
+    pool = new_pool(admin)
+    for i in range(4):
+        play(server, pool, [1 + i % 2, 3], [4, 5], "AB"[i % 2])
+    assert 'id="params-last"' not in page(live, pool)  # nothing changed yet
+    body = {"theta": 300, "reason": "fits the servers"}
+    wait(admin, pool, admin.patch(f"/v1/pools/{pool}", json=body))
+    log = admin.get(f"/v1/pools/{pool}/changes").json()["changes"]
+    said = " ".join(html.unescape(section(page(live, pool), "params-last")).split())
+    at = log[-1]["at"][:16].replace("T", " ")
+    assert said == (
+        'id="params-last">Last change of the model or its parameters: Θ 200 → 300, by '
+        f"PATCH, after round 4 ({at} UTC)."
+    )
+    with closing(log_in(live.url)) as browser:  # an admin sees who, and why
+        shown = browser.get(f"/pools/{pool}/health").text
+    said = " ".join(html.unescape(section(shown, "params-last")).split())
+    assert f"by PATCH ({log[-1]['actor']}), after round 4" in said
+    assert said.endswith("Reason: fits the servers.")
+    play(server, pool, [1], [2], "A")
+    wait(admin, pool, admin.patch(f"/v1/pools/{pool}", json={"model": "whr"}))
+    text = page(live, pool)
+    said = " ".join(html.unescape(section(text, "params-last")).split())
+    assert said.startswith('id="params-last">Last change of the model or its parameters: ')
+    assert "model synelo → whr" in said and "after round 5" in said
+    assert "autotune fitting theta → off" in said  # said in what changed, and after it
+    assert said.endswith("; it turned auto-tuning off.")
+    assert "Auto-tuning: off." in " ".join(section(text, "autotune").split())
 
 
 def test_an_empty_pool_has_a_page_without_charts(live: LiveServer, admin: httpx.Client) -> None:

@@ -129,6 +129,26 @@ def test_a_new_pools_default_autotune_round_trips_through_the_form(
     assert state(admin, name) == (shown, [])
 
 
+@pytest.mark.parametrize("model", ["synelo", "elo", "trueskill"])
+def test_ticking_autotune_on_gives_a_new_pools_setting(
+    browser: httpx.Client, admin: httpx.Client, model: str
+) -> None:
+    """A pool with auto-tuning off shows, and on a tick turns on, the setting a new pool of
+    its model has (its scale to fit included): nothing else to fill in."""
+    made = {}
+    for off in (True, False):
+        name = f"sm{uuid.uuid4().hex[:10]}"
+        body = {"name": name, "model": model, "team_size": 2, "player_ids": "text"}
+        r = admin.post("/v1/pools", json={**body, "autotune": None} if off else body)
+        assert r.status_code == 201, r.text
+        made[off] = name, r.json()["autotune"]
+    (name, setting), (_, default) = made[True], made[False]
+    assert setting is None and default is not None
+    r = save(browser, name, {"autotune": "on"})
+    assert r.status_code == 303, r.text
+    assert state(admin, name)[0]["autotune"] == default
+
+
 def test_visibility_and_autotune_change_at_once(
     browser: httpx.Client, admin: httpx.Client, pool: str
 ) -> None:
@@ -144,13 +164,13 @@ def test_visibility_and_autotune_change_at_once(
     r = save(browser, pool, {"autotune": "on", "autotune.every": "500", "autotune.fit": "theta"})
     assert r.status_code == 303
     shown, _ = state(admin, pool)
-    assert shown["autotune"] == {
+    assert shown["autotune"] == {  # the rest as the form showed it: a new pool's
         "every": 500,
         "fit": ["theta"],
-        "holdout": 0.2,
-        "margin": 0.002,
-        "first": None,  # left blank
-        "noise": 2.0,  # as the form showed it for a new setting
+        "holdout": 0.4,
+        "margin": 0.001,
+        "first": 200,
+        "noise": 2.0,
     }
     assert fields(browser.get(f"/pools/{pool}/settings").text)["autotune"] == "on"
     sent = fields(browser.get(f"/pools/{pool}/settings").text)

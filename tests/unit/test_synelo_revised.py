@@ -210,6 +210,18 @@ def test_model_default_is_revised_and_a_seed_journal_stays_seed() -> None:
         create_replay("synelo", {"revised": 0.5}, HistoryInfo(3))
 
 
+def test_the_headcount_reported_is_the_one_in_use() -> None:
+    """`headcount`, like `revised`, is reported as the replay uses it: 1 (F1u) for a new
+    history, 0 (the seed's sums) for the export of a pool made before F1u, whatever the
+    options' listing says for a new history; -p headcount wins over both."""
+    assert create_replay("synelo", {}, HistoryInfo(3)).parameters()["headcount"] == 1
+    old = create_replay("synelo", {}, HistoryInfo(3, {"params": {"theta": 2400.0}}))
+    assert old.parameters()["uneven"] == "sums" and old.parameters()["headcount"] == 0
+    info = HistoryInfo(3, {"params": {"theta": 2400.0}})
+    assert create_replay("synelo", {"headcount": 1}, info).parameters()["headcount"] == 1
+    assert create_replay("synelo", {"headcount": 0}, HistoryInfo(3)).parameters()["headcount"] == 0
+
+
 def test_revised_model_is_the_service_code() -> None:
     """The replay's synelo (revised by default) gives the ratings of rate_round +
     apply_change with a revised pool's parameters, the functions the service calls."""

@@ -112,24 +112,35 @@ def pool_set(
     ] = None,
     theta: Annotated[float | None, typer.Option(help="SynElo's Θ")] = None,
     autotune_every: Annotated[
-        int | None, typer.Option(help="auto-tune: rounds between fits (turns it on)")
+        int | None, typer.Option(help="auto-tune: rounds between fits, at most (default 5000)")
     ] = None,
     autotune_fit: Annotated[
-        list[str] | None, typer.Option(help="auto-tune: a parameter to fit (repeatable)")
+        list[str] | None,
+        typer.Option(
+            help="auto-tune: a parameter to fit (repeatable; turns it on, the rest at a new "
+            "pool's defaults)"
+        ),
     ] = None,
     autotune_holdout: Annotated[
-        float | None, typer.Option(help="auto-tune: share of the newest rounds held out")
+        float | None,
+        typer.Option(help="auto-tune: share of the newest rounds held out (default 0.4)"),
     ] = None,
     autotune_margin: Annotated[
-        float | None, typer.Option(help="auto-tune: held-out log-loss gain to adopt a fit")
+        float | None,
+        typer.Option(help="auto-tune: held-out log-loss gain to adopt a fit (default 0.001)"),
     ] = None,
     autotune_first: Annotated[
         int | None,
-        typer.Option(help="auto-tune: rounds at the first fit, then gaps doubling up to every"),
+        typer.Option(
+            help="auto-tune: rounds at the first fit, then gaps doubling up to every "
+            "(default 200, or every if smaller)"
+        ),
     ] = None,
     autotune_noise: Annotated[
         float | None,
-        typer.Option(help="auto-tune: standard errors the held-out gain must exceed too"),
+        typer.Option(
+            help="auto-tune: standard errors the held-out gain must exceed too (default 2)"
+        ),
     ] = None,
     no_autotune: Annotated[bool, typer.Option("--no-autotune", help="turn auto-tuning off")] = (
         False

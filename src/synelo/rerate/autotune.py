@@ -34,18 +34,21 @@ if TYPE_CHECKING:
 
     from synelo.evaluation.history import Match
 
+from synelo.schemas.pools import (
+    DEFAULT_EVERY,
+    DEFAULT_FIRST,
+    DEFAULT_NEW_HOLDOUT,
+    DEFAULT_NEW_MARGIN,
+    DEFAULT_NOISE,
+)
+
 MIN_EVERY = 100  # rounds between fits, at least
+# A setting stored before auto-tuning was on by default had these (its holdout and margin
+# are always stored, so they are only `AutoTune`'s defaults). A new pool's setting, and
+# what the API, `synelo pool set` and the settings form fill in for what is not given, are
+# the DEFAULT_* of `schemas.pools` (the wire's defaults, which live below this layer).
 DEFAULT_HOLDOUT = 0.2
 DEFAULT_MARGIN = 0.002  # nats of held-out log loss per round
-# A new pool's setting (`default_autotune`): the first fit at 200 rounds, then at 400, 800,
-# 1600…, at most 5,000 rounds apart; the newest 40 % held out (one parameter needs few
-# rounds to fit, while the paired test's standard error falls as 1/√(held-out rounds)); a
-# gain of 0.001 nats a round at least, and of two standard errors of the paired differences.
-DEFAULT_FIRST = 200
-DEFAULT_EVERY = 5000
-DEFAULT_NEW_HOLDOUT = 0.4
-DEFAULT_NEW_MARGIN = 0.001
-DEFAULT_NOISE = 2.0
 # Each model's scale, fitted by default: the parameter that divides the rating gap in its
 # win probability, which a pool's rounds pin down soonest and which calibrates it.
 SCALE = {
@@ -96,6 +99,13 @@ class AutoTune:
         )
 
 
+def new_pool_setting(fit: tuple[str, ...]) -> AutoTune:
+    """A new pool's auto-tuning rules (the DEFAULT_* above), fitting `fit`."""
+    return AutoTune(
+        DEFAULT_EVERY, fit, DEFAULT_NEW_HOLDOUT, DEFAULT_NEW_MARGIN, DEFAULT_FIRST, DEFAULT_NOISE
+    )
+
+
 def default_autotune(model: str, params: Mapping[str, Any]) -> AutoTune | None:
     """A new pool's auto-tuning: its model's scale (`SCALE`) with the defaults above; None
     for a model without one."""
@@ -105,14 +115,7 @@ def default_autotune(model: str, params: Mapping[str, Any]) -> AutoTune | None:
     # No `check_autotune` here: a scale divides the rating gap in the win probability, so no
     # parameter leaves it inert (tests/unit/test_autotune_rules.py checks each is tunable),
     # and the check would load the evaluation layer into `synelo pool create`.
-    return AutoTune(
-        DEFAULT_EVERY,
-        (scale,),
-        DEFAULT_NEW_HOLDOUT,
-        DEFAULT_NEW_MARGIN,
-        DEFAULT_FIRST,
-        DEFAULT_NOISE,
-    )
+    return new_pool_setting((scale,))
 
 
 class AutoTuneError(ValueError):

@@ -64,36 +64,64 @@ class ParamsIn(BaseModel):
     )
 
 
+# A new pool's auto-tuning (`rerate.autotune.default_autotune`), and what a setting given
+# without them takes: the first fit at 200 rounds, then at 400, 800, 1600…, at most 5,000
+# rounds apart; the newest 40 % held out (one parameter needs few rounds to fit, while the
+# paired test's standard error falls as 1/√(held-out rounds)); a gain of 0.001 nats a round
+# at least, and of two standard errors of the paired differences. Here, in the wire's
+# layer, so that turning auto-tuning on gives a new pool's setting whatever the way in.
+DEFAULT_FIRST = 200
+DEFAULT_EVERY = 5000
+DEFAULT_NEW_HOLDOUT = 0.4
+DEFAULT_NEW_MARGIN = 0.001
+DEFAULT_NOISE = 2.0
+
+
 class AutoTuneIn(BaseModel):
     """Auto-tuning: re-fit `fit` on the pool's own rounds (first at `first` rounds, then at
     gaps that double up to `every`); adopt the fit (re-rating the pool) when the newest
     `holdout` of the rounds, which the fit did not see, get a log loss lower by `margin` or
-    more and by more than `noise` standard errors."""
+    more and by more than `noise` standard errors. What is left out takes a new pool's
+    default (`first`: 200, or `every` if that is smaller)."""
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
-    every: StrictInt = Field(ge=100, le=10_000_000, description="rounds between fits")
+    every: StrictInt = Field(
+        DEFAULT_EVERY, ge=100, le=10_000_000, description="rounds between fits, at most"
+    )
     fit: list[Text] = Field(
         min_length=1, max_length=8, description="parameters to fit (the model's tunable ones)"
     )
-    holdout: Number = Field(0.2, gt=0, lt=0.5, description="share of the newest rounds held out")
+    holdout: Number = Field(
+        DEFAULT_NEW_HOLDOUT, gt=0, lt=0.5, description="share of the newest rounds held out"
+    )
     margin: Number = Field(
-        0.002, ge=0, le=1, description="held-out log-loss gain (nats per round) to adopt"
+        DEFAULT_NEW_MARGIN,
+        ge=0,
+        le=1,
+        description="held-out log-loss gain (nats per round) to adopt",
     )
     first: StrictInt | None = Field(
-        None,
+        DEFAULT_FIRST,
         ge=100,
         le=10_000_000,
-        description="rounds at the first fit, then gaps that double up to `every` (null: "
-        "the first at `every`, then `every` apart)",
+        description="rounds at the first fit, then gaps that double up to `every` (left "
+        "out: 200, or `every` if smaller; null: the first at `every`, then `every` apart)",
     )
     noise: Number = Field(
-        2.0,
+        DEFAULT_NOISE,
         ge=0,
         le=10,
         description="standard errors of the paired held-out log-loss differences the gain "
         "must exceed too (0: the margin alone)",
     )
+
+    @model_validator(mode="after")
+    def _first_within_every(self) -> AutoTuneIn:
+        """`first` left out: a new pool's 200, or `every` when fits are to come sooner."""
+        if "first" not in self.model_fields_set and self.first is not None:
+            self.first = min(self.first, self.every)
+        return self
 
 
 class PoolIn(BaseModel):

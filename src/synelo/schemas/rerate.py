@@ -100,7 +100,9 @@ class ChangeOut(BaseModel):
     steam_id: str | None = Field(description="the player set, reset, hidden or renamed")
     round_id: str | None = Field(description="the round voided or unvoided")
     value: dict[str, Any] | None = Field(
-        description='{"rating"}, {"model", "params"}, {"public"}, {"hidden"}, for a season '
+        description='{"rating"}, {"model", "params"} (a re-rate\'s, with "changed": {name: '
+        '[was, becomes]} since it is logged, and "autotune" when it set that), {"public"}, '
+        '{"autotune"}, {"hidden"}, for a season '
         '{"fraction"} as given or {"default"} (the model\'s share it took), or, for a '
         'rename by a lookup\'s names, {"name", "was"}'
     )

@@ -445,6 +445,8 @@ class RerateStore:
             value: dict[str, Any] | None = None
             if job.kind in ("patch", "tune"):
                 value = {"model": model_name, "params": spec["params"]}
+                if "changed" in spec:  # {name: [was, becomes]}, for the health page
+                    value["changed"] = spec["changed"]
                 value.update(spec.get("fit", {}))
                 if "autotune" in spec:
                     value["autotune"] = spec["autotune"]

@@ -79,7 +79,8 @@ class PoolHealth:
     with the pool's newest round; none before `block` rounds), the reliability bins,
     the rounds of each day of the last DAYS (a day without rounds: 0), each active
     player's uncertainty figure (the model's `uncertainty` field, SynElo's K; empty if the
-    model keeps none), the newest auto-tunes and the newest adopted one."""
+    model keeps none), the newest auto-tunes and the newest adopted one, and the newest
+    change of the model or its parameters by anyone."""
 
     pool: Pool
     rounds: int
@@ -90,6 +91,9 @@ class PoolHealth:
     uncertainty: list[float]
     tunes: list[Change]
     last_change: Change | None = None  # the newest auto-tune adopted, however old
+    # the newest re-rate that changed the model or its parameters: a PATCH (a switch
+    # included) or an adopted auto-tune, whoever made it
+    last_params_change: Change | None = None
 
 
 def outcome_a() -> ColumnElement[float]:
@@ -144,6 +148,18 @@ def read_health(conn: Connection, pool: Pool, now: datetime) -> PoolHealth:
         .order_by(changes.c.id.desc())
         .limit(1)
     ).first()
+    # a re-rate's entry holds the parameters it swapped in (`generations`); a PATCH that set
+    # only the visibility or the auto-tuning, and an auto-tune not adopted, hold none
+    params_change = conn.execute(
+        select(changes)
+        .where(
+            changes.c.pool_id == pool.id,
+            changes.c.kind.in_(("patch", "tune")),
+            changes.c.value.like('%"params": {%'),
+        )
+        .order_by(changes.c.id.desc())
+        .limit(1)
+    ).first()
     return PoolHealth(
         pool,
         sum(b.rounds for b in bins),
@@ -154,6 +170,7 @@ def read_health(conn: Connection, pool: Pool, now: datetime) -> PoolHealth:
         uncertainty,
         [as_change(row) for row in tunes],
         None if adopted is None else as_change(adopted),
+        None if params_change is None else as_change(params_change),
     )
 
 

@@ -24,9 +24,11 @@ from synelo.ratings import (
 
 
 def _defaults() -> dict[str, float]:
-    """The numeric parameters with their defaults, and `revised`: F3's version as a number
-    (options are numbers), 1 for "revised", 0 for the seed's; `headcount` the same for
-    `uneven`, 1 for F1u's "headcount", 0 for the seed's "sums"."""
+    """The numeric parameters with their defaults for a new history, and `revised`: F3's
+    version as a number (options are numbers), 1 for "revised", 0 for the seed's;
+    `headcount` the same for `uneven`, 1 for F1u's "headcount", 0 for the seed's "sums". A
+    pool's export starts from the pool's own instead (`SynEloReplay.create`: an old pool's
+    seed F3 and sums), which `parameters` reports."""
     seed = SynEloParams()
     numeric: dict[str, float] = {
         f.name: getattr(seed, f.name)
@@ -165,4 +167,11 @@ class SynEloReplay(RatingModel):
         return {name: why for name in ("w_vel", "w_wre", "w_vol", "wre_scale")}
 
     def parameters(self) -> dict[str, Any]:
-        return {**self.params.to_dict(), "revised": int(self.params.convergence == "revised")}
+        """The parameters in use, with `revised` and `headcount` as the numbers the options
+        take: a pool's export reports its own (the seed's F3 and sums for an old pool), not
+        a new history's defaults (`_defaults`)."""
+        return {
+            **self.params.to_dict(),
+            "revised": int(self.params.convergence == "revised"),
+            "headcount": int(self.params.uneven == "headcount"),
+        }

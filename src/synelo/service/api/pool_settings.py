@@ -226,19 +226,10 @@ def plan_patch(settings: Settings, store: Store, current: Pool, body: PoolPatchI
         settings, current.team_size, model, body.theta, body.params or {}, base=current
     )
     sets_autotune = "autotune" in body.model_fields_set
-    autotune = None
-    follows, scale = False, None  # the pool's own setting, moved to the new model's scale
     if sets_autotune:
-        autotune = autotune_setting(model, params, model_params, body.autotune)
-    elif current.autotune:  # the pool's own, which must still work with the new model
-        own = {"first": None, "noise": 0.0, **current.autotune}  # as stored, however old
-        if model != current.model and list(own["fit"]) == [SCALE.get(current.model)]:
-            # a setting that fits the old model's scale (a new pool's default) fits the new
-            # model's, or stops if that has none: a model switch needs no autotune of its own
-            follows, scale = True, SCALE.get(model)
-            own["fit"] = [scale]
-        given = None if follows and scale is None else AutoTuneIn.model_validate(own)
-        autotune = autotune_setting(model, params, model_params, given, loc=("body", "autotune"))
+        follows, autotune = False, autotune_setting(model, params, model_params, body.autotune)
+    else:
+        follows, autotune = _kept_autotune(current, model, params, model_params)
     check_logged_sets(store, current, model, params, model_params)
     if "public" in body.model_fields_set and body.public is None:
         raise invalid(("body", "public"), "true or false", value=None)
@@ -249,18 +240,39 @@ def plan_patch(settings: Settings, store: Store, current: Pool, body: PoolPatchI
             )
         return PatchPlan(None, sets_autotune, autotune, body.public, body.reason)
     new_params = json.loads(encode_params(model, params, model_params))
-    spec: dict[str, object] = {
-        "model": model,
-        "params": new_params,
-        "changed": _changed(current, model, new_params),
-    }
+    changed = _changed(current, model, new_params)
+    if (sets_autotune or follows) and autotune != current.autotune:  # set at the swap
+        changed["autotune"] = [current.autotune, autotune]
+    spec: dict[str, object] = {"model": model, "params": new_params, "changed": changed}
     if body.public is not None and body.public != current.public:  # set at once: said so
         spec["public"] = body.public
-    if sets_autotune or follows:  # set with the new model, at the swap
+    if sets_autotune or follows:  # set with the new model, at the swap, and said so
         spec["autotune"] = autotune
     if body.reason is not None:
         spec["reason"] = body.reason
     return PatchPlan(spec, False, autotune, body.public, body.reason)
+
+
+def _kept_autotune(
+    current: Pool, model: str, params: SynEloParams, model_params: dict[str, Any]
+) -> tuple[bool, dict[str, Any] | None]:
+    """The auto-tuning of a change whose body leaves it out, and whether the change sets it
+    (a model switch that moves it, True) or the pool keeps its own. A switch moves a setting
+    that fits the old model's scale (a new pool's default) to the new model's, or turns it
+    off if that has none; and turns a new pool's default on when the pool's auto-tuning is
+    off and the switch is from a model without a scale to one with (WHR back to SynElo).
+    Any other setting is the pool's own, which must still work with the new model."""
+    switch = model != current.model
+    if current.autotune is None:
+        if switch and SCALE.get(current.model) is None and model in SCALE:
+            return True, default_setting(model, params, model_params)
+        return False, None
+    own = {"first": None, "noise": 0.0, **current.autotune}  # as stored, however old
+    follows = switch and list(own["fit"]) == [SCALE.get(current.model)]
+    if follows:
+        own["fit"] = [SCALE.get(model)]
+    given = None if own["fit"] == [None] else AutoTuneIn.model_validate(own)
+    return follows, autotune_setting(model, params, model_params, given, loc=("body", "autotune"))
 
 
 def _changed(current: Pool, model: str, params: dict[str, Any]) -> dict[str, list[Any]]:

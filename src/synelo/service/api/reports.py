@@ -32,6 +32,7 @@ from starlette.concurrency import run_in_threadpool
 from synelo.domain import Change, Pool, PoolQuality
 from synelo.models import MODELS
 from synelo.ratings.brier import BRIER_TARGET
+from synelo.service.api.views import change_steps
 from synelo.service.charts import (
     Bin,
     Point,
@@ -233,6 +234,9 @@ def figures(health: PoolHealth, quality: PoolQuality) -> dict[str, Any]:
         "theta": _theta(pool, quality),
         "tunes": [_tune(c) for c in health.tunes],
         "last_change": None if health.last_change is None else _tune(health.last_change),
+        "last_params_change": None
+        if health.last_params_change is None
+        else _params_change(health.last_params_change),
         "days": health.days,
         "day_rounds": sum(n for _, n in health.days),
         "days_chart": bar_chart(
@@ -303,4 +307,31 @@ def _tune(change: Change) -> dict[str, Any]:
         "margin": value.get("margin"),
         "noise": value.get("noise"),
         "error": value.get("error"),
+    }
+
+
+def _params_change(change: Change) -> dict[str, Any]:
+    """A re-rate of the pool's log that changed its model or parameters (a PATCH, a
+    switch, an adopted auto-tune): who, when, at which round, each setting from its old
+    value to its new one (an entry logged before it kept them: the model it set), and
+    the auto-tuning it set, if it set one ("off", "fitting theta")."""
+    value = dict(change.value or {})
+    if change.kind == "tune":
+        moves = _tune(change)["moves"]
+    elif "changed" in value:
+        moves = change_steps(value["changed"])
+    else:
+        moves = f"model {value.get('model')}, its parameters set"
+    autotune = None
+    if "autotune" in value:  # a re-rate that set the auto-tuning too (a switch may)
+        setting = value["autotune"]
+        autotune = "off" if setting is None else "fitting " + ", ".join(setting["fit"])
+    return {
+        "at": change.created_at,
+        "seq": change.seq,
+        "kind": "auto-tune" if change.kind == "tune" else "PATCH",
+        "actor": change.actor,
+        "reason": change.reason,
+        "moves": moves or "nothing",
+        "autotune": autotune,
     }

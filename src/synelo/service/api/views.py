@@ -5,7 +5,8 @@ what an endpoint answers builds it with the same function, so the two never disa
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import orjson
 from fastapi.responses import JSONResponse
@@ -253,3 +254,26 @@ def accepted(pool: Pool, start: Callable[[], Job]) -> JSONResponse:
         status_code=202,
         headers={"Location": f"/v1/pools/{pool.name}/jobs/{job.id}"},
     )
+
+
+def change_steps(changed: Mapping[str, Sequence[Any]]) -> str:
+    """What a re-rate changed (its spec's `changed`, {name: [was, becomes]}), as people
+    read it: `Θ 1200 → 900, k_max 72 → 60, autotune fitting theta → off`."""
+    return ", ".join(
+        f"{'Θ' if key == 'theta' else key} {_value(key, was)} → {_value(key, becomes)}"
+        for key, (was, becomes) in changed.items()
+    )
+
+
+def _value(key: str, value: object) -> str:
+    """A setting's value in a sentence: 900 not 900.0, — for none, an auto-tuning by
+    what it fits (off for none)."""
+    if key == "autotune":
+        return "off" if not isinstance(value, dict) else "fitting " + ", ".join(value["fit"])
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)

@@ -28,9 +28,10 @@ from starlette.concurrency import run_in_threadpool
 
 from synelo.domain import Change, Job, JobRunning, Pool, UnknownPool, pool_model
 from synelo.models import MODELS, pool_models
+from synelo.rerate.autotune import new_pool_setting
 from synelo.schemas import PoolPatchIn, SeasonIn
 from synelo.service.api import actions, pool_settings
-from synelo.service.api.views import pool_out
+from synelo.service.api.views import change_steps, pool_out
 from synelo.service.auth import actor
 from synelo.service.pages.access import PoolName, Refused, admin_session
 from synelo.service.pages.admin import ActedOn
@@ -161,6 +162,18 @@ def _same_autotune(given: dict[str, Any] | None, current: Mapping[str, Any] | No
     )
 
 
+def autotune_shown(pool: Pool) -> dict[str, Any]:
+    """The auto-tuning the form shows: the pool's own (a setting stored before `first` and
+    `noise` existed, as it works: without them), or when it is off, what a new pool of
+    its model and parameters would have (`pool_settings.default_setting`; a model without
+    a scale: those defaults with nothing to fit), so that ticking the box turns on a new
+    pool's setting."""
+    if pool.autotune:
+        return {"first": None, "noise": 0.0, **pool.autotune}
+    default = pool_settings.default_setting(pool.model, pool.params, dict(pool.model_params))
+    return new_pool_setting(()).to_json() if default is None else default
+
+
 def _form(
     request: Request,
     pool: Pool,
@@ -195,6 +208,7 @@ def _form(
         models=[(name, MODELS[name].summary) for name in pool_models()],
         params=params,
         autotune=autotune,
+        autotune_shown=autotune_shown(pool),
         theta=shown(pool.params.theta) if pool.is_synelo else None,
         season_default=shown(pool_model(pool).season_fraction()),
         season=season or {},
@@ -323,11 +337,7 @@ def job_what(job: Job) -> str:
     (`patch: Θ 1200 → 900, k_max 72 → 60`), and the visibility set at once beside it."""
     spec = job.spec
     if spec.get("changed"):
-        steps = [
-            f"{'Θ' if key == 'theta' else key} {_shown(was)} → {_shown(becomes)}"
-            for key, (was, becomes) in spec["changed"].items()
-        ]
-        what = f"{job.kind}: {', '.join(steps)}"
+        what = f"{job.kind}: {change_steps(spec['changed'])}"
     elif spec.get("model"):
         what = f"{job.kind}: model {spec['model']}"  # nothing differs, or a job of before
     else:
@@ -337,14 +347,3 @@ def job_what(job: Job) -> str:
     if spec.get("public") is not None:
         what += f"; made {'public' if spec['public'] else 'private'} at once"
     return what
-
-
-def _shown(value: object) -> str:
-    """A parameter's value as people read it: 900 not 900.0, — for none."""
-    if value is None:
-        return "—"
-    if isinstance(value, bool):
-        return str(value).lower()
-    if isinstance(value, float):
-        return f"{value:g}"
-    return str(value)
