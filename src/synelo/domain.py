@@ -21,6 +21,7 @@ from synelo.ratings.synelo import Side, Winner
 
 if TYPE_CHECKING:  # its module needs NumPy, which the commands that only store should not load
     from synelo.ratings.theta import ThetaFit
+    from synelo.schemas.rerate import ChangeKind
 
 __all__ = [
     "Change",
@@ -201,19 +202,7 @@ class Change:
 
     id: int
     seq: int  # rounds the pool had rated when it was made
-    kind: Literal[
-        "set",
-        "reset",
-        "void",
-        "unvoid",
-        "patch",
-        "tune",
-        "refit",
-        "hide",
-        "rename",
-        "season",
-        "advise",
-    ]
+    kind: ChangeKind
     player_key: str | None
     round_id: str | None
     value: dict[str, Any] | None

@@ -12,6 +12,21 @@ from synelo.ratings.params import MAX_SCALE, MIN_SCALE
 from synelo.schemas.fields import Number, Reason, Text
 from synelo.schemas.pools import AutoTuneIn
 
+# What an admin-log entry records (`domain.Change.kind` is the same type).
+ChangeKind = Literal[
+    "set",
+    "reset",
+    "void",
+    "unvoid",
+    "patch",
+    "tune",
+    "refit",
+    "hide",
+    "rename",
+    "season",
+    "advise",
+]
+
 
 class PoolPatchIn(BaseModel):
     """A change of a pool's model or parameters, applied by re-rating every stored round."""
@@ -84,19 +99,7 @@ class ChangeOut(BaseModel):
 
     id: int
     seq: int = Field(description="rounds the pool had stored when it was made")
-    kind: Literal[
-        "set",
-        "reset",
-        "void",
-        "unvoid",
-        "patch",
-        "tune",
-        "refit",
-        "hide",
-        "rename",
-        "season",
-        "advise",
-    ]
+    kind: ChangeKind
     steam_id: str | None = Field(description="the player set, reset, hidden or renamed")
     round_id: str | None = Field(description="the round voided or unvoided")
     value: dict[str, Any] | None = Field(
