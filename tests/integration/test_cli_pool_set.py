@@ -76,7 +76,7 @@ def test_visibility_and_autotuning_are_set_at_once(initialised: Path, tmp_path: 
     pool = store.get_pool("default")
     assert not pool.public and pool.autotune is None
     # turned on again by naming the scale (or as the upgrade note says): a new pool's setting
-    new = default_autotune("synelo", pool.params.to_dict())
+    new = default_autotune("synelo")
     assert new is not None
     for args in (
         ["--autotune-fit", "theta"],

@@ -63,12 +63,11 @@ def test_a2_adopts_only_beyond_the_margin_and_the_noise() -> None:
 
 def test_a_new_pool_fits_its_models_scale_by_default() -> None:
     for model, scale in SCALE.items():
-        params = {} if model != "synelo" else {"theta": 600.0}
-        setting = default_autotune(model, params)
+        setting = default_autotune(model)
         assert setting is not None, model
         assert setting.fit == (scale,) and scale in MODELS[model].tunable()
         assert (setting.first, setting.every, setting.holdout) == (200, 5000, 0.4)
         assert (setting.margin, setting.noise) == (0.001, 2.0)
     # a model without a scale to fit keeps auto-tuning off
-    assert default_autotune("whr", {}) is None
-    assert default_autotune("epa", {}) is None
+    assert default_autotune("whr") is None
+    assert default_autotune("epa") is None

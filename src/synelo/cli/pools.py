@@ -64,7 +64,7 @@ def pool_create(
     from synelo.rerate.autotune import default_autotune
 
     params = settings.rating_params(settings.pool_theta(team_size, theta))
-    autotune = None if no_autotune else default_autotune("synelo", params.to_dict())
+    autotune = None if no_autotune else default_autotune("synelo")
     try:
         pool = open_store(settings).create_pool(
             name,

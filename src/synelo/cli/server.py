@@ -42,7 +42,7 @@ def init_cmd() -> None:
     store = Store(migrated_database(settings))
     if not store.list_pools():
         params = settings.rating_params(settings.pool_theta(settings.team_size))
-        autotune = default_autotune("synelo", params.to_dict())
+        autotune = default_autotune("synelo")
         pool = store.create_pool(
             "default",
             settings.team_size,

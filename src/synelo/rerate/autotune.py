@@ -106,7 +106,7 @@ def new_pool_setting(fit: tuple[str, ...]) -> AutoTune:
     )
 
 
-def default_autotune(model: str, params: Mapping[str, Any]) -> AutoTune | None:
+def default_autotune(model: str) -> AutoTune | None:
     """A new pool's auto-tuning: its model's scale (`SCALE`) with the defaults above; None
     for a model without one."""
     scale = SCALE.get(model)

@@ -100,13 +100,10 @@ def autotune_setting(
         raise invalid(where, f"the pool's auto-tuning: {exc}", value=given.fit) from None
 
 
-def default_setting(
-    model: str, params: SynEloParams, model_params: dict[str, Any]
-) -> dict[str, Any] | None:
+def default_setting(model: str) -> dict[str, Any] | None:
     """A new pool's auto-tuning when the body leaves it out (`rerate.autotune.
     default_autotune`): on, fitting the model's scale; None for a model without one."""
-    own = params.to_dict() if model == "synelo" else model_params
-    setting = default_autotune(model, own)
+    setting = default_autotune(model)
     return None if setting is None else setting.to_json()
 
 
@@ -265,7 +262,7 @@ def _kept_autotune(
     switch = model != current.model
     if current.autotune is None:
         if switch and SCALE.get(current.model) is None and model in SCALE:
-            return True, default_setting(model, params, model_params)
+            return True, default_setting(model)
         return False, None
     own = {"first": None, "noise": 0.0, **current.autotune}  # as stored, however old
     follows = switch and list(own["fit"]) == [SCALE.get(current.model)]

@@ -40,7 +40,7 @@ def create_pool(body: PoolIn, request: Request, store: StoreDep) -> PoolOut:
     if "autotune" in body.model_fields_set:
         autotune = autotune_setting(body.model, params, model_params, body.autotune)
     else:  # on by default: the model's scale, when it has one
-        autotune = default_setting(body.model, params, model_params)
+        autotune = default_setting(body.model)
     try:
         pool = store.create_pool(
             body.name,

@@ -170,7 +170,7 @@ def autotune_shown(pool: Pool) -> dict[str, Any]:
     pool's setting."""
     if pool.autotune:
         return {"first": None, "noise": 0.0, **pool.autotune}
-    default = pool_settings.default_setting(pool.model, pool.params, dict(pool.model_params))
+    default = pool_settings.default_setting(pool.model)
     return new_pool_setting(()).to_json() if default is None else default
 
 
