@@ -80,7 +80,11 @@ def test_a_new_pool_auto_tunes_its_scale_unless_told_not_to(
         r = admin.post("/v1/pools", json=body)
         assert r.status_code == 201, r.text
         made[(model, bool(extra))] = name, r.json()["autotune"]
-    for model, scale in (("synelo", "theta"), ("elo", "theta"), ("trueskill", "beta")):
+    for model, scale in (
+        ("synelo", "temperature"),
+        ("elo", "theta"),
+        ("trueskill", "beta"),
+    ):
         assert made[(model, False)][1] == {
             "every": 5000,
             "fit": [scale],
@@ -109,7 +113,7 @@ def test_a_scale_autotune_follows_a_model_switch(admin: httpx.Client) -> None:
     name = f"f{uuid.uuid4().hex[:10]}"
     r = admin.post("/v1/pools", json={"name": name, "player_ids": "text", "team_size": 2})
     default = r.json()["autotune"]
-    assert default["fit"] == ["theta"]
+    assert default["fit"] == ["temperature"]
     r = admin.patch(f"/v1/pools/{name}", json={"model": "trueskill"})
     beta = {**default, "fit": ["beta"]}
     assert r.json()["spec"]["changed"]["autotune"] == [default, beta]  # said so
@@ -121,6 +125,25 @@ def test_a_scale_autotune_follows_a_model_switch(admin: httpx.Client) -> None:
     wait(admin, name, r)
     shown = admin.get(f"/v1/pools/{name}").json()
     assert shown["model"] == "whr" and shown["autotune"] is None
+
+
+def test_a_pool_fitting_theta_as_new_pools_did_before_f1t_follows_a_switch(
+    admin: httpx.Client,
+) -> None:
+    """A SynElo pool made before F1t fits Θ, then a new pool's default: a switch still
+    moves it to the new model's scale, as it moves today's default."""
+    name = f"o{uuid.uuid4().hex[:10]}"
+    r = admin.post("/v1/pools", json={"name": name, "player_ids": "text", "team_size": 2})
+    old = {**r.json()["autotune"], "fit": ["theta"]}
+    r = admin.patch(f"/v1/pools/{name}", json={"autotune": old})
+    assert r.status_code == 200, r.text
+    assert admin.get(f"/v1/pools/{name}").json()["autotune"] == old
+    r = admin.patch(f"/v1/pools/{name}", json={"model": "trueskill"})
+    assert r.status_code == 202, r.text
+    beta = {**old, "fit": ["beta"]}
+    assert r.json()["spec"]["changed"]["autotune"] == [old, beta]
+    wait(admin, name, r)
+    assert admin.get(f"/v1/pools/{name}").json()["autotune"] == beta
 
 
 def test_a_switch_back_to_a_model_with_a_scale_turns_the_default_on(

@@ -45,10 +45,10 @@ def test_visibility_and_autotuning_are_set_at_once(initialised: Path, tmp_path: 
     shutil.copytree(initialised, tmp_path, dirs_exist_ok=True)
     opened = run(["pool", "set", "default", "--public", "--reason", "open day"], tmp_path)
     assert opened.returncode == 0, opened.stderr
-    # `synelo init` made `default` with auto-tuning on (its Θ), as any new pool
+    # `synelo init` made `default` with auto-tuning on (F1t's temperature), as any new pool
     assert (
         "pool default: public, model synelo, Θ 1200, auto-tuning {'every': 5000, 'fit': "
-        "['theta']" in opened.stdout
+        "['temperature']" in opened.stdout
     )
     assert "re-rat" not in opened.stdout + opened.stderr  # nothing to re-rate
     store = _store(tmp_path)
@@ -79,8 +79,8 @@ def test_visibility_and_autotuning_are_set_at_once(initialised: Path, tmp_path: 
     new = default_autotune("synelo")
     assert new is not None
     for args in (
-        ["--autotune-fit", "theta"],
-        ["--autotune-every", "5000", "--autotune-fit", "theta", "--autotune-first", "200"],
+        ["--autotune-fit", "temperature"],
+        ["--autotune-every", "5000", "--autotune-fit", "temperature", "--autotune-first", "200"],
     ):
         assert run(["pool", "set", "default", "--no-autotune"], tmp_path).returncode == 0
         assert run(["pool", "set", "default", *args], tmp_path).returncode == 0

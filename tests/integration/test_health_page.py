@@ -193,7 +193,12 @@ def test_the_figures_are_those_of_the_rounds_not_voided(
     # Θ: too few rounds for a suggestion
     theta = dict((row[0], row[1]) for row in cells(section(text, "theta")))
     assert theta["status"] == "too few" and theta["rounds fitted"] == "0"
-    assert theta["Θ suggested"] == theta["p against a coin"] == "—"  # an empty cell, marked
+    assert theta["Θ·T suggested"] == theta["p against a coin"] == "—"  # an empty cell, marked
+    # F1t: a new pool shows P at T = 1 until auto-tune fits it, so Θ·T is Θ
+    assert (
+        theta["T in force (F1t)"] == "1"
+        and theta["Θ·T, the shown P's scale"] == theta["Θ in force"]
+    )
 
 
 def test_the_figures_follow_new_rounds(
@@ -376,7 +381,7 @@ def test_the_last_parameter_change_says_who_changed_what(
     said = " ".join(html.unescape(section(text, "params-last")).split())
     assert said.startswith('id="params-last">Last change of the model or its parameters: ')
     assert "model synelo → whr" in said and "after round 5" in said
-    assert "autotune fitting theta → off" in said  # said in what changed, and after it
+    assert "autotune fitting temperature → off" in said  # said in what changed, and after it
     assert said.endswith("; it turned auto-tuning off.")
     assert "Auto-tuning: off." in " ".join(section(text, "autotune").split())
 

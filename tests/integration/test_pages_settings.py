@@ -120,7 +120,7 @@ def test_a_new_pools_default_autotune_round_trips_through_the_form(
     name = f"sd{uuid.uuid4().hex[:10]}"
     assert admin.post("/v1/pools", json={"name": name, "team_size": 2}).status_code == 201
     shown, _ = state(admin, name)
-    assert shown["autotune"]["fit"] == ["theta"] and shown["autotune"]["first"] == 200
+    assert shown["autotune"]["fit"] == ["temperature"] and shown["autotune"]["first"] == 200
     sent = fields(browser.get(f"/pools/{name}/settings").text)
     assert sent["autotune"] == "on" and sent["autotune.first"] == "200"
     assert float(sent["autotune.noise"]) == shown["autotune"]["noise"] == 2.0

@@ -32,9 +32,11 @@ from synelo.ratings.params import (
     MAX_SCALE,
     MAX_STALE_DAYS,
     MAX_T_SHADOW,
+    MAX_TEMPERATURE,
     MAX_WEIGHT,
     MIN_K_MAX,
     MIN_SCALE,
+    MIN_TEMPERATURE,
     MIN_WRE_SCALE,
 )
 
@@ -81,6 +83,14 @@ def _parameters() -> dict[str, Param]:
             doc="F4's compression width",
             tune=(50.0, 5_000.0),
         ),
+        "temperature": Param(
+            d.temperature,
+            MIN_TEMPERATURE,
+            MAX_TEMPERATURE,
+            log=True,
+            doc="F1t's T: the shown P is σ(logit/T); auto-tune fits it",
+            tune=(0.25, 8.0),
+        ),
         "convergence": Param("revised", choices=("revised", "seed"), doc="F3's version"),
         "uneven": Param(
             "headcount",
@@ -124,8 +134,11 @@ class SynElo(Model[PlayerRecord]):
             return sum(states[p].rating if p in states else r0 for p in players)
 
         a, b = round.team_a, round.team_b
-        headcount = self.synelo.uneven == "headcount"
-        return roster_probability(total(a), len(a), total(b), len(b), self.synelo.theta, headcount)
+        p = self.synelo
+        headcount = p.uneven == "headcount"
+        return roster_probability(
+            total(a), len(a), total(b), len(b), p.theta, headcount, p.temperature
+        )
 
     def rate(
         self,

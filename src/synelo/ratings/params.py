@@ -25,6 +25,10 @@ MIN_K_MAX: Final = 0.01
 MIN_WRE_SCALE: Final = 0.001
 MAX_SCALE: Final = 1e6
 MAX_WEIGHT: Final = 1e6
+# F1t's temperature: below 1/20 or above 20 a shown P would claim (or throw away) more than
+# twenty times the evidence the ratings carry, which no fit on a pool's rounds supports.
+MIN_TEMPERATURE: Final = 0.05
+MAX_TEMPERATURE: Final = 20.0
 
 
 class ParameterError(ValueError):
@@ -101,6 +105,10 @@ class SynEloParams:
     # keeps the seed's, so that stored parameters from before it load as they rated; new
     # pools and the replay of a history that is not a pool's export take "headcount".
     uneven: Uneven = "sums"
+    # F1t: the temperature T of the P a pool shows and scores, σ(x/T) for F1's (F1u's) logit
+    # x; F2's update keeps σ(x). 1 (no change) for stored pools and new ones alike: a new
+    # pool's auto-tune fits it (docs/maths/rating.md, "F1t").
+    temperature: float = 1.0
 
     def __post_init__(self) -> None:
         """The model's own invariants (stored pools are loaded through this too)."""
@@ -120,6 +128,8 @@ class SynEloParams:
             raise ParameterError(("convergence",), "must be 'seed' or 'revised'")
         if self.uneven not in UNEVENS:
             raise ParameterError(("uneven",), "must be 'sums' or 'headcount'")
+        if not self.temperature > 0:
+            raise ParameterError(("temperature",), "must be positive")
 
     def within_bounds(self) -> SynEloParams:  # noqa: C901
         """These parameters, if every one is a finite number inside the bounds above; else
@@ -134,6 +144,7 @@ class SynEloParams:
             "w_vol",
             "wre_scale",
             "sigma",
+            "temperature",
         ):
             if not math.isfinite(getattr(self, name)):
                 raise ParameterError((name,), "must be a finite number")
@@ -142,6 +153,10 @@ class SynEloParams:
         for name in ("theta", "sigma"):
             if not MIN_SCALE <= getattr(self, name) <= MAX_SCALE:
                 raise ParameterError((name,), f"must be in [{MIN_SCALE:g}, {MAX_SCALE:g}]")
+        if not MIN_TEMPERATURE <= self.temperature <= MAX_TEMPERATURE:
+            raise ParameterError(
+                ("temperature",), f"must be in [{MIN_TEMPERATURE:g}, {MAX_TEMPERATURE:g}]"
+            )
         if not MIN_WRE_SCALE <= self.wre_scale <= MAX_SCALE:
             raise ParameterError(("wre_scale",), f"must be in [{MIN_WRE_SCALE:g}, {MAX_SCALE:g}]")
         for name in ("w_vel", "w_wre", "w_vol"):
@@ -152,6 +167,11 @@ class SynEloParams:
         if not 0 < self.t_stale_days <= MAX_STALE_DAYS:
             raise ParameterError(("t_stale_days",), f"must be in (0, {MAX_STALE_DAYS:g}]")
         return self
+
+    def prediction_scale(self) -> float:
+        """Θ·T: the rating gap that one logit of a shown P stands for on even rosters (F1t),
+        where the balancer and the health page's fit read a scale."""
+        return self.theta * self.temperature
 
     def with_changes(self, **changes: Any) -> SynEloParams:
         return replace(self, **changes)

@@ -41,38 +41,50 @@ def round_half_even(x: float) -> int:
 
 
 def win_probability(sum_a: float, sum_b: float, theta: float) -> float:
-    """F1: P_A = 1/(1+exp(−(Σ_A − Σ_B)/Θ)), Σ over the rosters at round start.
+    """F1: P_A = 1/(1+exp(−(Σ_A − Σ_B)/Θ)), Σ over the rosters at round start."""
+    return logistic((sum_a - sum_b) / theta)
 
-    Written so that neither branch can overflow, whatever the gap.
-    """
-    x = (sum_a - sum_b) / theta
+
+def logistic(x: float) -> float:
+    """σ(x) = 1/(1 + exp(−x)), written so that neither branch can overflow, whatever x."""
     if x >= 0:
         return 1.0 / (1.0 + math.exp(-x))
     e = math.exp(x)
     return e / (1.0 + e)
 
 
-def roster_probability(
+def roster_logit(
     sum_a: float, size_a: int, sum_b: float, size_b: int, theta: float, headcount: bool = True
 ) -> float:
-    """F1 over rosters of any size: P_A = σ((Σ_A − Σ_B)/Θ) when they have as many players
+    """F1's logit over rosters of any size: (Σ_A − Σ_B)/Θ when they have as many players
     (F1 itself), or without `headcount` (the seed's F1: a pool's `uneven` "sums"); for
     k + j against k, each sum is taken at the larger roster's size n,
     n·Σ/size (the smaller roster's mean filling its empty places), and the larger side is
     ahead by the log-ratio of the headcounts (F1u):
 
-        P_A = σ((n·Σ_A/n_A − n·Σ_B/n_B)/Θ + ln(n_A/n_B)).
+        x = (n·Σ_A/n_A − n·Σ_B/n_B)/Θ + ln(n_A/n_B).
 
     A rating sum carries the ratings' origin (k·R_0), which Θ was never scaled for: an extra
     player would otherwise count R_0/Θ logits, 7.5 at 2v2's defaults."""
     if not headcount or size_a == size_b or size_a <= 0 or size_b <= 0:
-        return win_probability(sum_a, sum_b, theta)
+        return (sum_a - sum_b) / theta
     n = max(size_a, size_b)
-    x = (n * sum_a / size_a - n * sum_b / size_b) / theta + math.log(size_a / size_b)
-    if x >= 0:
-        return 1.0 / (1.0 + math.exp(-x))
-    e = math.exp(x)
-    return e / (1.0 + e)
+    return (n * sum_a / size_a - n * sum_b / size_b) / theta + math.log(size_a / size_b)
+
+
+def roster_probability(
+    sum_a: float,
+    size_a: int,
+    sum_b: float,
+    size_b: int,
+    theta: float,
+    headcount: bool = True,
+    temperature: float = 1.0,
+) -> float:
+    """F1 (F1u) over rosters of any size: P_A = σ(x), x `roster_logit`; with a
+    `temperature` T, the P a pool shows (F1t): σ(x/T)."""
+    x = roster_logit(sum_a, size_a, sum_b, size_b, theta, headcount)
+    return logistic(x if temperature == 1.0 else x / temperature)
 
 
 def expected_score(p_a: float, side: Side) -> float:
@@ -315,6 +327,7 @@ class Rater:
         self.k_max, self.wre_scale = params.k_max, params.wre_scale
         self.revised = params.convergence == "revised"
         self.headcount = params.uneven == "headcount"
+        self.temperature = params.temperature
 
     def rate(self, rec: PlayerRecord, p: float, s: float) -> tuple[float, int]:
         """(K, R') for one participant with expected score `p` and score `s`.
@@ -351,7 +364,8 @@ class Rater:
         """Rate a match in which everyone on the two sides took part (distinct players, in
         tuples: the compiled loop reads them natively; `Match` makes its sides tuples), and
         move every record in `book` past it: `rate_round` then `apply_change` for each,
-        without building the journal rows. The replay's loop; returns P_A."""
+        without building the journal rows. The replay's loop; returns the shown P_A (F1t:
+        σ(x/T); the updates use F1's σ(x))."""
         recs_a = book.team(team_a)
         recs_b = book.team(team_b)
         sum_a = 0
@@ -360,9 +374,13 @@ class Rater:
         sum_b = 0
         for rec in recs_b:
             sum_b += rec.rating
-        p_a = roster_probability(sum_a, len(recs_a), sum_b, len(recs_b), self.theta, self.headcount)
-        self._move(recs_a, recs_b, p_a, winner)
-        return p_a
+        x = roster_logit(sum_a, len(recs_a), sum_b, len(recs_b), self.theta, self.headcount)
+        self._move(recs_a, recs_b, logistic(x), winner)
+        return self._shown(x)
+
+    def _shown(self, x: float) -> float:
+        """F1t: the P_A a pool shows and is scored by, σ(x/T) for F1's logit x."""
+        return logistic(x if self.temperature == 1.0 else x / self.temperature)
 
     def play_with_participants(
         self,
@@ -375,8 +393,8 @@ class Rater:
     ) -> float:
         """`play` for a round whose participants differ from its round-start rosters, as
         the service rates it: P_A from the rosters' sums (F1), then F2–F5 for each
-        participant on their side. Returns P_A."""
-        p_a = roster_probability(
+        participant on their side. Returns the shown P_A (F1t)."""
+        x = roster_logit(
             book.rating_sum(team_a),
             len(team_a),
             book.rating_sum(team_b),
@@ -384,8 +402,8 @@ class Rater:
             self.theta,
             self.headcount,
         )
-        self._move(book.team(participants_a), book.team(participants_b), p_a, winner)
-        return p_a
+        self._move(book.team(participants_a), book.team(participants_b), logistic(x), winner)
+        return self._shown(x)
 
     def _move(
         self, recs_a: list[PlayerRecord], recs_b: list[PlayerRecord], p_a: float, winner: Winner
@@ -443,7 +461,8 @@ def rate_participants(
 
 
 class RoundRating(NamedTuple):
-    """The outcome of rating one round: P_A, the round-start sums and every change."""
+    """The outcome of rating one round: the shown P_A (F1t; each change's `p` is F1's, which
+    its update used), the round-start sums and every change."""
 
     p_a: float
     sum_a: int
@@ -463,16 +482,18 @@ def rate_round(
     params: SynEloParams,
 ) -> RoundRating:
     """Rate a round: P from the round-start rosters' ratings (F1, F1u), then F2–F5 per
-    participant.
+    participant; the round's P_A is the shown one (F1t).
 
     Pure apart from caching each record's C; call `apply_change` to move a record forward.
     """
     ratings_a, ratings_b = list(roster_a), list(roster_b)
     sum_a, sum_b = sum(ratings_a), sum(ratings_b)
-    p_a = roster_probability(
+    x = roster_logit(
         sum_a, len(ratings_a), sum_b, len(ratings_b), params.theta, params.uneven == "headcount"
     )
-    return RoundRating(p_a, sum_a, sum_b, rate_participants(participants, p_a, winner, params))
+    changes = rate_participants(participants, logistic(x), winner, params)
+    t = params.temperature
+    return RoundRating(logistic(x if t == 1.0 else x / t), sum_a, sum_b, changes)
 
 
 def apply_change(record: PlayerRecord, change: PlayerChange) -> None:

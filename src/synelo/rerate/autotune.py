@@ -50,9 +50,11 @@ MIN_EVERY = 100  # rounds between fits, at least
 DEFAULT_HOLDOUT = 0.2
 DEFAULT_MARGIN = 0.002  # nats of held-out log loss per round
 # Each model's scale, fitted by default: the parameter that divides the rating gap in its
-# win probability, which a pool's rounds pin down soonest and which calibrates it.
+# win probability, which a pool's rounds pin down soonest and which calibrates it. SynElo's
+# is F1t's temperature T, which scales the P it shows and leaves F2's steps alone: fitting
+# Θ there calibrated the P's by slowing the learning, and cost ranking (docs/maths/rating.md).
 SCALE = {
-    "synelo": "theta",
+    "synelo": "temperature",
     "elo": "theta",
     "hive": "theta",
     "trueskill": "beta",
@@ -60,6 +62,14 @@ SCALE = {
     "openskill-bt": "beta",
     "openskill-tm": "beta",
 }
+# What a new pool of a model fitted by default before F1t: a stored setting that fits it is
+# still "the model's scale" to a model switch.
+EARLIER_SCALE = {"synelo": "theta"}
+
+
+def fits_scale(model: str, fit: Sequence[str]) -> bool:
+    """Whether `fit` is the model's scale alone, as a new pool fits now or fitted before."""
+    return len(fit) == 1 and fit[0] in (SCALE.get(model), EARLIER_SCALE.get(model))
 
 
 @dataclass(frozen=True, slots=True)

@@ -33,6 +33,7 @@ class HealthSpreadOut(BaseModel):
 
 class HealthThetaOut(BaseModel):
     current: float | None
+    temperature: float | None = None  # F1t's T; the suggestion is a scale for Θ·T
     suggested: float | None
     status: str
     low: float | None

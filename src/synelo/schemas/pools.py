@@ -23,9 +23,11 @@ from synelo.ratings.params import (
     MAX_SCALE,
     MAX_STALE_DAYS,
     MAX_T_SHADOW,
+    MAX_TEMPERATURE,
     MAX_WEIGHT,
     MIN_K_MAX,
     MIN_SCALE,
+    MIN_TEMPERATURE,
     MIN_WRE_SCALE,
 )
 from synelo.schemas.fields import POOL_NAME, Number, Text, addressable
@@ -51,6 +53,13 @@ class ParamsIn(BaseModel):
     w_vol: Number | None = Field(None, ge=0, le=MAX_WEIGHT)
     wre_scale: Number | None = Field(None, ge=MIN_WRE_SCALE, le=MAX_SCALE)
     sigma: Number | None = Field(None, ge=MIN_SCALE, le=MAX_SCALE)
+    temperature: Number | None = Field(
+        None,
+        ge=MIN_TEMPERATURE,
+        le=MAX_TEMPERATURE,
+        description="F1t's T: the P the pool shows and is scored by is σ(logit/T); ratings "
+        "move by F1's σ(logit) whatever T is. 1 until auto-tune fits it",
+    )
     convergence: Literal["seed", "revised"] | None = Field(
         None,
         description="F3's version: 'revised' (default SYNELO_CONVERGENCE) or 'seed', the "

@@ -119,6 +119,7 @@ class SynEloReplay(RatingModel):
             len(match.team_b),
             self.params.theta,
             self.params.uneven == "headcount",
+            self.params.temperature,
         )
 
     def update(self, match: Match) -> None:

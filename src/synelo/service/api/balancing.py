@@ -158,7 +158,7 @@ def _solve(
     else:
         result = best_splits(
             roster.ratings(store),
-            theta=pool.params.theta,  # SynElo's Θ; the model's own P replaces it otherwise
+            theta=pool.params.prediction_scale(),  # SynElo's Θ·T (F1t) for the P it shows
             min_k=body.min_k,
             max_k=asked.max_k,
             must_play=asked.must,
@@ -254,7 +254,7 @@ def _all_play(
     if not pool_model(pool).has_split_logit():
         found = all_play_by_sums(
             roster.ratings(store),
-            theta=pool.params.theta,  # SynElo's Θ; the model's own P replaces it otherwise
+            theta=pool.params.prediction_scale(),  # SynElo's Θ·T (F1t) for the P it shows
             parties=asked.parties,
             current=asked.current,
             prefer=body.prefer,
@@ -437,6 +437,7 @@ def predict_win(pool: Pool, body: PredictIn, store: Store) -> PredictOut:
             len(team_b),
             pool.params.theta,
             pool.params.uneven == "headcount",
+            pool.params.temperature,
         )
     else:
         model, states = roster.states(store)

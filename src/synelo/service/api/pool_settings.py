@@ -25,6 +25,7 @@ from synelo.rerate.autotune import (
     AutoTuneError,
     check_autotune,
     default_autotune,
+    fits_scale,
 )
 from synelo.schemas import AutoTuneIn, ParamsIn, PoolPatchIn
 from synelo.service.ids import invalid
@@ -265,7 +266,7 @@ def _kept_autotune(
             return True, default_setting(model)
         return False, None
     own = {"first": None, "noise": 0.0, **current.autotune}  # as stored, however old
-    follows = switch and list(own["fit"]) == [SCALE.get(current.model)]
+    follows = switch and fits_scale(current.model, own["fit"])
     if follows:
         own["fit"] = [SCALE.get(model)]
     given = None if own["fit"] == [None] else AutoTuneIn.model_validate(own)

@@ -270,10 +270,12 @@ def _digits(values: list[float]) -> int:
 
 
 def _theta(pool: Pool, quality: PoolQuality) -> dict[str, Any]:
-    """F1's Θ and the Θ the pool's newest rounds suggest, as `GET …/quality` reports it."""
+    """F1's Θ, F1t's T and the scale the pool's newest rounds suggest for the shown P (Θ·T
+    on even rosters), as `GET …/quality` reports it."""
     fit = quality.theta_fit
     return {
         "current": pool.params.theta if pool.is_synelo else None,
+        "temperature": pool.params.temperature if pool.is_synelo else None,
         "status": fit.status if pool.is_synelo else "n/a",
         "suggested": fit.theta,
         "low": fit.theta_low,
