@@ -26,6 +26,7 @@ if TYPE_CHECKING:  # its module needs NumPy, which the commands that only store 
 __all__ = [
     "Change",
     "Job",
+    "JobEnded",
     "JobRunning",
     "JournalEntry",
     "JournalRound",
@@ -219,7 +220,7 @@ class Job:
     pool: str
     kind: str  # patch, void, unvoid, tune, refit, advise (re-rates nothing)
     spec: dict[str, Any]
-    status: Literal["running", "done", "failed"]
+    status: Literal["running", "done", "failed", "cancelled"]  # cancelled: advise alone
     phase: str
     total: int
     done: int
@@ -236,6 +237,11 @@ class JobRunning(RuntimeError):
     def __init__(self, job_id: int) -> None:
         super().__init__(f"job {job_id} is running on this pool")
         self.job_id = job_id
+
+
+class JobEnded(RuntimeError):
+    """The job's row no longer reads running (an admin cancelled it, or it was taken for
+    dead): the job stops where it is and writes nothing more."""
 
 
 class UnknownRound(LookupError):

@@ -14,7 +14,7 @@ from synelo.evaluation.advise import MIN_ROUNDS, general_models
 from tests.browser.test_admin_pages import log_in, refused
 from tests.conftest import LiveServer
 from tests.integration.test_api_models import random_rounds
-from tests.integration.test_rerate import play
+from tests.integration.test_rerate import play, wait
 
 
 def test_advice_is_followed_shown_and_switched_to(
@@ -76,3 +76,24 @@ def test_advice_is_followed_shown_and_switched_to(
     assert page.locator("#switch-form").count() == 0
     page.goto(f"{live.url}/pools/{name}/settings")
     assert page.locator("#switch-form").count() == 0
+
+
+def test_a_running_advise_job_is_cancelled_with_the_pages_button(
+    page: Page, live: LiveServer, admin: httpx.Client, console_errors: list[str]
+) -> None:
+    """The advice page's Cancel button, clicked while an advise job runs (one started and
+    never run, so it runs until cancelled): the page then reads cancelled, with no button,
+    and the pool takes a re-rate at once."""
+    name = f"bc{uuid.uuid4().hex[:10]}"
+    assert admin.post("/v1/pools", json={"name": name, "team_size": 4}).is_success
+    _, job = live.app.state.rerate.start(name, "advise", {}, "t")
+    followed = f"/pools/{name}/advice?job={job.id}"
+    log_in(page, live, followed)
+    assert page.locator("#advice-job[data-status=running]").count() == 1
+    page.click("#cancel-form button")
+    page.wait_for_selector("#advice-job[data-status=cancelled]")
+    assert page.url == live.url + followed
+    assert page.locator("#cancel-form").count() == 0
+    assert "Cancelled" in page.inner_text("#advice-job")
+    wait(admin, name, admin.patch(f"/v1/pools/{name}", json={"params": {"k_max": 60}}))
+    assert not console_errors

@@ -11,12 +11,12 @@ import pytest
 from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
-from sqlalchemy import Engine, Insert, inspect, select, text
+from sqlalchemy import Engine, Insert, func, inspect, select, text
 
 from synelo.ratings import ConvergenceWindow
 from synelo.store import window_codec as codec
 from synelo.store.engine import alembic_config, create_store_engine, migrate
-from synelo.store.jobs import ProcessId, start_job
+from synelo.store.jobs import ProcessId, cancel_job, start_job
 from synelo.store.repository import Store, utcnow
 from synelo.store.tables import (
     WINDOW_CHUNK,
@@ -309,20 +309,7 @@ def test_0011_names_a_jobs_process_and_drops_it_back(
 
 def _check_0011(engine: Engine) -> None:
     command.upgrade(alembic_config(engine), "0010")
-    now = utcnow()
-    with engine.begin() as conn:  # a pool and a running job as 0010 wrote them
-        pool_id = conn.execute(_old_pool().returning(pools.c.id)).scalar_one()
-        conn.execute(
-            text(
-                "INSERT INTO jobs (pool_id, kind, spec, status, phase, total, done, actor,"
-                " created_at, updated_at) VALUES (:p, 'patch', '{}', 'running', 'rating', 0, 0,"
-                " 'x', :now, :now)"
-            ),
-            {
-                "p": pool_id,
-                "now": now if engine.dialect.name != "sqlite" else now.replace(tzinfo=None),
-            },
-        )
+    _old_running_job(engine, "patch", "rating")  # as 0010 wrote it
     migrate(engine)
     store = Store(engine)
     with engine.connect() as conn:
@@ -337,6 +324,27 @@ def _check_0011(engine: Engine) -> None:
     _down_and_up(engine, "0010", "jobs", "process", 2)
     with engine.connect() as conn:
         assert conn.execute(select(jobs.c.process).where(jobs.c.id == job.id)).scalar() is None
+
+
+def _old_running_job(engine: Engine, kind: str, phase: str) -> None:
+    """A pool "p" and a running job of `kind` in `phase`, with the columns of 0010's jobs
+    (no process)."""
+    now = utcnow()
+    with engine.begin() as conn:
+        pool_id = conn.execute(_old_pool().returning(pools.c.id)).scalar_one()
+        conn.execute(
+            text(
+                "INSERT INTO jobs (pool_id, kind, spec, status, phase, total, done, actor,"
+                " created_at, updated_at) VALUES (:p, :kind, '{}', 'running', :phase, 0, 0,"
+                " 'x', :now, :now)"
+            ),
+            {
+                "p": pool_id,
+                "kind": kind,
+                "phase": phase,
+                "now": now if engine.dialect.name != "sqlite" else now.replace(tzinfo=None),
+            },
+        )
 
 
 def _down_and_up(engine: Engine, revision: str, table: str, column: str, rows: int) -> None:
@@ -416,3 +424,39 @@ def _check_0013(engine: Engine) -> None:
     assert store.list_tokens()[0].last_used_at is not None
     _down_and_up(engine, "0012", "api_tokens", "last_used_at", 1)
     assert Store(engine).token_identity("old") == ("admin", "old", None)
+
+
+@pytest.mark.parametrize("database", ["sqlite", "postgresql"])
+def test_0014_makes_room_for_a_cancelled_job_and_fails_it_back(
+    tmp_path: Path, database: str, request: pytest.FixtureRequest
+) -> None:
+    """An advise job running when 0014 is applied can then be cancelled (a status of 9
+    letters, more than the old column held on PostgreSQL); the downgrade turns it into a
+    failed job that says it was cancelled, keeps the jobs and narrows the column, and the
+    upgrade gives the schema of the tables again. On both databases."""
+    _on_an_empty_database(database, tmp_path, request, _check_0014)
+
+
+def _check_0014(engine: Engine) -> None:
+    command.upgrade(alembic_config(engine), "0013")
+    _old_running_job(engine, "advise", "advising")  # as 0013 wrote it
+    migrate(engine)
+    store = Store(engine)
+    pool = store.get_pool("p")
+    with engine.connect() as conn:
+        job_id = conn.execute(select(jobs.c.id)).scalar_one()
+    found = cancel_job(store, pool, job_id, "admin")
+    assert found is not None and found[1] and found[0].status == "cancelled"
+    assert cancel_job(store, pool, job_id, "admin") == (found[0], False)  # once only
+    command.downgrade(alembic_config(engine), "0013")
+    with engine.connect() as conn:
+        assert conn.execute(select(jobs.c.status, jobs.c.error)).one() == (
+            "failed",
+            "cancelled by admin",
+        )
+        status = next(c for c in inspect(conn).get_columns("jobs") if c["name"] == "status")
+        assert status["type"].length == 8
+    migrate(engine)
+    with engine.connect() as conn:
+        assert compare_metadata(MigrationContext.configure(conn), metadata) == []
+        assert conn.execute(select(func.count()).select_from(jobs)).scalar_one() == 1

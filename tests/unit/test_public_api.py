@@ -64,6 +64,7 @@ PUBLIC = {
     "synelo.domain": [
         "Change",
         "Job",
+        "JobEnded",
         "JobRunning",
         "JournalEntry",
         "JournalRound",

@@ -21,7 +21,7 @@ import time
 from dataclasses import replace
 from multiprocessing.process import BaseProcess
 
-from synelo.domain import Job, Pool
+from synelo.domain import Job, JobEnded, Pool
 from synelo.models.recompute import JournalLine, Recompute, RoundLine
 from synelo.rerate.advice import run_advice
 from synelo.rerate.autotune import AutoTune, fit_pool
@@ -36,7 +36,8 @@ HEARTBEAT_S = 10.0  # well inside store.jobs.STALE_AFTER (what other machines go
 
 
 def run_job(rerate: RerateStore, pool: Pool, job: Job) -> Pool | None:
-    """Run a started job to its end (done or failed); the pool as it stands after a swap.
+    """Run a started job to its end (done, failed, or stopped when cancelled); the pool as
+    it stands after a swap.
     A heartbeat thread keeps the job's row fresh meanwhile, however long a step takes (an
     auto-tune's fit, a swap), so that no one takes it for dead."""
     stop = threading.Event()
@@ -52,6 +53,9 @@ def run_job(rerate: RerateStore, pool: Pool, job: Job) -> Pool | None:
     heart.start()
     try:
         return _run(rerate, pool, job)
+    except JobEnded as exc:  # cancelled: its row says so already
+        log.info("job %d of pool %s stopped: %s", job.id, pool.name, exc)
+        return None
     except Exception as exc:
         log.exception("re-rate job %d of pool %s failed", job.id, pool.name)
         rerate.fail(job, f"{type(exc).__name__}: {exc}")

@@ -124,7 +124,9 @@ class JobOut(BaseModel):
     id: int
     pool: str
     kind: Literal["patch", "void", "unvoid", "tune", "refit", "advise"]
-    status: Literal["running", "done", "failed"]
+    status: Literal["running", "done", "failed", "cancelled"] = Field(
+        description="cancelled: an advise job an admin stopped (POST …/jobs/{id}/cancel)"
+    )
     phase: str = Field(
         description="queued, rating, solving (a full-history refit), swapping, advising "
         "(an advise job) or done"

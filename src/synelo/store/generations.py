@@ -38,6 +38,7 @@ from synelo.store.admin_log import log_change
 from synelo.store.bulk import bulk_insert, bulk_update
 from synelo.store.core import locked_pool
 from synelo.store.jobs import (
+    cancel_job,
     claim_job,
     due_refits,
     due_tunes,
@@ -279,9 +280,14 @@ class RerateStore:
         """The job is alive (see `store.jobs.STALE_AFTER`)."""
         heartbeat(self.store, job_id)
 
-    def progress(self, job_id: int, phase: str, done: int) -> None:
-        """The job's phase and rounds rated, and its heartbeat."""
-        progress(self.store, job_id, phase, done)
+    def progress(self, job_id: int, phase: str, done: int) -> bool:
+        """The job's phase and rounds rated, and its heartbeat; False once it no longer
+        runs (cancelled, or taken for dead: `store.jobs.progress`)."""
+        return progress(self.store, job_id, phase, done)
+
+    def cancel(self, pool: Pool, job_id: int, actor: str) -> tuple[Job, bool] | None:
+        """Cancel the pool's running advise job (`store.jobs.cancel_job`)."""
+        return cancel_job(self.store, pool, job_id, actor)
 
     def record_fit(self, job: Job, value: Mapping[str, Any]) -> None:
         """An auto-tune that was not adopted: logged, and the job done (nothing swapped)."""

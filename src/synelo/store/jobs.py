@@ -214,14 +214,50 @@ def heartbeat(core: Core, job_id: int) -> None:
         conn.execute(update(jobs).where(jobs.c.id == job_id).values(updated_at=core.clock()))
 
 
-def progress(core: Core, job_id: int, phase: str, done: int) -> None:
-    """The job's phase and rounds rated, and its heartbeat."""
+def progress(core: Core, job_id: int, phase: str, done: int) -> bool:
+    """The job's phase and rounds rated, and its heartbeat, while it still runs; False once
+    it does not (cancelled, or taken for dead): the job's cue to stop."""
     with core.write_transaction() as conn:
-        conn.execute(
-            update(jobs)
-            .where(jobs.c.id == job_id)
-            .values(phase=phase, done=done, updated_at=core.clock())
+        return (
+            conn.execute(
+                update(jobs)
+                .where(jobs.c.id == job_id, jobs.c.status == "running")
+                .values(phase=phase, done=done, updated_at=core.clock())
+            ).rowcount
+            == 1
         )
+
+
+CANCELLABLE = ("advise",)  # what a re-rate half swapped must not be: it only reads
+
+
+def cancel_job(core: Core, pool: Pool, job_id: int, actor: str) -> tuple[Job, bool] | None:
+    """Cancel the pool's running advise job: its row reads cancelled at once, which frees
+    the pool's job slot, and the job, wherever it runs, stops at its next progress step
+    (`progress` says so) without writing its advice. The job as it stands, and whether this
+    call cancelled it (False: it is not an advise job, or it had ended); None: no such job
+    of this pool. One conditional UPDATE, so a job that ends meanwhile keeps its end."""
+    now = core.clock()
+    query = select(jobs).where(jobs.c.id == job_id, jobs.c.pool_id == pool.id)
+    with core.write_transaction() as conn:
+        cancelled = conn.execute(
+            update(jobs)
+            .where(
+                jobs.c.id == job_id,
+                jobs.c.pool_id == pool.id,
+                jobs.c.kind.in_(CANCELLABLE),
+                jobs.c.status == "running",
+            )
+            .values(
+                status="cancelled",
+                phase="cancelled",
+                error=f"cancelled by {actor}"[:2000],
+                finished_at=now,
+                updated_at=now,
+            )
+        ).rowcount
+        row = conn.execute(query).first()
+    return None if row is None else (as_job(row, pool.name), bool(cancelled))
 
 
 def record_fit(core: Core, job: Job, value: Mapping[str, Any]) -> None:

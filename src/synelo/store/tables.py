@@ -234,9 +234,10 @@ jobs = Table(
     metadata,
     Column("id", Id, primary_key=True, autoincrement=True),
     Column("pool_id", ForeignKey("pools.id", ondelete="CASCADE"), nullable=False),
-    Column("kind", String(8), nullable=False),  # patch, void, unvoid, tune, refit
+    Column("kind", String(8), nullable=False),  # patch, void, unvoid, tune, refit, advise
     Column("spec", Text, nullable=False),  # JSON: what the re-rate changes
-    Column("status", String(8), nullable=False),  # running, done, failed
+    # running, done, failed, cancelled (an advise job an admin stopped: 0014)
+    Column("status", String(16), nullable=False),
     Column("phase", String(16), nullable=False),
     Column("total", BigInteger, nullable=False),  # rounds to rate
     Column("done", BigInteger, nullable=False),

@@ -138,6 +138,25 @@ def start_advice(rerate: RerateStore, jobs: JobRunner, pool: Pool, who: str) -> 
     return start_job(rerate, jobs, pool, "advise", {"at_rounds": pool.rated}, who)
 
 
+def cancel_job(rerate: RerateStore, pool: Pool, job_id: int, who: str) -> Job:
+    """Cancel the pool's running advise job (`store.jobs.cancel_job`): the job, now reading
+    cancelled, its slot free; a 404 for no such job of the pool, a 409 for a job that is not
+    an advise job (a re-rate cannot stop half swapped) or has ended."""
+    found = rerate.cancel(pool, job_id, who)
+    if found is None:
+        raise HTTPException(404, f"pool {pool.name!r} has no job {job_id}")
+    job, cancelled = found
+    if cancelled:
+        return job
+    if job.kind != "advise":
+        raise HTTPException(
+            409,
+            f"job {job_id} is a {job.kind} job: only an advise job can be cancelled (a "
+            "re-rate runs to its end)",
+        )
+    raise HTTPException(409, f"job {job_id} is not running: it has ended ({job.status})")
+
+
 def void_round(
     rerate: RerateStore, jobs: JobRunner, pool: Pool, round_id: str, reason: str, who: str
 ) -> Job:

@@ -127,6 +127,21 @@ def get_job(
     return job_out(job)
 
 
+@router.post("/jobs/{job_id}/cancel", response_model=JobOut, responses=errors(409))
+def cancel_job(
+    pool: PoolDep,
+    job_id: Annotated[int, Path(ge=1, le=2**63 - 1)],
+    request: Request,
+    body: EmptyIn | None = None,
+) -> JobOut:
+    """Cancel a running advise job: it reads cancelled at once and the pool's job slot is
+    free (a re-rate may start); the job stops at its next progress step and leaves no
+    advice. 404 for no such job, 409 for a re-rate job (those run to their end) or a job
+    that has ended."""
+    state = request.app.state
+    return job_out(actions.cancel_job(state.rerate, pool, job_id, actor(request)))
+
+
 @router.get("/changes", response_model=ChangesOut)
 def list_changes(pool: PoolDep, request: Request) -> ChangesOut:
     """The pool's admin log, in order: who set, reset, voided, unvoided or re-parametrised

@@ -4,9 +4,11 @@ is beyond the noise, and a button that switches the pool to it.
 
 "Advise now" starts the advise job the API's `POST /v1/pools/{pool}/advise` starts; the page
 then follows it, reloading itself while it runs (a `<meta http-equiv="refresh">`: the pages
-run no script), and shows the advice it left. "Switch" changes the pool's model (and the
-tuned parameters) as the settings form does (`settings.change_pool`, what the PATCH calls),
-from the advice stored, not from what the form says: the form names only which advice.
+run no script), and shows the advice it left; "Cancel" stops it as the API's
+`POST …/jobs/{id}/cancel` does (the settings page offers it too while the job runs).
+"Switch" changes the pool's model (and the tuned parameters) as the settings form does
+(`settings.change_pool`, what the PATCH calls), from the advice stored, not from what the
+form says: the form names only which advice.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from collections.abc import Callable
 from typing import Annotated, Any, TypeVar
 from urllib.parse import quote
 
-from fastapi import APIRouter, Form, HTTPException, Query, Request
+from fastapi import APIRouter, Form, HTTPException, Path, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
@@ -103,6 +105,21 @@ async def advise_now(request: Request, pool: ActedOn) -> Response:
         request,
         pool,
         lambda: actions.start_advice(state.rerate, state.jobs, pool, actor(request)),
+    )
+    if isinstance(job, HTMLResponse):
+        return job
+    return RedirectResponse(f"{_page(pool)}?job={job.id}", status_code=303)
+
+
+@router.post("/pools/{pool}/jobs/{job_id}/cancel", response_class=HTMLResponse)
+async def cancel(
+    request: Request, pool: ActedOn, job_id: Annotated[int, Path(ge=1, le=2**63 - 1)]
+) -> Response:
+    """Cancel a running advise job (`actions.cancel_job`, as the API's route), then follow
+    it on this page (it reads cancelled); the page again with the refusal otherwise."""
+    state = request.app.state
+    job = await _attempt(
+        request, pool, lambda: actions.cancel_job(state.rerate, pool, job_id, actor(request))
     )
     if isinstance(job, HTMLResponse):
         return job

@@ -37,6 +37,7 @@ from synelo.service.pages.access import PoolName, Refused, admin_session
 from synelo.service.pages.admin import ActedOn
 from synelo.service.pages.templating import problems, render
 from synelo.store.advice import advice_of, stale
+from synelo.store.jobs import CANCELLABLE
 
 router = APIRouter(include_in_schema=False)
 PARAM = "params."  # a model parameter's field in the form: params.k_min, params.sigma…
@@ -57,6 +58,11 @@ def running_text(job: Job | None) -> str:
     if job is not None and job.kind == "advise":
         return f"An advise job of this pool is running (job {job.id})"
     return "A re-rate of this pool is running" + ("" if job is None else f" (job {job.id})")
+
+
+def cancellable(job: Job | None) -> bool:
+    """Whether the job is one an admin may cancel: a running advise job (`store.jobs`)."""
+    return job is not None and job.kind in CANCELLABLE and job.status == "running"
 
 
 def current_params(pool: Pool) -> dict[str, Any]:
@@ -183,11 +189,13 @@ def _form(
     sent: Mapping[str, str] | None = None,
     running: int | None = None,
     running_note: str = "A re-rate of this pool is running",
+    cancellable: bool = False,
     season: Mapping[str, str] | None = None,
     advice: Change | None = None,
 ) -> HTMLResponse:
     """The settings form: the pool's settings, or what was `sent` with the `error` it
-    met; `running`, the id of a re-rate that runs on the pool; `season`, what the season's
+    met; `running`, the id of a re-rate that runs on the pool (`cancellable`: an advise
+    job, which a button cancels); `season`, what the season's
     form sent when it met the error; `advice`, the pool's latest (`store.advice`)."""
     model = MODELS[pool.model]
     params = [
@@ -216,6 +224,7 @@ def _form(
         error=error,
         running=running,
         running_note=running_note,
+        cancellable=cancellable,
         advice_stale=None if advice is None else stale(pool, advice.value or {}),
         advice=advice,
     )
@@ -240,7 +249,14 @@ async def settings_form(request: Request, pool: PoolName) -> HTMLResponse:
     job = None if running is None else await run_in_threadpool(_running_job, state, found, running)
     advice = await run_in_threadpool(advice_of, state.store, found)
     note = running_text(job).rsplit(" (job", 1)[0]
-    return _form(request, found, running=running, running_note=note, advice=advice)
+    return _form(
+        request,
+        found,
+        running=running,
+        running_note=note,
+        cancellable=cancellable(job),
+        advice=advice,
+    )
 
 
 def _running_job(state: Any, pool: Pool, job_id: int) -> Job | None:
@@ -286,6 +302,7 @@ async def change_settings(request: Request, pool: ActedOn) -> Response:
             sent=form,
             running=exc.job_id,
             running_note=note,
+            cancellable=cancellable(job),
         )
     if isinstance(changed, Job):
         return RedirectResponse(f"{back}/jobs/{changed.id}", status_code=303)
