@@ -53,7 +53,8 @@ ITERATIONS = 10  # golden-section steps per tuned parameter: 0.8 % of its range 
 # Each model's main parameter(s), the ones advise tunes: its scale or its learning rate.
 # A model not named fits its first tunable parameter.
 FIT: Mapping[str, tuple[str, ...]] = {
-    "synelo": ("theta",),  # F1's scale
+    # F1's scale, F5's long-run step (the learning rate a pool keeps) and F1t's calibration
+    "synelo": ("theta", "k_min", "temperature"),
     "hive": ("c",),  # the constant learning rate (H4)
     "whr": ("variance_scale",),  # how fast skills drift per day (W4)
     "margin": ("beta",),  # a side's score noise (M9)
