@@ -30,7 +30,11 @@ def pool_create(
     theta: Annotated[float | None, typer.Option(help="override Θ")] = None,
     text_ids: Annotated[bool, typer.Option(help="ids are text, not SteamID64")] = False,
     no_autotune: Annotated[
-        bool, typer.Option("--no-autotune", help="auto-tuning off (default: on, fitting Θ)")
+        bool,
+        typer.Option(
+            "--no-autotune",
+            help="auto-tuning off (default: on, fitting the model's scale: SynElo's T)",
+        ),
     ] = False,
 ) -> None:
     """Create a rating pool (the same rules as POST /v1/pools), auto-tuning on unless

@@ -89,7 +89,7 @@ def _parameters() -> dict[str, Param]:
             MAX_TEMPERATURE,
             log=True,
             doc="F1t's T: the shown P is σ(logit/T); auto-tune fits it",
-            tune=(0.25, 8.0),
+            tune=(0.25, MAX_TEMPERATURE),
         ),
         "convergence": Param("revised", choices=("revised", "seed"), doc="F3's version"),
         "uneven": Param(
