@@ -79,7 +79,10 @@ class JournalOut(BaseModel):
     after: int
     delta: int
     k: float | None
-    p: float | None
+    p: float | None = Field(
+        description="the expected score the step used (F2: after = before + k·(s − p)); in a "
+        "SynElo pool with a temperature T ≠ 1 the round's shown chance differs (F1t)"
+    )
     s: float | None
     at: datetime = Field(
         description="a round's: when it was played (the report's ended_at, else its "
