@@ -16,8 +16,9 @@ from synelo.evaluation.adapters import HistoryInfo, create_replay
 from synelo.evaluation.journal import import_journal
 from synelo.evaluation.replay import predict_all
 from tests.conftest import LiveServer
-from tests.integration.test_api_models import PLAYERS, new_pool
+from tests.integration.test_api_models import PLAYERS, new_pool, random_rounds
 from tests.integration.test_pages_settings import browser, save, state  # noqa: F401
+from tests.integration.test_rerate import wait
 from tests.integration.test_temperature import _rounds
 
 T = 2.5
@@ -144,3 +145,37 @@ def test_a_bad_temperature_from_the_api_names_it_and_changes_nothing(
     made = admin.post("/v1/pools", json=body)
     assert made.status_code == 422 and "temperature" in made.text, made.text
     assert admin.get(f"/v1/pools/bad{pool}").status_code == 404
+
+
+def _stored(admin: httpx.Client, pool: str, bodies: list[Body]) -> list[float]:
+    """Each round's stored P_A, exact (an admin's token)."""
+    out = []
+    for body in bodies:
+        r = admin.get(f"/v1/public/pools/{pool}/rounds/{body['round_id']}")
+        assert r.status_code == 200, r.text
+        out.append(r.json()["p_a"])
+    return out
+
+
+@pytest.mark.usefixtures("threaded_jobs")
+def test_a_re_rate_stores_the_ps_the_live_path_stores(
+    admin: httpx.Client, server: httpx.Client
+) -> None:
+    """A pool set to T by a PATCH, then voided and unvoided, stores the P's (and F6's
+    Brier) a pool made with that T stored live, rounds of uneven rosters and changed
+    participants included."""
+    bodies = [*_rounds(25), *_uneven(25), *random_rounds(20, seed=3)]
+    live_pool, shown = _played(admin, server, bodies)
+    plain = new_pool(admin, "synelo")
+    for body in bodies:
+        assert server.post(f"/v1/pools/{plain}/rounds", json=body).status_code == 201
+    assert _stored(admin, live_pool, bodies) == pytest.approx(shown, rel=1e-12)
+    wait(admin, plain, admin.patch(f"/v1/pools/{plain}", json={"params": {"temperature": T}}))
+    assert _stored(admin, plain, bodies) == pytest.approx(shown, rel=1e-12)
+    gone = bodies[7]["round_id"]
+    for action in ("void", "unvoid"):
+        url = f"/v1/pools/{plain}/rounds/{gone}/{action}"
+        wait(admin, plain, admin.post(url, json={"reason": "test"}))
+    assert _stored(admin, plain, bodies) == pytest.approx(shown, rel=1e-12)
+    q = [admin.get(f"/v1/pools/{p}/quality").json()["brier_all"] for p in (plain, live_pool)]
+    assert q[0] == pytest.approx(q[1], rel=1e-12)
