@@ -6,6 +6,7 @@ On SQLite and PostgreSQL."""
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -72,18 +73,25 @@ def test_an_all_play_split_shows_the_p_predict_shows(
     assert split["p_a"] == pytest.approx(predicted.json()["p_a"], abs=1e-9)
 
 
-def test_a_players_journal_shows_the_p_of_the_round(
+def test_a_players_public_journal_shows_the_p_of_the_round(
     admin: httpx.Client, server: httpx.Client
 ) -> None:
-    """A player's history (admin API) shows, for each round, the chance the round page
-    shows: team A's P_A, team B's 1 − P_A."""
+    """The public history of a player (`PublicEntryOut.p`, "the player's team's predicted
+    chance") shows, for each round, the chance the round's own page shows: team A's P_A,
+    team B's 1 − P_A. (The admin history keeps F2's P, by which K·(S − P) recomputes each
+    step.)"""
     bodies = _rounds(40)
     pool, shown = _played(admin, server, bodies)
     by_round = {b["round_id"]: p for b, p in zip(bodies, shown, strict=True)}
-    history = admin.get(f"/v1/pools/{pool}/players/{PLAYERS[0]}/history").json()["entries"]
-    rounds = [e for e in history if e["kind"] == "round"]
-    assert rounds
-    moved = [e for e in rounds if abs(by_round[e["round_id"]] - 0.5) > 0.01]
+    steps = admin.get(f"/v1/pools/{pool}/players/{PLAYERS[0]}/history").json()["entries"]
+    for e in steps:
+        if e["kind"] == "round":
+            assert abs(e["after"] - e["before"] - e["k"] * (e["s"] - e["p"])) <= 0.5 + 1e-9
+    url = f"/v1/public/pools/{pool}/players/{PLAYERS[0]}/history"
+    entries = admin.get(url).json()["entries"]  # exact: an admin's token
+    moved = [
+        e for e in entries if e["kind"] == "round" and abs(by_round[e["round_id"]] - 0.5) > 0.01
+    ]
     assert moved
     for e in moved:
         p_a = by_round[e["round_id"]]
@@ -179,3 +187,25 @@ def test_a_re_rate_stores_the_ps_the_live_path_stores(
     assert _stored(admin, plain, bodies) == pytest.approx(shown, rel=1e-12)
     q = [admin.get(f"/v1/pools/{p}/quality").json()["brier_all"] for p in (plain, live_pool)]
     assert q[0] == pytest.approx(q[1], rel=1e-12)
+
+
+def test_a_players_page_shows_the_chance_of_the_round(
+    browser: httpx.Client,  # noqa: F811
+    admin: httpx.Client,
+    server: httpx.Client,
+) -> None:
+    """The player page's "win chance" of each recent round is the round's own, tempered."""
+    bodies = _rounds(40)
+    pool, shown = _played(admin, server, bodies)
+    by_round = {b["round_id"]: p for b, p in zip(bodies, shown, strict=True)}
+    page = browser.get(f"/pools/{pool}/players/{PLAYERS[0]}")
+    assert page.status_code == 200, page.text
+    rows = re.findall(
+        r'<tr data-round="([^"]+)">.*?<td class="team">([^<]*)</td>\s*<td class="num">(\d+) %',
+        page.text,
+        re.S,
+    )
+    assert len(rows) > 5
+    for round_id, team, percent in rows:
+        p_a = by_round[round_id]
+        assert int(percent) == round(100 * (p_a if team == "A" else 1 - p_a)), round_id
