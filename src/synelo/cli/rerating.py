@@ -40,9 +40,10 @@ class ShownRerate(RerateStore):
         super().__init__(store)
         self._show: Callable[[str, int], None] = lambda phase, done: None
 
-    def progress(self, job_id: int, phase: str, done: int) -> None:
-        super().progress(job_id, phase, done)
+    def progress(self, job_id: int, phase: str, done: int) -> bool:
+        running = super().progress(job_id, phase, done)
         self._show(phase, done)
+        return running
 
     @contextmanager
     def display(self, job: Job) -> Iterator[None]:
