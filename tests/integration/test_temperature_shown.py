@@ -16,6 +16,7 @@ import pytest
 from synelo.evaluation.adapters import HistoryInfo, create_replay
 from synelo.evaluation.journal import import_journal
 from synelo.evaluation.replay import predict_all
+from synelo.store.advice import setup_of, stale
 from tests.conftest import LiveServer
 from tests.integration.test_api_models import PLAYERS, new_pool, random_rounds
 from tests.integration.test_pages_settings import browser, save, state  # noqa: F401
@@ -209,3 +210,15 @@ def test_a_players_page_shows_the_chance_of_the_round(
     for round_id, team, percent in rows:
         p_a = by_round[round_id]
         assert int(percent) == round(100 * (p_a if team == "A" else 1 - p_a)), round_id
+
+
+def test_advice_made_before_t_existed_is_not_stale_for_it(
+    live: LiveServer, admin: httpx.Client
+) -> None:
+    """An advice stored before F1t names the pool's parameters without `temperature`; the
+    pool, unchanged since, now stores T = 1 beside them. That is the same setup: the advice
+    must not read "the pool's model or parameters changed"."""
+    pool = live.store.get_pool(new_pool(admin, "synelo"))
+    made = setup_of(pool)
+    before_t = {k: v for k, v in made["params"].items() if k != "temperature"}
+    assert stale(pool, {"pool": {**made, "params": before_t}}) is None
