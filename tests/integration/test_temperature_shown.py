@@ -186,8 +186,10 @@ def test_a_re_rate_stores_the_ps_the_live_path_stores(
         url = f"/v1/pools/{plain}/rounds/{gone}/{action}"
         wait(admin, plain, admin.post(url, json={"reason": "test"}))
     assert _stored(admin, plain, bodies) == pytest.approx(shown, rel=1e-12)
-    q = [admin.get(f"/v1/pools/{p}/quality").json()["brier_all"] for p in (plain, live_pool)]
-    assert q[0] == pytest.approx(q[1], rel=1e-12)
+    q = [admin.get(f"/v1/pools/{p}/quality").json() for p in (plain, live_pool)]
+    assert q[0]["brier_all"] == pytest.approx(q[1]["brier_all"], rel=1e-12)
+    # the suggestion is a scale for Θ·T: the answer says T beside Θ
+    assert q[0]["temperature"] == q[1]["temperature"] == T
 
 
 def test_a_players_page_shows_the_chance_of_the_round(
