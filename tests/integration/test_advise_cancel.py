@@ -170,3 +170,26 @@ def test_the_pages_offer_a_cancel_button_while_an_advise_job_runs(
         twice = browser.post(f"/pools/{name}/jobs/{job.id}/cancel", data={"csrf": token})
         assert twice.status_code == 409 and "has ended (cancelled)" in twice.text
     assert admin.get(f"/v1/pools/{name}/jobs/{job.id}").json()["status"] == "cancelled"
+
+
+def test_a_cancel_and_the_jobs_end_race_to_one_outcome(
+    admin: httpx.Client, live: LiveServer
+) -> None:
+    """The two writes that end an advise job, each conditional on its row reading running:
+    a cancel just before the advice is written leaves no advice and the job cancelled; the
+    advice written just before a cancel leaves the job done and the cancel a 409."""
+    from synelo.store.advice import record_advice
+
+    name = _pool(admin, MIN_ROUNDS + 20)
+    rerate = live.app.state.rerate
+    pool, job = rerate.start(name, "advise", {"at_rounds": MIN_ROUNDS + 20}, "t")
+    assert admin.post(f"/v1/pools/{name}/jobs/{job.id}/cancel").status_code == 200
+    assert record_advice(rerate.store, job, {"verdict": "late", "job": job.id}) is False
+    assert rerate.job(pool, job.id).status == "cancelled"
+    _no_advice(admin, name)
+    pool, job = rerate.start(name, "advise", {"at_rounds": MIN_ROUNDS + 20}, "t")
+    assert record_advice(rerate.store, job, {"verdict": "first", "job": job.id}) is True
+    late = admin.post(f"/v1/pools/{name}/jobs/{job.id}/cancel")
+    assert late.status_code == 409 and "has ended (done)" in late.json()["detail"]
+    assert rerate.job(pool, job.id).status == "done"
+    assert admin.get(f"/v1/pools/{name}/advice").json()["verdict"] == "first"

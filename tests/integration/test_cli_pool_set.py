@@ -240,3 +240,25 @@ def test_a_killed_or_interrupted_rerate_leaves_the_pool_as_it_was(
             admin.patch(f"/v1/pools/{twin}", json={"public": True})
             _the_same_as_the_apis(admin, server, pool, twin)
         engine.dispose()
+
+
+def test_a_temperature_set_is_named_and_a_bad_one_changes_nothing(
+    initialised: Path, tmp_path: Path
+) -> None:
+    """`-p temperature=…` (F1t's T): the line that confirms the change names T; a T out of
+    bounds, not finite or not a number is refused naming the option, the pool unchanged."""
+    shutil.copytree(initialised, tmp_path, dirs_exist_ok=True)
+    for bad, said in (
+        ("0", "greater than or equal to 0.05"),
+        ("1e9", "less than or equal to 20"),
+        ("NaN", "finite number"),
+        ("warm", "valid number"),
+    ):
+        refused = run(["pool", "set", "default", "-p", f"temperature={bad}"], tmp_path)
+        assert refused.returncode == 2, refused.stdout
+        assert "--param temperature" in refused.stderr and said in refused.stderr
+        assert _store(tmp_path).get_pool("default").params.temperature == 1.0
+    done = run(["pool", "set", "default", "-p", "temperature=2.5"], tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "Θ 1200, T 2.5, auto-tuning" in " ".join(done.stdout.split())
+    assert _store(tmp_path).get_pool("default").params.temperature == 2.5

@@ -47,10 +47,11 @@ def test_ci_target_ranks_and_exactly_once_under_faults(tmp_path: Path) -> None:
     )
     s = simulate(config)
     assert set(s) >= SUMMARY_FIELDS
-    # 2v2: 400·floor(3/2); 100·2 at first, then what an adopted auto-tune fitted (A1: at 200,
-    # 400, 800, 1600 and 3200 rounds, whatever the restart)
-    adopted = [t["fitted"]["theta"] for t in s["autotunes"] if t["adopted"]]
-    assert (s["world_theta"], s["pool_theta"]) == (400, adopted[-1] if adopted else 200)
+    # 2v2: 400·floor(3/2); Θ 100·2 throughout, T 1 at first, then what an adopted auto-tune
+    # fitted (F1t; A1: at 200, 400, 800, 1600 and 3200 rounds, whatever the restart)
+    adopted = [t["fitted"]["temperature"] for t in s["autotunes"] if t["adopted"]]
+    assert (s["world_theta"], s["pool_theta"]) == (400, 200)
+    assert s["pool_temperature"] == (adopted[-1] if adopted else 1.0)
     assert [t["after_round"] for t in s["autotunes"]] == [200, 400, 800, 1600, 3200]
     assert s["spearman_players"] == 24 and s["spearman"] >= 0.90
     # the whole-history MAP of the same rounds: the best any rating could rank them

@@ -281,6 +281,8 @@ def _set(name: str, body: dict[str, object]) -> None:
         )
         console.print(f"re-rated pool [bold]{name}[/]: {changed.rated:,} rounds")
     theta = f", Θ {changed.params.theta:g}" if changed.is_synelo else ""
+    if changed.is_synelo and changed.params.temperature != 1.0:  # F1t's T, once set
+        theta += f", T {changed.params.temperature:g}"
     console.print(
         f"pool [bold]{name}[/]: {'public' if changed.public else 'private'}, "
         f"model {changed.model}{theta}, "

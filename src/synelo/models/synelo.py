@@ -179,8 +179,9 @@ class SynElo(Model[PlayerRecord]):
         strengths_b: Sequence[float],
         context: Mapping[str, Any] = NO_CONTEXT,
     ) -> float:
-        """logit P(A) of F1u (`roster_probability`): (n·Σ_A/n_A − n·Σ_B/n_B)/Θ + ln(n_A/n_B),
-        n the larger roster's size."""
+        """logit of the P(A) the pool shows (`roster_probability`, F1u and F1t):
+        ((n·Σ_A/n_A − n·Σ_B/n_B)/Θ + ln(n_A/n_B))/T, n the larger roster's size. Dividing
+        by T moves no split (the least |logit| is the same), only the P it shows."""
         c, b = self._line(len(strengths_a), len(strengths_b))
         return c * (mean_of(strengths_a) - mean_of(strengths_b)) + b
 
@@ -190,8 +191,9 @@ class SynElo(Model[PlayerRecord]):
         return self._line(size_a, size_b)
 
     def _line(self, size_a: int, size_b: int) -> tuple[float, float]:
-        """F1u as c·(mean_A − mean_B) + b: c = n/Θ, b = ln(n_A/n_B)."""
-        return max(size_a, size_b) / self.synelo.theta, math.log(size_a / size_b)
+        """F1u's shown logit as c·(mean_A − mean_B) + b: c = n/(Θ·T), b = ln(n_A/n_B)/T."""
+        t = self.synelo.temperature
+        return max(size_a, size_b) / self.synelo.prediction_scale(), math.log(size_a / size_b) / t
 
     def season(
         self,

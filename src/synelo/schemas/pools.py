@@ -225,6 +225,11 @@ class QualityOut(BaseModel):
     mean_convergence: float | None = Field(description="mean F3 C (SynElo pools; else null)")
     model: str
     theta: float | None = Field(description="F1's Θ (SynElo pools; null otherwise)")
+    temperature: float | None = Field(
+        None,
+        description="F1t's T (SynElo pools; null otherwise): the P the pool shows is "
+        "σ(logit/T), so theta_suggested is to be read against Θ·T",
+    )
     team_size: int
     kmax: int = Field(deprecated=True, description="team_size under its old name")
     brier_target: float

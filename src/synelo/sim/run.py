@@ -351,6 +351,8 @@ def measure(
             if k not in ("token", "progress")
         },
         "pool_theta": admin.pool_info().theta,  # at the end (an adopted auto-tune's)
+        # F1t's T at the end: what a new SynElo pool's auto-tune fits (None: another model)
+        "pool_temperature": admin.pool_info().params.get("temperature"),
         "world_theta": world.theta,
     }
     adversaries = [
@@ -546,6 +548,7 @@ def print_summary(console: Console, summary: dict[str, Any]) -> None:
         "map_brier_recent",
         "brier_all",
         "pool_theta",
+        "pool_temperature",
         "world_theta",
         "mean_abs_p_gap",
         "scrambles",

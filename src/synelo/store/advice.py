@@ -11,6 +11,7 @@ from typing import Any
 from sqlalchemy import select, update
 
 from synelo.domain import Change, Job, Pool, encode_params
+from synelo.ratings.params import SynEloParams
 from synelo.store.admin_log import log_change
 from synelo.store.core import Core
 from synelo.store.rows import as_change, as_pool
@@ -62,9 +63,23 @@ def stale(pool: Pool, value: Mapping[str, Any]) -> str | None:
     if not isinstance(made, Mapping):
         return "it does not say which setup of the pool it was made for: advise again"
     now = setup_of(pool)
-    if made.get("model") != now["model"] or made.get("params") != now["params"]:
+    if made.get("model") != now["model"] or _as_loaded(made) != now["params"]:
         return (
             f"the pool's model or parameters changed since it was made (then {made.get('model')}, "
             f"now {now['model']}): advise again"
         )
     return None
+
+
+def _as_loaded(made: Mapping[str, Any]) -> Any:
+    """The parameters an advice names, as the pool would load them: a SynElo parameter added
+    since (F1t's temperature) takes its default, as the stored pool's did, rather than
+    reading as a change."""
+    params = made.get("params")
+    if made.get("model") != "synelo" or not isinstance(params, Mapping):
+        return params
+    try:
+        loaded = SynEloParams.from_dict(dict(params))
+    except (TypeError, ValueError):
+        return params
+    return json.loads(encode_params("synelo", loaded, {}))

@@ -126,6 +126,7 @@ def pool_quality(
         mean_convergence=q.mean_convergence,
         model=info.model,
         theta=info.params.theta if info.is_synelo else None,
+        temperature=info.params.temperature if info.is_synelo else None,
         team_size=info.team_size,
         kmax=info.team_size,
         brier_target=BRIER_TARGET,

@@ -52,6 +52,7 @@ from synelo.service.api.views import (
     public_entries,
     public_player,
     public_round,
+    shown_entries,
 )
 from synelo.service.auth import may_use, require
 from synelo.service.deps import StoreDep
@@ -214,7 +215,7 @@ async def public_history(
     voids = await run_in_threadpool(store.voided_rounds_of, found, player.steam_id)
     answer = PublicHistoryOut(
         player=player,
-        entries=public_entries(entries, player, exact=_exact(request, found)),
+        entries=public_entries(shown_entries(found, entries), player, exact=_exact(request, found)),
         voided=[void.round_id for void in voids],
     )
     return cached(request, answer, found)

@@ -5,7 +5,9 @@ what an endpoint answers builds it with the same function, so the two never disa
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import orjson
@@ -132,11 +134,29 @@ def public_player(row: PlayerRow, pool: Pool, place: int | None) -> PublicPlayer
     )
 
 
+def shown_entries(pool: Pool, entries: list[JournalEntry]) -> list[JournalEntry]:
+    """A player's journal with each round's chance as the pool shows it (F1t): a SynElo
+    journal keeps F2's P = σ(x), which its window reads back and K·(S − P) recomputes a step
+    by; the round's page and predict show σ(x/T), and so must the player's page."""
+    t = pool.params.temperature if pool.is_synelo else 1.0
+    if t == 1.0:
+        return entries
+    return [
+        e if e.p is None or not 0.0 < e.p < 1.0 else replace(e, p=_tempered(e.p, t))
+        for e in entries
+    ]
+
+
+def _tempered(p: float, t: float) -> float:
+    """σ(logit(p)/T)."""
+    return 1.0 / (1.0 + math.exp(-math.log(p / (1.0 - p)) / t))
+
+
 def public_entries(
     entries: list[JournalEntry], player: PublicPlayerOut, exact: bool = False
 ) -> list[PublicEntryOut]:
-    """A player's journal as public pages show it: no rating while provisional, chances
-    to the percent unless `exact` (a reader with a token)."""
+    """A player's journal as public pages show it (`shown_entries` first): no rating while
+    provisional, chances to the percent unless `exact` (a reader with a token)."""
     shown = not player.provisional
     digits = None if exact else CHANCE_DIGITS
     return [

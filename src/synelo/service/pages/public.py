@@ -28,6 +28,7 @@ from synelo.service.api.views import (
     player_out,
     public_player,
     public_round,
+    shown_entries,
 )
 from synelo.service.charts import Point, histogram, line_chart, ticks_along
 from synelo.service.deps import StoreDep
@@ -141,7 +142,7 @@ async def player(
             "time" if complete else f"their last {HISTORY:,} entries"
         )
         chart = _rating_chart(ordered, ids, kept, voids, title)
-    recent = [e for e in entries if e.kind == "round"][:RECENT]
+    recent = shown_entries(found, [e for e in entries if e.kind == "round"][:RECENT])
     sites = await run_in_threadpool(
         store.round_sites, found, [e.round_id for e in recent if e.round_id is not None]
     )
