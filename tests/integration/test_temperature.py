@@ -85,3 +85,15 @@ def test_a_temperature_patch_re_rates_to_the_same_ratings(
     wait(admin, pool, admin.patch(f"/v1/pools/{pool}", json={"params": {"temperature": 3.0}}))
     assert admin.get(f"/v1/pools/{pool}").json()["params"]["temperature"] == 3.0
     assert everyone(server, pool, stamps=False) == before
+
+
+def test_a_null_parameter_in_a_patch_is_a_422_naming_it(admin: httpx.Client) -> None:
+    """`{"params": {"k_min": null}}` used to start a re-rate that changed nothing; it is
+    refused, naming the parameter, and no job starts."""
+    pool = new_pool(admin, "synelo")
+    before = admin.get(f"/v1/pools/{pool}").json()
+    for params in ({"k_min": None}, {"temperature": None, "k_max": 60}):
+        r = admin.patch(f"/v1/pools/{pool}", json={"params": params})
+        assert r.status_code == 422, r.text
+        assert "null is no value" in r.text and next(iter(params)) in r.text
+    assert admin.get(f"/v1/pools/{pool}").json() == before

@@ -219,6 +219,11 @@ def plan_patch(settings: Settings, store: Store, current: Pool, body: PoolPatchI
     """Check a change of `current` (a 422 naming the field for a bad one, or for a body
     with nothing to change) and say what it does."""
     changes_ratings = {"model", "params", "theta"} & body.model_fields_set
+    for name, value in (body.params or {}).items():  # null would "change" it to itself
+        if value is None:
+            raise invalid(
+                ("body", "params", name), "null is no value: leave the parameter out to keep it"
+            )
     model = body.model if body.model is not None else current.model
     params, model_params = model_settings(
         settings, current.team_size, model, body.theta, body.params or {}, base=current
