@@ -215,15 +215,21 @@ class PatchPlan:
     reason: str | None
 
 
-def plan_patch(settings: Settings, store: Store, current: Pool, body: PoolPatchIn) -> PatchPlan:
-    """Check a change of `current` (a 422 naming the field for a bad one, or for a body
-    with nothing to change) and say what it does."""
-    changes_ratings = {"model", "params", "theta"} & body.model_fields_set
-    for name, value in (body.params or {}).items():  # null would "change" it to itself
+def _refuse_nulls(params: dict[str, Any]) -> None:
+    """A 422 for a parameter given as null, which would "change" it to itself and re-rate
+    the pool for nothing."""
+    for name, value in params.items():
         if value is None:
             raise invalid(
                 ("body", "params", name), "null is no value: leave the parameter out to keep it"
             )
+
+
+def plan_patch(settings: Settings, store: Store, current: Pool, body: PoolPatchIn) -> PatchPlan:
+    """Check a change of `current` (a 422 naming the field for a bad one, or for a body
+    with nothing to change) and say what it does."""
+    changes_ratings = {"model", "params", "theta"} & body.model_fields_set
+    _refuse_nulls(body.params or {})
     model = body.model if body.model is not None else current.model
     params, model_params = model_settings(
         settings, current.team_size, model, body.theta, body.params or {}, base=current
