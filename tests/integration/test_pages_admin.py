@@ -277,8 +277,9 @@ def test_a_hidden_or_provisional_player_shows_no_rating_to_the_public(
     assert "Provisional" in page and "Model figures" not in page
     assert 'id="admin"' not in page and "csrf" not in page
     rating = admin.get(f"/v1/pools/{name}/players/{steam(3)}").json()["rating"]
-    # nowhere but in the ids: the SteamIDs, and the pool's random name (pv3f97250326 held 972)
-    assert str(rating) not in re.sub(r"\d{17}", "", page.replace(name, ""))
+    # nowhere but in the ids: the SteamIDs, the pool's random name (pv3f97250326 held 972)
+    # and the rounds' random ids (d3fde79721884c… held it too)
+    assert str(rating) not in re.sub(r"\d{17}|[0-9a-f]{32}", "", page.replace(name, ""))
     assert "Model figures" in anonymous.get(f"/pools/{name}/players/{steam(1)}").text
     hide = admin.put(f"/v1/pools/{name}/players/{steam(1)}/hidden", json={"hidden": True})
     assert hide.status_code == 200
