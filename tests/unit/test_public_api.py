@@ -179,6 +179,7 @@ PUBLIC = {
         "round_score",
         "seed_convergence",
         "seed_theta",
+        "shown_probability",
         "updated_rating",
         "win_probability",
         "z_evidence",

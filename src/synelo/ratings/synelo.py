@@ -72,6 +72,11 @@ def roster_logit(
     return (n * sum_a / size_a - n * sum_b / size_b) / theta + math.log(size_a / size_b)
 
 
+def shown_probability(x: float, temperature: float) -> float:
+    """F1t: the P a pool shows for F1's (F1u's) logit x, σ(x/T); σ(x) itself at T = 1."""
+    return logistic(x if temperature == 1.0 else x / temperature)
+
+
 def roster_probability(
     sum_a: float,
     size_a: int,
@@ -83,8 +88,9 @@ def roster_probability(
 ) -> float:
     """F1 (F1u) over rosters of any size: P_A = σ(x), x `roster_logit`; with a
     `temperature` T, the P a pool shows (F1t): σ(x/T)."""
-    x = roster_logit(sum_a, size_a, sum_b, size_b, theta, headcount)
-    return logistic(x if temperature == 1.0 else x / temperature)
+    return shown_probability(
+        roster_logit(sum_a, size_a, sum_b, size_b, theta, headcount), temperature
+    )
 
 
 def expected_score(p_a: float, side: Side) -> float:
@@ -376,11 +382,7 @@ class Rater:
             sum_b += rec.rating
         x = roster_logit(sum_a, len(recs_a), sum_b, len(recs_b), self.theta, self.headcount)
         self._move(recs_a, recs_b, logistic(x), winner)
-        return self._shown(x)
-
-    def _shown(self, x: float) -> float:
-        """F1t: the P_A a pool shows and is scored by, σ(x/T) for F1's logit x."""
-        return logistic(x if self.temperature == 1.0 else x / self.temperature)
+        return shown_probability(x, self.temperature)
 
     def play_with_participants(
         self,
@@ -403,7 +405,7 @@ class Rater:
             self.headcount,
         )
         self._move(book.team(participants_a), book.team(participants_b), logistic(x), winner)
-        return self._shown(x)
+        return shown_probability(x, self.temperature)
 
     def _move(
         self, recs_a: list[PlayerRecord], recs_b: list[PlayerRecord], p_a: float, winner: Winner
@@ -492,8 +494,7 @@ def rate_round(
         sum_a, len(ratings_a), sum_b, len(ratings_b), params.theta, params.uneven == "headcount"
     )
     changes = rate_participants(participants, logistic(x), winner, params)
-    t = params.temperature
-    return RoundRating(logistic(x if t == 1.0 else x / t), sum_a, sum_b, changes)
+    return RoundRating(shown_probability(x, params.temperature), sum_a, sum_b, changes)
 
 
 def apply_change(record: PlayerRecord, change: PlayerChange) -> None:

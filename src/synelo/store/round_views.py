@@ -136,14 +136,11 @@ def round_ids(core: Core, pool: Pool, pks: Sequence[int]) -> dict[int, str]:
 @dataclass(frozen=True, slots=True)
 class RoundSite:
     """Where a round was played and as what: its server, its map, and the sides its teams
-    played as the game names them (RED and BLU: A's, then B's), when the report says; and
-    the P_A the pool showed for it (SynElo's F1t: what the round page shows, where a
-    journal row keeps F2's P)."""
+    played as the game names them (RED and BLU: A's, then B's), when the report says."""
 
     server_id: str
     map: str
     sides: tuple[str, str] | None
-    p_a: float
 
 
 def round_sites(core: Core, pool: Pool, round_ids: Sequence[str]) -> dict[str, RoundSite]:
@@ -152,15 +149,15 @@ def round_sites(core: Core, pool: Pool, round_ids: Sequence[str]) -> dict[str, R
         return {}
     with core.read() as conn:
         rows = conn.execute(
-            select(
-                rounds.c.round_id, rounds.c.server_id, rounds.c.map, rounds.c.report, rounds.c.p_a
-            ).where(rounds.c.pool_id == pool.id, rounds.c.round_id.in_(sorted(set(round_ids))))
+            select(rounds.c.round_id, rounds.c.server_id, rounds.c.map, rounds.c.report).where(
+                rounds.c.pool_id == pool.id, rounds.c.round_id.in_(sorted(set(round_ids)))
+            )
         ).all()
     out = {}
-    for round_id, server_id, map_name, report, p_a in rows:
+    for round_id, server_id, map_name, report in rows:
         sides = (orjson.loads(report) if report else {}).get("sides") or {}
         named = (str(sides["A"]), str(sides["B"])) if "A" in sides and "B" in sides else None
-        out[str(round_id)] = RoundSite(str(server_id), str(map_name), named, float(p_a))
+        out[str(round_id)] = RoundSite(str(server_id), str(map_name), named)
     return out
 
 

@@ -24,7 +24,7 @@ from synelo.domain import (
     RoundView,
     pool_model,
 )
-from synelo.ratings import is_stale, is_visible, k_factor
+from synelo.ratings import is_stale, is_visible, k_factor, shown_probability
 from synelo.schemas import (
     AdviceOut,
     JobOut,
@@ -142,14 +142,11 @@ def shown_entries(pool: Pool, entries: list[JournalEntry]) -> list[JournalEntry]
     if t == 1.0:
         return entries
     return [
-        e if e.p is None or not 0.0 < e.p < 1.0 else replace(e, p=_tempered(e.p, t))
+        e
+        if e.p is None or not 0.0 < e.p < 1.0
+        else replace(e, p=shown_probability(math.log(e.p / (1.0 - e.p)), t))
         for e in entries
     ]
-
-
-def _tempered(p: float, t: float) -> float:
-    """σ(logit(p)/T)."""
-    return 1.0 / (1.0 + math.exp(-math.log(p / (1.0 - p)) / t))
 
 
 def public_entries(
