@@ -361,10 +361,24 @@ def test_forwarded_for_is_believed_from_trusted_proxies_only(
         assert codes(liar, lambda i: f"203.0.113.{i}", 2) == [200, 429]
 
 
-def test_a_flooding_token_is_limited_while_another_goes_on(tmp_path: Path, prefix: str) -> None:
+@pytest.mark.parametrize("stalls", [False, True], ids=["redis", "redis-stalling"])
+def test_a_flooding_token_is_limited_while_another_goes_on(
+    tmp_path: Path,
+    prefix: str,
+    stalls: bool,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     """At the default limits, on Redis: one server token posts rounds from six connections
     as fast as it can for 2.5 s; another token's rounds and /healthz, from another address,
-    all succeed meanwhile. (Their latency is measured by bench/ratelimit.py.)"""
+    all succeed meanwhile. (Their latency is measured by bench/ratelimit.py.) `stalls`: a
+    check waits 0.2 ms for Redis and tries it again 50 ms after it gave up, so the worker
+    falls back to its own counts and back to Redis many times, and the flood still gets no
+    more than its burst and its rate (a busy CI machine once stalled one check past 0.25 s,
+    and its fresh local burst let 200 rounds through where 177 were due)."""
+    if stalls:
+        monkeypatch.setattr(ratelimit, "REDIS_TIMEOUT_S", 0.0002)
+        monkeypatch.setattr(ratelimit, "RETRY_REDIS_S", 0.05)
     settings = settings_for(
         tmp_path,
         rate_server_rounds=Settings().rate_server_rounds,
@@ -413,6 +427,8 @@ def test_a_flooding_token_is_limited_while_another_goes_on(tmp_path: Path, prefi
     refused = sum(r for _, r, _ in results)
     assert refused > 0 and set().union(*(r for _, _, r in results)) == {"1"}
     assert accepted <= BURST_S * rate + rate * span + 1  # the burst, then the rate
+    if stalls:  # it did fall back
+        assert any("Redis unreachable" in r.getMessage() for r in caplog.records)
     # it kept going (a loaded machine made 16 requests in the 2.5 s, an idle one ~40)
     assert len(steady_codes) >= 8 and set(steady_codes) == {200, 201}
 
@@ -886,3 +902,40 @@ def test_redis_going_away_and_coming_back(
             assert any("Redis answers again" in r.getMessage() for r in caplog.records)
         keys.close()
         app_store.engine.dispose()
+
+
+def test_a_redis_outage_gives_no_key_a_fresh_burst_and_forgets_nothing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The fallback goes on from the TATs Redis last answered: a key Redis had filled is
+    still refused while Redis is away (not let through a second burst). What the fallback
+    lets through is counted into Redis once it answers again, even by an empty Redis, so
+    another worker then refuses that key too."""
+    monkeypatch.setattr(ratelimit, "RETRY_REDIS_S", 0.2)
+    rate = Rate(1.0, 3.0)  # three at once, then one a second
+
+    with own_redis() as (port, start_redis):
+        redis_server = start_redis()
+        url = f"redis://127.0.0.1:{port}/0"
+
+        async def scenario() -> None:
+            worker, other = RedisLimiter(url, "o:"), RedisLimiter(url, "o:")
+            try:
+                assert [await worker.acquire([("full", rate)]) for _ in range(3)] == [GO] * 3
+                redis_server.kill()
+                redis_server.wait(10)
+                wait, which = await worker.acquire([("full", rate)])
+                assert which == 0 and wait > 0.5  # the fallback knows the bucket is full
+                # Redis away: the fallback lets a new key's burst through, then refuses
+                assert [await worker.acquire([("new", rate)]) for _ in range(3)] == [GO] * 3
+                assert (await worker.acquire([("new", rate)]))[0] > 0.5
+                start_redis()  # an empty Redis
+                await asyncio.sleep(0.3)  # past RETRY_REDIS_S
+                assert (await worker.acquire([("new", rate)]))[0] > 0.3  # told Redis
+                assert (await other.acquire([("new", rate)]))[0] > 0.3  # which others see
+                assert await other.acquire([("unseen", rate)]) == GO
+            finally:
+                await worker.close()
+                await other.close()
+
+        asyncio.run(scenario())

@@ -15,7 +15,9 @@ Two backends hold the TATs:
   (so workers on hosts whose clocks differ still agree), keys expiring once their bucket is
   full again. If Redis cannot be reached, each worker falls back to its own `LocalLimiter`
   for `RETRY_REDIS_S` seconds and logs a warning: the limits loosen to per worker rather
-  than the service stopping or every request waiting on a dead Redis.
+  than the service stopping or every request waiting on a dead Redis. The fallback goes on
+  from the TATs Redis last answered for each key (a Redis hiccup gives no flooding key a
+  fresh burst), and what it let through is counted into Redis when Redis answers again.
 
 A client address may also present only `FAILED_TOKENS` invalid tokens a second: each costs
 a read of the token table, which a flood of random tokens would otherwise get for every
@@ -32,7 +34,7 @@ import logging
 import math
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
@@ -67,28 +69,37 @@ RETRY_REDIS_S = 5.0  # after Redis failed, the local limits serve this long befo
 REDIS_TIMEOUT_S = 0.25  # a check waits no longer than this for Redis, then falls back
 PREFIX = "synelo:rl:"
 
-# KEYS: the buckets; ARGV: each bucket's interval and tolerance, in microseconds. Returns
-# {0, 0} when the request may go (and then counts it in every bucket), else {the
-# microseconds until it may, the 1-based index of the bucket that refuses longest}. Numbers
+# KEYS: the buckets; ARGV: each bucket's interval, tolerance and floor (how far ahead of now
+# the caller knows its TAT to be at least, 0 if it knows nothing Redis does not), in
+# microseconds; a floor past a bucket's TAT is stored even if the request is refused.
+# Returns {0, 0, leads...} when the request may go (and then counts it in every bucket),
+# else {the microseconds until it may, the 1-based index of the bucket that refuses
+# longest, leads...}; each lead is how far ahead of now a bucket's TAT then stands. Numbers
 # stay integers below 2^53, which Lua's doubles hold exactly.
 GCRA_LUA = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local wait, which = 0, 0
-local tats = {}
+local tats, leads = {}, {}
 for i, key in ipairs(KEYS) do
-  local tat = tonumber(redis.call('GET', key)) or now
-  if tat < now then tat = now end
-  tats[i] = tat + tonumber(ARGV[2 * i - 1])
-  local over = tats[i] - now - tonumber(ARGV[2 * i])
+  local tat = math.max(tonumber(redis.call('GET', key)) or now, now)
+  local floor = now + tonumber(ARGV[3 * i])
+  if floor > tat then
+    tat = floor
+    redis.call('SET', key, string.format('%.0f', tat), 'PX', math.ceil((tat - now) / 1000) + 1)
+  end
+  leads[i] = tat - now
+  tats[i] = tat + tonumber(ARGV[3 * i - 2])
+  local over = tats[i] - now - tonumber(ARGV[3 * i - 1])
   if over > wait then wait, which = over, i end
 end
-if wait > 0 then return {math.ceil(wait), which} end
+if wait > 0 then return {math.ceil(wait), which, unpack(leads)} end
 for i, key in ipairs(KEYS) do
+  leads[i] = tats[i] - now
   redis.call('SET', key, string.format('%.0f', tats[i]),
-             'PX', math.ceil((tats[i] - now) / 1000) + 1)
+             'PX', math.ceil(leads[i] / 1000) + 1)
 end
-return {0, 0}
+return {0, 0, unpack(leads)}
 """
 
 
@@ -152,14 +163,33 @@ class LocalLimiter:
                 tats.append(tat)
             if verdict[0] > 0:
                 return verdict
-            for (key, _), tat in zip(buckets, tats, strict=True):
-                if key not in self._tats:
-                    self._new_keys += 1
-                self._tats[key] = tat
-            if self._new_keys >= self.SWEEP_EVERY:
-                self._new_keys = 0
-                self._tats = {k: t for k, t in self._tats.items() if t > now}
+            self._store(zip((key for key, _ in buckets), tats, strict=True), now)
             return GO
+
+    def _store(self, tats: Iterable[tuple[str, float]], now: float) -> None:
+        """Set keys' TATs (under the lock), sweeping the full buckets now and then."""
+        for key, tat in tats:
+            if key not in self._tats:
+                self._new_keys += 1
+            self._tats[key] = tat
+        if self._new_keys >= self.SWEEP_EVERY:
+            self._new_keys = 0
+            self._tats = {k: t for k, t in self._tats.items() if t > now}
+
+    def lead(self, key: str, at: float) -> float:
+        """How far ahead of `at` (this limiter's clock) the key's TAT stands, 0 if not."""
+        with self._lock:
+            return max(0.0, self._tats.get(key, at) - at)
+
+    def remember(self, leads: Iterable[tuple[str, float]], at: float) -> None:
+        """Take the keys' TATs as another limiter answered them: each `lead` seconds ahead
+        of `at` on this limiter's clock (a full bucket's key is dropped)."""
+        leads = list(leads)
+        with self._lock:
+            self._store(((key, at + lead) for key, lead in leads if lead > 0), at)
+            for key, lead in leads:
+                if lead <= 0:
+                    self._tats.pop(key, None)
 
     async def acquire(self, buckets: Sequence[Bucket]) -> Verdict:
         return self.acquire_now(buckets)
@@ -185,18 +215,23 @@ class RedisLimiter:
             health_check_interval=30,
         )
         self._script = self._redis.register_script(GCRA_LUA)
-        self._fallback = LocalLimiter()
+        self._fallback = LocalLimiter()  # mirrors Redis's answers; stands in while it is away
+        self._unsynced: set[str] = set()  # keys the fallback counted that Redis has not seen
         self._down_until = 0.0
 
     async def acquire(self, buckets: Sequence[Bucket]) -> Verdict:
-        if time.monotonic() < self._down_until:
-            return self._fallback.acquire_now(buckets)
+        asked = time.monotonic()
+        if asked < self._down_until:
+            return self._fall_back(buckets)
         args: list[int] = []
-        for _, rate in buckets:
-            args += [round(rate.interval * 1e6), round(rate.tolerance * 1e6)]
+        for key, rate in buckets:
+            # a key the fallback counted gives Redis its TAT as a floor, so that what went
+            # through while Redis was away counts against it once it answers again
+            floor = self._fallback.lead(key, asked) if key in self._unsynced else 0.0
+            args += [round(rate.interval * 1e6), round(rate.tolerance * 1e6), round(floor * 1e6)]
         try:
             keys = [self.prefix + key for key, _ in buckets]
-            wait_us, which = await self._script(keys=keys, args=args)
+            wait_us, which, *leads_us = await self._script(keys=keys, args=args)
         except self._failures as exc:
             if self._down_until == 0.0:
                 log.warning(
@@ -206,11 +241,28 @@ class RedisLimiter:
                     RETRY_REDIS_S,
                 )
             self._down_until = time.monotonic() + RETRY_REDIS_S
-            return self._fallback.acquire_now(buckets)
+            return self._fall_back(buckets)
         if self._down_until:
             log.warning("rate limits: Redis answers again; the limits are shared again")
             self._down_until = 0.0
+        # mirror Redis's answer, measured from before the call: the mirror never runs ahead
+        names = [key for key, _ in buckets]
+        self._fallback.remember(
+            zip(names, (int(lead) / 1e6 for lead in leads_us), strict=True), asked
+        )
+        self._unsynced.difference_update(names)
         return (int(wait_us) / 1e6, int(which) - 1) if wait_us else GO
+
+    def _fall_back(self, buckets: Sequence[Bucket]) -> Verdict:
+        """This worker's own verdict, from the TATs Redis last answered; what it lets
+        through is remembered for Redis."""
+        verdict = self._fallback.acquire_now(buckets)
+        if verdict == GO:
+            self._unsynced.update(key for key, _ in buckets)
+            if len(self._unsynced) > LocalLimiter.SWEEP_EVERY:  # a long outage: keep it small
+                now = time.monotonic()
+                self._unsynced = {k for k in self._unsynced if self._fallback.lead(k, now) > 0}
+        return verdict
 
     async def close(self) -> None:
         await self._redis.aclose()
