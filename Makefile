@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: run test setup test-setup lint check-tests check-tests-covered check-tests-plugin check-tests-serial docs bench bench-pg bench-replay bench-balance bench-rerate bench-ratelimit bench-hive bench-whr plugin plugin-release plugin-matrix clean
+.PHONY: run test setup test-setup lint check-tests check-tests-covered check-tests-serial docs bench bench-pg bench-replay bench-balance bench-rerate bench-ratelimit bench-hive bench-whr plugin plugin-release plugin-matrix clean
 
 # setup.py compiles the modules it lists with mypyc into src/: a stale .so would shadow an
 # edited .py, so a change to any of them rebuilds.
@@ -56,24 +56,21 @@ lint: setup
 ## The test suite: on four processes, twice the cores of the machine it is sized for, since
 ## most tests wait on a server, a subprocess or the database (a test file each at a time: each
 ## process has its own PostgreSQL schema and loopback ports; the slowest files first, in the
-## order tests/conftest.py gives), under coverage, except the plugin's tests (tests/plugin): they run
-## the Pawn plugin in pysmx's Python VM, which the coverage tracer slows 1.7 times and cannot
-## measure. Then alone the modules marked serial, which assert wall-clock latencies; fails
-## below the coverage floor in pyproject.toml.
+## order tests/conftest.py gives), under coverage, the plugin's tests too (they run the Pawn
+## plugin in pysmx's Python VM, which coverage's sys.monitoring core leaves alone: it measures
+## only synelo). Then alone the modules marked serial, which assert wall-clock latencies;
+## fails below the coverage floor in pyproject.toml.
 PARALLEL := -q -n 4 --dist loadfile --no-loadscope-reorder -m "not serial and not plugin_matrix"
 check-tests: check-tests-serial
 
 check-tests-covered: test-setup
-	$(BIN)/pytest $(PARALLEL) --ignore=tests/plugin --cov --cov-report= --cov-fail-under=0
-
-check-tests-plugin: check-tests-covered
-	$(BIN)/pytest $(PARALLEL) tests/plugin
+	$(BIN)/pytest $(PARALLEL) --cov --cov-report= --cov-fail-under=0
 
 # The serial pass collects only the modules that mark a test serial (the whole suite's
 # collection, for its hundred tests, cost 18 s of CPU against 8 s), and it starts after
 # SERIAL_AFTER too (`make test`: lint, docs and the plugin's build): nothing runs beside it.
 SERIAL_FILES = $(shell grep -rlE --include='test_*.py' 'mark\.serial\b' tests)
-check-tests-serial: check-tests-plugin $(SERIAL_AFTER)
+check-tests-serial: check-tests-covered $(SERIAL_AFTER)
 	$(BIN)/pytest -q -m serial --cov --cov-append --cov-report=term:skip-covered $(SERIAL_FILES)
 
 ## The documentation site into site/; a broken link or reference fails.

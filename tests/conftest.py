@@ -43,53 +43,60 @@ SERVER = "server-token-for-tests"
 # these tests check.
 LOADED = 30.0
 
-# The slowest test files, slowest first (CPU seconds, user and system, summed over their
-# tests and the processes they wait for, on 2026-11-29 under `-n 3 --cov` on a machine
-# loaded by other work; test_cli_pool_set ranks above its CPU: its killed re-rate waits
-# about a minute. The order matters here, not the figures; `pytest --durations=0` tells
-# when this list needs an update). `make test` runs the suite with `-n 4 --dist loadfile
-# --no-loadscope-reorder`: the processes take whole files in collection order, each the
-# next one when it is nearly done. With these first, the long files run while the short
-# ones fill in around them, instead of one starting late and running alone at the end
-# while the others wait. The plugin's tests are a pass of their own.
+# The slowest test files, slowest first (seconds, the sum of their tests' durations under
+# `make test`'s covered pass, -n 4 on two cores, 2026-11-29; a test's duration there is
+# about twice its time alone). The order matters here, not the figures; `pytest
+# --durations=0` tells when this list needs an update. `make test` runs the suite with `-n 4
+# --dist loadfile --no-loadscope-reorder`: the processes take whole files in collection
+# order, each the next one when it is nearly done. With these first, the long files run
+# while the short ones fill in around them, instead of one starting late and running alone
+# at the end while the others wait.
 SLOW_FILES = (
-    "tests/integration/test_crash.py",  # 158
-    "tests/integration/test_rerate.py",  # 98
-    "tests/docs/test_docs_commands.py",  # 92
-    "tests/integration/test_simulate.py",  # 65
-    "tests/integration/test_schemathesis.py",  # 45
-    "tests/docs/test_wheel.py",  # 42
-    "tests/integration/test_cli_pool_set.py",  # 17
-    "tests/integration/test_autotune.py",  # 32
-    "tests/integration/test_bench_update.py",  # 31
-    "tests/integration/test_journal_replay.py",  # 26
-    "tests/integration/test_concurrency.py",  # 26
-    "tests/browser/test_pages.py",  # 24
-    "tests/integration/test_cli_evaluation.py",  # 22
-    "tests/integration/test_api_models.py",  # 22
-    "tests/integration/test_pool_import.py",  # 22
-    "tests/browser/test_security_headers.py",  # 20
-    "tests/browser/test_admin_pages.py",  # 19
-    "tests/integration/test_simulate_history.py",  # 18
-    "tests/unit/test_tune.py",  # 17
-    "tests/unit/test_whr_peer.py",  # 17
-    "tests/integration/test_api_rounds.py",  # 17
-    "tests/integration/test_hardening2.py",  # 15
-    "tests/unit/test_param_bounds.py",  # 15
-    "tests/integration/test_health_page.py",  # 14
-    "tests/integration/test_cli.py",  # 14
-    "tests/integration/test_pages_admin.py",  # 13
-    "tests/integration/test_api_allplay.py",  # 12
-    "tests/integration/test_bench_pages.py",  # 12
-    "tests/unit/test_window_scales.py",  # 11
-    "tests/integration/test_api_public.py",  # 11
-    # the plugin's pass
-    "tests/plugin/test_emulator_scenarios.py",  # 238
-    "tests/plugin/test_game_scripts_smx.py",  # 140
-    "tests/plugin/test_emulator.py",  # 60
-    "tests/plugin/test_release.py",  # 55
-    "tests/plugin/test_plugin_vm.py",  # 50
-    "tests/plugin/test_emulator_faults.py",  # 37
+    "tests/integration/test_crash.py",  # 182
+    "tests/docs/test_docs_commands.py",  # 179
+    "tests/integration/test_rerate.py",  # 175
+    "tests/integration/test_simulate.py",  # 125
+    "tests/integration/test_seasons.py",  # 107
+    "tests/plugin/test_emulator_scenarios.py",  # 97
+    "tests/docs/test_wheel.py",  # 68
+    "tests/plugin/test_game_scripts_smx.py",  # 64
+    "tests/integration/test_autotune.py",  # 52
+    "tests/integration/test_schemathesis.py",  # 48
+    "tests/integration/test_bench_update.py",  # 46
+    "tests/integration/test_api_models.py",  # 43
+    "tests/browser/test_admin_pages.py",  # 37
+    "tests/browser/test_advice_page.py",  # 36
+    "tests/integration/test_cli_pool_set.py",  # 35
+    "tests/integration/test_journal_replay.py",  # 34
+    "tests/plugin/test_emulator_scores.py",  # 33
+    "tests/browser/test_security_headers.py",  # 32
+    "tests/integration/test_advise.py",  # 31
+    "tests/integration/test_advise_cancel.py",  # 29
+    "tests/browser/test_pages.py",  # 26
+    "tests/integration/test_pool_import.py",  # 26
+    "tests/integration/test_hardening2.py",  # 26
+    "tests/integration/test_api_rounds.py",  # 26
+    "tests/integration/test_health_page.py",  # 26
+    "tests/plugin/test_emulator.py",  # 24
+    "tests/integration/test_concurrency.py",  # 22
+    "tests/plugin/test_emulator_review.py",  # 20
+    "tests/integration/test_simulate_history.py",  # 20
+    "tests/plugin/test_plugin_vm.py",  # 19
+    "tests/integration/test_pages_admin.py",  # 18
+    "tests/integration/test_temperature_shown.py",  # 18
+    "tests/unit/test_whr_replay.py",  # 16
+    "tests/integration/test_api_allplay.py",  # 16
+    "tests/unit/test_sim_shapes.py",  # 16
+    "tests/unit/test_tune.py",  # 16
+    "tests/unit/test_param_bounds.py",  # 16
+    "tests/integration/test_uneven_legacy_pool.py",  # 14
+    "tests/plugin/test_emulator_faults.py",  # 14
+    "tests/integration/test_cli_evaluation.py",  # 13
+    "tests/integration/test_cli.py",  # 13
+    "tests/integration/test_pages_settings.py",  # 13
+    "tests/integration/test_bench_compare.py",  # 12
+    "tests/integration/test_pg_plans.py",  # 12
+    "tests/integration/test_api_public.py",  # 12
 )
 
 

@@ -53,8 +53,7 @@ from synelo.balance.problem import (
 )
 from synelo.balance.search import Prefer
 from synelo.balance.solver import Split, SplitSet, best_splits
-from synelo.ratings.synelo import win_probability
-from synelo.ratings.whr import sigmoid
+from synelo.ratings.synelo import logistic, win_probability
 
 # logit P(A) of a split from its players' strengths (A's, then B's)
 Logit = Callable[[Sequence[float], Sequence[float]], float]
@@ -266,7 +265,7 @@ class _Game:
             scaled(sum_a, self.step),
             scaled(sum_b, self.step),
             scaled(abs(sum_a - sum_b), self.step),
-            sigmoid(value),
+            logistic(value),
             optimal,
             moved,
             proven if has_current else None,

@@ -12,12 +12,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.optimize
-import scipy.sparse
 
 from synelo.ratings.hive import HiveParams, HiveRound, HiveSkill
+
+if TYPE_CHECKING:
+    import scipy.sparse
 
 # Stop when no player's projected gradient exceeds this. A player's curvature is about
 # p(1 − p)·(t/Σt)² a round, 0.5 for 1,200 rounds of 12v12: their s is then within ~2·10⁻⁵ of
@@ -70,6 +72,8 @@ def design(
         bias[j] = rnd.bias
         results[j] = rnd.g
     players = list(index)
+    import scipy.sparse  # here, not at the top: see `solve_skills`
+
     matrix = scipy.sparse.csr_matrix((vals, (rows, cols)), shape=(len(rounds), 3 * len(players)))
     start = np.empty(3 * len(players))
     for n, player in enumerate(players):
@@ -124,6 +128,10 @@ def solve_skills(
         grad[is_s] -= k1 / s - inv_theta
         grad[~is_s] += inv_w2 * rest
         return nll - prior, grad
+
+    # scipy.optimize costs a quarter of a second to import, and every worker, job and CLI
+    # command that lists the models imports this module; only a solve needs it
+    import scipy.optimize
 
     lower = np.where(is_s, floor, -np.inf)
     bounds = scipy.optimize.Bounds(lower, np.full(len(start), np.inf))

@@ -23,7 +23,6 @@ from multiprocessing.process import BaseProcess
 
 from synelo.domain import Job, JobEnded, Pool
 from synelo.models.recompute import JournalLine, Recompute, RoundLine
-from synelo.rerate.advice import run_advice
 from synelo.rerate.autotune import AutoTune, fit_pool
 from synelo.rerate.hold import hold_point
 from synelo.rerate.targets import adopted_params, recompute_for, target_model
@@ -92,6 +91,10 @@ def _tune(rerate: RerateStore, pool: Pool, job: Job) -> Job | None:
 
 def _run(rerate: RerateStore, pool: Pool, job: Job) -> Pool:
     if job.kind == "advise":  # reads the rounds, re-rates nothing
+        # imported here: every worker and every job's process imports this module, and
+        # advise's replays of every model (scipy among them) cost half a second to import
+        from synelo.rerate.advice import run_advice
+
         return run_advice(rerate, pool, job)
     if job.kind == "tune":
         adopted = _tune(rerate, pool, job)
