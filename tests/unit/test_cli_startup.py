@@ -17,13 +17,11 @@ WEB = {"fastapi", "starlette", "uvicorn"}
 DATABASE = {"sqlalchemy", "alembic", "psycopg"}
 
 
-def imported(args: list[str], data: Path) -> tuple[set[str], str]:
-    """The modules `python -m synelo ARGS` imports, read from its -X importtime report, and
-    its output."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SYNELO_")}
-    env["SYNELO_DATA_DIR"] = str(data)
+def import_report(code: list[str], env: dict[str, str] | None = None) -> tuple[set[str], str]:
+    """The modules `python -X importtime CODE` imports, read from its report, and its
+    output."""
     result = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "synelo", *args],
+        [sys.executable, "-X", "importtime", *code],
         env=env,
         capture_output=True,
         text=True,
@@ -36,8 +34,16 @@ def imported(args: list[str], data: Path) -> tuple[set[str], str]:
         for line in result.stderr.splitlines()
         if line.startswith("import time:")
     }
-    assert "typer" in modules  # the report is read: the command's own frame is in it
     return modules, result.stdout
+
+
+def imported(args: list[str], data: Path) -> tuple[set[str], str]:
+    """The modules `python -m synelo ARGS` imports, and its output."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SYNELO_")}
+    env["SYNELO_DATA_DIR"] = str(data)
+    modules, out = import_report(["-m", "synelo", *args], env)
+    assert "typer" in modules  # the report is read: the command's own frame is in it
+    return modules, out
 
 
 def packages(modules: set[str]) -> set[str]:
@@ -74,19 +80,7 @@ def test_the_service_starts_without_scipy_or_the_evaluation() -> None:
     """Every worker of `synelo serve` and every re-rate job's process imports the app: the
     models' solvers (SciPy) and advise's replays load only when a job needs them, which
     took the app's import from 1.2 s to 0.75 s of CPU."""
-    result = subprocess.run(
-        [sys.executable, "-X", "importtime", "-c", "import synelo.service.app"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert result.returncode == 0, result.stderr
-    modules = {
-        line.rpartition("|")[2].strip()
-        for line in result.stderr.splitlines()
-        if line.startswith("import time:")
-    }
+    modules, _ = import_report(["-c", "import synelo.service.app"])
     assert {"fastapi", "synelo.rerate.job", "synelo.ratings.synelo"} <= modules
     assert "scipy" not in packages(modules)
     assert not {m for m in modules if m.startswith("synelo.evaluation.")}
