@@ -63,6 +63,10 @@ lint: setup
 PARALLEL := -q -n 4 --dist loadfile --no-loadscope-reorder -m "not serial and not plugin_matrix"
 check-tests: check-tests-serial
 
+# Four test processes on two cores: a BLAS thread pool in each (and in each command they
+# start) only oversubscribes the cores.
+check-tests-covered check-tests-serial: export OPENBLAS_NUM_THREADS = 1
+
 check-tests-covered: test-setup
 	$(BIN)/pytest $(PARALLEL) --cov --cov-report= --cov-fail-under=0
 
