@@ -57,9 +57,10 @@ lint: setup
 ## most tests wait on a server, a subprocess or the database (a test file each at a time: each
 ## process has its own PostgreSQL schema and loopback ports; the slowest files first, in the
 ## order tests/conftest.py gives), under coverage, the plugin's tests too (they run the Pawn
-## plugin in pysmx's Python VM, which coverage's sys.monitoring core leaves alone: it measures
-## only synelo). Then alone the modules marked serial, which assert wall-clock latencies;
-## fails below the coverage floor in pyproject.toml.
+## plugin in pysmx's Python VM, which coverage's sys.monitoring core, Python 3.12 on, leaves
+## alone: it measures only synelo; 3.11's tracer slows it 1.7 times). Then alone the modules
+## marked serial, which assert wall-clock latencies; fails below the coverage floor in
+## pyproject.toml.
 PARALLEL := -q -n 4 --dist loadfile --no-loadscope-reorder -m "not serial and not plugin_matrix"
 check-tests: check-tests-serial
 
@@ -67,7 +68,8 @@ check-tests: check-tests-serial
 # start) only oversubscribes the cores. Bytecode is cached even where the environment says
 # not to (PYTHONDONTWRITEBYTECODE=1, as on our machines): else each test process rewrote
 # every test module's asserts (12 s of CPU to collect the suite, 4.5 s from the cache), and
-# each command a test starts compiled synelo's modules again.
+# each command a test starts compiled synelo's modules again. (Make passes both on to what
+# these targets run first: lint, the docs, the plugin's build.)
 check-tests-covered check-tests-serial: export OPENBLAS_NUM_THREADS = 1
 check-tests-covered check-tests-serial: export PYTHONDONTWRITEBYTECODE =
 

@@ -10,11 +10,13 @@ unreachable Redis fails the run instead of skipping its tests.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import os
 import shutil
 import socket
 import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -42,6 +44,7 @@ from synelo.service.middleware.ratelimit import (
     LocalLimiter,
     Rate,
     RedisLimiter,
+    Verdict,
 )
 from synelo.store.engine import create_store_engine, migrate
 from synelo.store.repository import Store, hash_token
@@ -361,6 +364,25 @@ def test_forwarded_for_is_believed_from_trusted_proxies_only(
         assert codes(liar, lambda i: f"203.0.113.{i}", 2) == [200, 429]
 
 
+class StallingRedisLimiter(RedisLimiter):
+    """A `RedisLimiter` whose every fifth check fails as a timeout does: before Redis sees
+    it, or (every other time) after Redis counted it and the answer was lost."""
+
+    def __init__(self, url: str, prefix: str = ratelimit.PREFIX) -> None:
+        super().__init__(url, prefix)
+        script, calls = self._script, itertools.count(1)
+
+        async def stalling(**call: Any) -> Any:
+            n = next(calls)
+            if n % 5 == 0:
+                if n % 10 == 0:
+                    await script(**call)
+                raise redis.exceptions.TimeoutError(f"check {n} stalled (test)")
+            return await script(**call)
+
+        self._script = stalling  # type: ignore[assignment]
+
+
 @pytest.mark.parametrize("stalls", [False, True], ids=["redis", "redis-stalling"])
 def test_a_flooding_token_is_limited_while_another_goes_on(
     tmp_path: Path,
@@ -371,14 +393,15 @@ def test_a_flooding_token_is_limited_while_another_goes_on(
 ) -> None:
     """At the default limits, on Redis: one server token posts rounds from six connections
     as fast as it can for 2.5 s; another token's rounds and /healthz, from another address,
-    all succeed meanwhile. (Their latency is measured by bench/ratelimit.py.) `stalls`: a
-    check waits 0.2 ms for Redis and tries it again 50 ms after it gave up, so the worker
-    falls back to its own counts and back to Redis many times, and the flood still gets no
-    more than its burst and its rate (a busy CI machine once stalled one check past 0.25 s,
-    and its fresh local burst let 200 rounds through where 177 were due)."""
+    all succeed meanwhile. (Their latency is measured by bench/ratelimit.py.) `stalls`:
+    every fifth check fails as a Redis timeout does (half of them after Redis counted it)
+    and Redis is tried again 50 ms later, so the worker falls back to its own counts and
+    back to Redis many times, and the flood still gets no more than its burst and its rate
+    (a busy CI machine once stalled one check past 0.25 s, and the worker's own counts,
+    which then started full, let 200 rounds through where 177 were due)."""
     if stalls:
-        monkeypatch.setattr(ratelimit, "REDIS_TIMEOUT_S", 0.0002)
         monkeypatch.setattr(ratelimit, "RETRY_REDIS_S", 0.05)
+        monkeypatch.setattr(sys.modules[__name__], "RedisLimiter", StallingRedisLimiter)
     settings = settings_for(
         tmp_path,
         rate_server_rounds=Settings().rate_server_rounds,
@@ -427,8 +450,10 @@ def test_a_flooding_token_is_limited_while_another_goes_on(
     refused = sum(r for _, r, _ in results)
     assert refused > 0 and set().union(*(r for _, _, r in results)) == {"1"}
     assert accepted <= BURST_S * rate + rate * span + 1  # the burst, then the rate
-    if stalls:  # it did fall back
-        assert any("Redis unreachable" in r.getMessage() for r in caplog.records)
+    if stalls:  # it fell back, and came back
+        said = [r.getMessage() for r in caplog.records]
+        assert any("Redis unreachable" in m for m in said)
+        assert any("Redis answers again" in m for m in said)
     # it kept going (a loaded machine made 16 requests in the 2.5 s, an idle one ~40)
     assert len(steady_codes) >= 8 and set(steady_codes) == {200, 201}
 
@@ -912,7 +937,7 @@ def test_a_redis_outage_gives_no_key_a_fresh_burst_and_forgets_nothing(
     lets through is counted into Redis once it answers again, even by an empty Redis, so
     another worker then refuses that key too."""
     monkeypatch.setattr(ratelimit, "RETRY_REDIS_S", 0.2)
-    rate = Rate(1.0, 3.0)  # three at once, then one a second
+    rate = Rate(0.1, 3.0)  # three at once, then one every 10 s: slow steps leave it so
 
     with own_redis() as (port, start_redis):
         redis_server = start_redis()
@@ -925,17 +950,59 @@ def test_a_redis_outage_gives_no_key_a_fresh_burst_and_forgets_nothing(
                 redis_server.kill()
                 redis_server.wait(10)
                 wait, which = await worker.acquire([("full", rate)])
-                assert which == 0 and wait > 0.5  # the fallback knows the bucket is full
+                assert which == 0 and wait > 5  # the fallback knows the bucket is full
                 # Redis away: the fallback lets a new key's burst through, then refuses
                 assert [await worker.acquire([("new", rate)]) for _ in range(3)] == [GO] * 3
-                assert (await worker.acquire([("new", rate)]))[0] > 0.5
+                assert (await worker.acquire([("new", rate)]))[0] > 5
                 start_redis()  # an empty Redis
                 await asyncio.sleep(0.3)  # past RETRY_REDIS_S
-                assert (await worker.acquire([("new", rate)]))[0] > 0.3  # told Redis
-                assert (await other.acquire([("new", rate)]))[0] > 0.3  # which others see
+                assert (await worker.acquire([("new", rate)]))[0] > 5  # told Redis
+                assert (await other.acquire([("new", rate)]))[0] > 5  # which others see
                 assert await other.acquire([("unseen", rate)]) == GO
             finally:
                 await worker.close()
                 await other.close()
 
         asyncio.run(scenario())
+
+
+def test_a_late_answer_from_redis_forgets_nothing_the_fallback_let_through(
+    prefix: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A check is on its way to Redis when the next one fails: the worker falls back and
+    lets its own burst through. The first check's answer then arrives: it must neither
+    take back what the fallback counted nor say that Redis is back (it was sent before the
+    failure). Let through: the fallback's burst and the one check Redis answered, however
+    often the key is asked meanwhile or after Redis is tried again."""
+    monkeypatch.setattr(ratelimit, "RETRY_REDIS_S", 0.05)
+    rate = Rate(1.0, 10.0)  # ten at once, then one a second
+
+    async def scenario() -> list[Verdict]:
+        worker = RedisLimiter(REDIS_URL, prefix)
+        script, calls, release = worker._script, itertools.count(1), asyncio.Event()
+
+        async def late_then_failing(**call: Any) -> Any:
+            n = next(calls)
+            if n == 1:
+                await release.wait()  # answered late
+            elif n == 2:
+                raise redis.exceptions.TimeoutError("stalled (test)")
+            return await script(**call)
+
+        worker._script = late_then_failing  # type: ignore[assignment]
+        try:
+            late = asyncio.create_task(worker.acquire([("k", rate)]))
+            await asyncio.sleep(0)  # the first check is sent and waits
+            verdicts = [await worker.acquire([("k", rate)]) for _ in range(12)]
+            release.set()
+            verdicts.append(await late)
+            verdicts += [await worker.acquire([("k", rate)]) for _ in range(5)]
+            await asyncio.sleep(0.06)  # past RETRY_REDIS_S: Redis is asked again
+            verdicts += [await worker.acquire([("k", rate)]) for _ in range(5)]
+            return verdicts
+        finally:
+            await worker.close()
+
+    verdicts = asyncio.run(scenario())
+    assert verdicts[:10] == [GO] * 10  # the fallback's burst
+    assert verdicts.count(GO) <= 11  # and Redis's one answer; 21 before the fix

@@ -17,7 +17,8 @@ Two backends hold the TATs:
   for `RETRY_REDIS_S` seconds and logs a warning: the limits loosen to per worker rather
   than the service stopping or every request waiting on a dead Redis. The fallback goes on
   from the TATs Redis last answered for each key (a Redis hiccup gives no flooding key a
-  fresh burst), and what it let through is counted into Redis when Redis answers again.
+  fresh burst), and once Redis answers again, a key's next check raises its TAT in Redis to
+  at least the one the fallback left (what went through meanwhile is not forgotten).
 
 A client address may also present only `FAILED_TOKENS` invalid tokens a second: each costs
 a read of the token table, which a flood of random tokens would otherwise get for every
@@ -182,14 +183,18 @@ class LocalLimiter:
             return max(0.0, self._tats.get(key, at) - at)
 
     def remember(self, leads: Iterable[tuple[str, float]], at: float) -> None:
-        """Take the keys' TATs as another limiter answered them: each `lead` seconds ahead
-        of `at` on this limiter's clock (a full bucket's key is dropped)."""
-        leads = list(leads)
+        """Take keys' TATs as another limiter answered them: each `lead` seconds ahead of
+        `at` on this limiter's clock. A TAT held further ahead stays: it counts what this
+        limiter let through since that answer was made."""
         with self._lock:
-            self._store(((key, at + lead) for key, lead in leads if lead > 0), at)
-            for key, lead in leads:
-                if lead <= 0:
-                    self._tats.pop(key, None)
+            self._store(
+                (
+                    (key, at + lead)
+                    for key, lead in leads
+                    if lead > 0 and at + lead > self._tats.get(key, at)
+                ),
+                at,
+            )
 
     async def acquire(self, buckets: Sequence[Bucket]) -> Verdict:
         return self.acquire_now(buckets)
@@ -216,8 +221,12 @@ class RedisLimiter:
         )
         self._script = self._redis.register_script(GCRA_LUA)
         self._fallback = LocalLimiter()  # mirrors Redis's answers; stands in while it is away
-        self._unsynced: set[str] = set()  # keys the fallback counted that Redis has not seen
+        # the keys the fallback let through, each with when it last did: Redis has not seen
+        # those requests until a check sent after them gives it the key's TAT as a floor
+        self._unsynced: dict[str, float] = {}
+        self._unsynced_added = 0  # keys added since `_unsynced` was last swept
         self._down_until = 0.0
+        self._failed_at = -math.inf  # when a check last failed
 
     async def acquire(self, buckets: Sequence[Bucket]) -> Verdict:
         asked = time.monotonic()
@@ -225,8 +234,6 @@ class RedisLimiter:
             return self._fall_back(buckets)
         args: list[int] = []
         for key, rate in buckets:
-            # a key the fallback counted gives Redis its TAT as a floor, so that what went
-            # through while Redis was away counts against it once it answers again
             floor = self._fallback.lead(key, asked) if key in self._unsynced else 0.0
             args += [round(rate.interval * 1e6), round(rate.tolerance * 1e6), round(floor * 1e6)]
         try:
@@ -240,28 +247,40 @@ class RedisLimiter:
                     exc,
                     RETRY_REDIS_S,
                 )
-            self._down_until = time.monotonic() + RETRY_REDIS_S
+            self._failed_at = time.monotonic()
+            self._down_until = self._failed_at + RETRY_REDIS_S
             return self._fall_back(buckets)
-        if self._down_until:
+        answered = time.monotonic()
+        # only a check sent after the last failure says Redis is back: one sent before it
+        # that answers late leaves the worker on its own counts until the retry
+        if self._down_until and asked > self._failed_at:
             log.warning("rate limits: Redis answers again; the limits are shared again")
             self._down_until = 0.0
-        # mirror Redis's answer, measured from before the call: the mirror never runs ahead
+        # the mirror takes the answer as of its arrival: ahead of Redis by at most the
+        # answer's way back, never behind it (the fallback's bound holds)
         names = [key for key, _ in buckets]
         self._fallback.remember(
-            zip(names, (int(lead) / 1e6 for lead in leads_us), strict=True), asked
+            zip(names, (int(lead) / 1e6 for lead in leads_us), strict=True), answered
         )
-        self._unsynced.difference_update(names)
+        for key in names:  # the floor sent carried what the fallback let through before
+            if self._unsynced.get(key, math.inf) < asked:
+                del self._unsynced[key]
         return (int(wait_us) / 1e6, int(which) - 1) if wait_us else GO
 
     def _fall_back(self, buckets: Sequence[Bucket]) -> Verdict:
-        """This worker's own verdict, from the TATs Redis last answered; what it lets
-        through is remembered for Redis."""
+        """This worker's own verdict, going on from the TATs Redis last answered; what it
+        lets through is remembered for Redis."""
         verdict = self._fallback.acquire_now(buckets)
         if verdict == GO:
-            self._unsynced.update(key for key, _ in buckets)
-            if len(self._unsynced) > LocalLimiter.SWEEP_EVERY:  # a long outage: keep it small
-                now = time.monotonic()
-                self._unsynced = {k for k in self._unsynced if self._fallback.lead(k, now) > 0}
+            now = time.monotonic()
+            for key, _ in buckets:
+                self._unsynced_added += key not in self._unsynced
+                self._unsynced[key] = now
+            if self._unsynced_added > LocalLimiter.SWEEP_EVERY:  # a long outage: keep it small
+                self._unsynced_added = 0
+                self._unsynced = {
+                    k: t for k, t in self._unsynced.items() if self._fallback.lead(k, now) > 0
+                }
         return verdict
 
     async def close(self) -> None:
