@@ -129,8 +129,8 @@ def solve_skills(
         grad[~is_s] += inv_w2 * rest
         return nll - prior, grad
 
-    # scipy.optimize costs a quarter of a second to import, and every worker, job and CLI
-    # command that lists the models imports this module; only a solve needs it
+    # scipy.optimize costs a quarter of a second to import, and every replay, advise or
+    # re-rate that loads the Hive model imports this module; only a solve needs it
     import scipy.optimize
 
     lower = np.where(is_s, floor, -np.inf)
